@@ -1,0 +1,41 @@
+// The one place an HTTP status meets an error type. Only src/http/errors.ts writes the body.
+
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'auth_error'
+  | 'billing_error'
+  | 'not_found_error'
+  | 'rate_limit_error'
+  | 'server_error';
+
+export class GatewayError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: ErrorType,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'GatewayError';
+  }
+}
+
+export const MESSAGES = {
+  modelRequired: 'model field is required',
+  auth: 'invalid or missing API key',
+  billing: 'insufficient balance -- please top up or upgrade the service plan',
+  rateLimited: 'rate limit exceeded',
+  upstream: 'upstream provider error',
+} as const;
+
+export const invalidRequest = (message: string) => new GatewayError(400, 'invalid_request_error', message);
+export const auth = (message: string = MESSAGES.auth) => new GatewayError(401, 'auth_error', message);
+export const billing = () => new GatewayError(402, 'billing_error', MESSAGES.billing);
+export const notFound = (message: string) => new GatewayError(404, 'not_found_error', message);
+export const conflict = (message: string) => new GatewayError(409, 'invalid_request_error', message);
+export const unprocessable = (message: string) => new GatewayError(422, 'invalid_request_error', message);
+export const rateLimited = () => new GatewayError(429, 'rate_limit_error', MESSAGES.rateLimited);
+export const upstream = (cause?: unknown) =>
+  new GatewayError(502, 'server_error', MESSAGES.upstream, { cause });
+export const unavailable = (message = 'the gateway is shutting down') =>
+  new GatewayError(503, 'server_error', message);

@@ -1,0 +1,140 @@
+// Row types of every table, as Kysely sees them. Money is integer micros, instants are epoch
+// milliseconds (BIGINT on PostgreSQL, INTEGER on SQLite; both read back as JS numbers).
+import type { Generated } from 'kysely';
+
+export interface AccountsTable {
+  id: string;
+  name: string;
+  balance_micros: number;
+  held_micros: number;
+  webhook_secret: string;
+  created_at: number;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  name: string | null;
+  key_hash: string; // sha256 hex of the whole key; the key itself is never stored
+  prefix: string; // first characters, for display
+  rpm: number | null;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export type HoldState = 'open' | 'settled' | 'released';
+
+export interface HoldsTable {
+  id: string;
+  account_id: string;
+  key_id: string | null;
+  amount_micros: number;
+  state: HoldState;
+  request_id: string | null;
+  model: string;
+  endpoint: string;
+  task_id: string | null;
+  charged_micros: number | null;
+  created_at: number;
+  ended_at: number | null;
+}
+
+export type LedgerKind = 'credit' | 'hold' | 'settle' | 'release';
+
+// A movement: balance_delta + held_delta is the change of (balance + held), so the sum of
+// an account's rows equals its balance + held, and each delta column sums to its own field.
+export interface LedgerTable {
+  id: Generated<number>;
+  account_id: string;
+  kind: LedgerKind;
+  balance_delta_micros: number;
+  held_delta_micros: number;
+  hold_id: string | null;
+  request_id: string | null;
+  model: string | null;
+  note: string | null;
+  created_at: number;
+}
+
+export interface UsageTable {
+  id: string;
+  account_id: string;
+  key_id: string | null;
+  hold_id: string | null;
+  request_id: string | null;
+  model: string;
+  endpoint: string;
+  units: string; // JSON object: unit name -> count, e.g. {"input_token":12,"output_token":30}
+  amount_micros: number;
+  created_at: number;
+}
+
+export interface IdempotencyTable {
+  account_id: string;
+  key: string;
+  body_hash: string;
+  state: 'running' | 'done';
+  status_code: number | null;
+  response_body: string | null;
+  created_at: number;
+}
+
+export interface TasksTable {
+  id: string;
+  account_id: string;
+  kind: string;
+  model: string;
+  status: string;
+  upstream_id: string | null;
+  hold_id: string | null;
+  request: string; // JSON
+  result: string | null; // JSON
+  error: string | null; // JSON
+  callback_url: string | null;
+  attempts: number;
+  next_poll_at: number;
+  lease_until: number | null;
+  lease_owner: string | null;
+  created_at: number;
+  updated_at: number;
+  finished_at: number | null;
+}
+
+export interface WebhookOutboxTable {
+  id: string;
+  account_id: string;
+  task_id: string;
+  event_id: string;
+  url: string;
+  payload: string;
+  state: 'pending' | 'delivered' | 'dropped';
+  attempts: number;
+  next_attempt_at: number;
+  lease_until: number | null;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: number;
+  delivered_at: number | null;
+}
+
+export interface FilesTable {
+  id: string;
+  account_id: string;
+  filename: string;
+  content_type: string | null;
+  bytes: number;
+  storage_path: string;
+  created_at: number;
+}
+
+export interface DB {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  holds: HoldsTable;
+  ledger: LedgerTable;
+  usage: UsageTable;
+  idempotency: IdempotencyTable;
+  tasks: TasksTable;
+  webhook_outbox: WebhookOutboxTable;
+  files: FilesTable;
+}
