@@ -1,0 +1,40 @@
+// How accounts, keys, ledger rows and usage records look over the admin API (money in *_micros).
+import type { AccountRow } from '../store/accounts.js';
+import type { LedgerRow } from '../store/ledger-rows.js';
+import type { UsageRow } from '../store/usage.js';
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export const accountView = (a: AccountRow) => ({
+  id: a.id,
+  name: a.name,
+  balance_micros: a.balance_micros,
+  held_micros: a.held_micros,
+  created_at: iso(a.created_at),
+});
+
+export const ledgerView = (row: LedgerRow) => ({
+  id: row.id,
+  kind: row.kind,
+  // What the row did to the account's total (balance + held), and how it moved between the two.
+  amount_micros: row.balance_delta_micros + row.held_delta_micros,
+  balance_delta_micros: row.balance_delta_micros,
+  held_delta_micros: row.held_delta_micros,
+  hold_id: row.hold_id,
+  request_id: row.request_id,
+  model: row.model,
+  note: row.note,
+  created_at: iso(row.created_at),
+});
+
+export const usageView = (row: UsageRow) => ({
+  id: row.id,
+  model: row.model,
+  endpoint: row.endpoint,
+  units: JSON.parse(row.units) as Record<string, number>,
+  amount_micros: row.amount_micros,
+  request_id: row.request_id,
+  key_id: row.key_id,
+  hold_id: row.hold_id,
+  created_at: iso(row.created_at),
+});

@@ -1,0 +1,54 @@
+// `tollroute accounts …` and `tollroute keys …`: the admin API's operations, straight on the store.
+import { Command } from 'commander';
+import { accountView, ledgerView, usageView } from '../admin/views.js';
+import { issueApiKey } from '../billing/api-keys.js';
+import { createAccount, creditAccount } from '../billing/ledger.js';
+import { findAccount } from '../store/accounts.js';
+import { revokeApiKey } from '../store/api-keys.js';
+import { listLedger } from '../store/ledger-rows.js';
+import type { Store } from '../store/open.js';
+import { listUsage } from '../store/usage.js';
+
+type WithStore = <T>(work: (store: Store) => Promise<T>) => Promise<void>;
+
+const micros = (value: string) => {
+  if (!/^\d+$/.test(value)) throw new Error(`expected a whole number of micros, got "${value}"`);
+  return Number(value);
+};
+
+async function accountOrFail(store: Store, id: string) {
+  const account = await findAccount(store.db, id);
+  if (!account) throw new Error(`account ${id} not found`);
+  return account;
+}
+
+export function accountsCommand(withStore: WithStore): Command {
+  const accounts = new Command('accounts').description('manage accounts and their balances');
+  accounts.command('create').requiredOption('--name <name>').option('--credit <micros>', 'opening balance in micros', micros)
+    .action((opts: { name: string; credit?: number }) => withStore(async (store) => accountView(await createAccount(store, { name: opts.name, creditMicros: opts.credit ?? 0 }))));
+  accounts.command('show <id>')
+    .action((id: string) => withStore(async (store) => accountView(await accountOrFail(store, id))));
+  accounts.command('credit <id> <micros>').option('--note <note>')
+    .action((id: string, amount: string, opts: { note?: string }) => withStore(async (store) => accountView(await creditAccount(store, { accountId: id, amountMicros: micros(amount), note: opts.note }))));
+  accounts.command('ledger <id>')
+    .action((id: string) => withStore(async (store) => ({ data: (await listLedger(store.db, { accountId: (await accountOrFail(store, id)).id })).map(ledgerView) })));
+  accounts.command('usage <id>')
+    .action((id: string) => withStore(async (store) => ({ data: (await listUsage(store.db, { accountId: (await accountOrFail(store, id)).id })).map(usageView) })));
+  return accounts;
+}
+
+export function keysCommand(withStore: WithStore): Command {
+  const keys = new Command('keys').description('issue and revoke API keys');
+  keys.command('create <accountId>').option('--name <name>').option('--rpm <n>', 'requests per minute', (v) => micros(v))
+    .action((accountId: string, opts: { name?: string; rpm?: number }) => withStore(async (store) => {
+      const account = await accountOrFail(store, accountId);
+      const { key, row } = await issueApiKey(store, { accountId: account.id, name: opts.name ?? null, rpm: opts.rpm ?? null });
+      return { id: row.id, key, prefix: row.prefix, created_at: new Date(row.created_at).toISOString() };
+    }));
+  keys.command('revoke <keyId>')
+    .action((keyId: string) => withStore(async (store) => {
+      if (!(await revokeApiKey(store.db, { keyId, now: Date.now() }))) throw new Error(`key ${keyId} not found or already revoked`);
+      return { id: keyId, revoked: true };
+    }));
+  return keys;
+}

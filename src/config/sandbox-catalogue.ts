@@ -1,0 +1,41 @@
+// The built-in configuration: every model of DESIGN section 9, served by the sandbox upstream.
+import type { ConfigInput } from './schema.js';
+
+const SANDBOX_KEY = 'sk-sandbox';
+
+export function sandboxCatalogue(sandboxUrl: string): Pick<ConfigInput, 'channels' | 'models'> {
+  const channel = (kind: NonNullable<ConfigInput['channels']>[string]['kind'], path = '') => ({
+    kind,
+    base_url: `${sandboxUrl}${path}`,
+    api_key: SANDBOX_KEY,
+  });
+  const chatPrice = { input_token: 2_000_000, output_token: 8_000_000 }; // 2 and 8 micros a token
+  return {
+    channels: {
+      'sandbox-openai': channel('openai'),
+      // Same chat protocol, but this upstream answers 404 to the responses API.
+      'sandbox-openai-noresponses': channel('openai', '/noresponses'),
+      'sandbox-anthropic': channel('anthropic'),
+      'sandbox-speech': { ...channel('speech'), app_id: 'sandbox-app', resource_id: 'volc.service_type.10029' },
+      'sandbox-search': channel('search'),
+      'sandbox-ark': channel('ark'),
+      'sandbox-minutes': channel('minutes'),
+      'sandbox-erase': channel('erase'),
+      'sandbox-ast': channel('ast'),
+    },
+    models: {
+      'sandbox-chat': { type: 'chat', channel: 'sandbox-openai', price: chatPrice },
+      'sandbox-chat-noresponses': { type: 'chat', channel: 'sandbox-openai-noresponses', upstream_model: 'sandbox-chat', price: chatPrice },
+      'sandbox-claude': { type: 'chat', channel: 'sandbox-anthropic', price: chatPrice },
+      'sandbox-tts': { type: 'tts', channel: 'sandbox-speech', price: { character: 100 } },
+      'vendor-web-search': { type: 'search', channel: 'sandbox-search', price: { call: 5_000 } },
+      'vendor-global-search': { type: 'search', channel: 'sandbox-search', price: { call: 10_000 } },
+      'vendor-minutes': { type: 'minutes', channel: 'sandbox-minutes', price: { second: 500 } },
+      'service-minutes': { type: 'minutes', channel: 'sandbox-minutes', price: { second: 300, ...chatPrice } },
+      'sandbox-video': { type: 'video', channel: 'sandbox-ark', price: { second: 100_000 } },
+      'sandbox-image': { type: 'image', channel: 'sandbox-openai', price: { image: 40_000 } },
+      'sandbox-ast': { type: 'ast', channel: 'sandbox-ast', price: { input_token: 3_000_000, output_token: 12_000_000 } },
+      'sandbox-erase': { type: 'erase', channel: 'sandbox-erase', price: { second: 0 } },
+    },
+  };
+}

@@ -1,0 +1,105 @@
+// The shape of tollroute.yaml. Every option is documented in tollroute.example.yaml.
+import { z } from 'zod';
+
+const positiveInt = z.number().int().positive();
+const micros = z.number().int().nonnegative();
+
+export const CHANNEL_KINDS = ['openai', 'anthropic', 'speech', 'search', 'ark', 'minutes', 'erase', 'ast'] as const;
+export const MODEL_TYPES = ['chat', 'search', 'minutes', 'video', 'erase', 'image', 'tts', 'ast'] as const;
+// Token prices are per million tokens (so cheap models stay integers); every other unit is per unit.
+export const PRICE_UNITS = ['input_token', 'output_token', 'call', 'character', 'second', 'image'] as const;
+
+const ChannelSchema = z
+  .object({
+    kind: z.enum(CHANNEL_KINDS),
+    base_url: z.string().url(),
+    api_key: z.string().min(1).optional(),
+    // Volcengine-style upstreams authenticate with an app id and a resource id as well.
+    app_id: z.string().optional(),
+    resource_id: z.string().optional(),
+    connections: positiveInt.default(64),
+    timeouts: z
+      .object({
+        connect_ms: positiveInt.default(10_000),
+        headers_ms: positiveInt.default(60_000),
+        body_ms: positiveInt.default(300_000),
+      })
+      .strict()
+      .default({}),
+  })
+  .strict();
+
+const PriceSchema = z
+  .object(Object.fromEntries(PRICE_UNITS.map((unit) => [unit, micros.optional()])) as Record<
+    (typeof PRICE_UNITS)[number],
+    z.ZodOptional<typeof micros>
+  >)
+  .strict();
+
+const ModelSchema = z
+  .object({
+    type: z.enum(MODEL_TYPES),
+    channel: z.string().min(1),
+    upstream_model: z.string().min(1).optional(),
+    price: PriceSchema.default({}),
+    // The output cap used for the hold when a request names no max_tokens.
+    max_output_tokens: positiveInt.default(4096),
+    // A fixed hold amount, overriding the estimate.
+    hold_micros: micros.optional(),
+    owned_by: z.string().default('tollroute'),
+    created: z.number().int().nonnegative().default(1_767_225_600),
+  })
+  .strict();
+
+export const ConfigSchema = z
+  .object({
+    host: z.string().default('127.0.0.1'),
+    port: z.number().int().min(0).max(65535).default(8080),
+    admin_token: z.string().min(16).optional(),
+    log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    data_dir: z.string().default('./data'),
+    store: z
+      .string()
+      .regex(/^(sqlite:|postgres(ql)?:\/\/)/, 'expected sqlite:<path> or a postgres:// URL')
+      .optional(),
+    sandbox: z
+      .object({ enabled: z.boolean().default(false), port: z.number().int().min(0).max(65535).default(8081), task_ms: positiveInt.default(1500) })
+      .strict()
+      .default({}),
+    limits: z
+      .object({
+        default_rpm: positiveInt.default(600),
+        redis: z.string().regex(/^rediss?:\/\//, 'expected a redis:// URL').optional(),
+        body_limit_bytes: positiveInt.default(10 * 1024 * 1024),
+        upload_limit_bytes: positiveInt.default(100 * 1024 * 1024),
+        request_timeout_ms: positiveInt.default(600_000),
+        shutdown_grace_ms: positiveInt.default(10_000),
+      })
+      .strict()
+      .default({}),
+    network: z.object({ allow_private_urls: z.boolean().default(false) }).strict().default({}),
+    webhooks: z
+      .object({
+        retry_delays_ms: z.array(positiveInt).default([5_000, 30_000, 300_000]),
+        timeout_ms: positiveInt.default(10_000),
+      })
+      .strict()
+      .default({}),
+    channels: z.record(z.string(), ChannelSchema).default({}),
+    models: z.record(z.string(), ModelSchema).default({}),
+  })
+  .strict()
+  .superRefine((config, ctx) => {
+    for (const [id, model] of Object.entries(config.models)) {
+      if (!config.channels[model.channel]) {
+        ctx.addIssue({ code: 'custom', path: ['models', id, 'channel'], message: `no channel named "${model.channel}"` });
+      }
+    }
+  });
+
+export type ConfigInput = z.input<typeof ConfigSchema>;
+export type Config = z.output<typeof ConfigSchema> & { store: string; admin_token: string };
+export type ChannelConfig = z.output<typeof ChannelSchema>;
+export type ModelConfig = z.output<typeof ModelSchema>;
+export type ModelType = (typeof MODEL_TYPES)[number];
+export type PriceUnit = (typeof PRICE_UNITS)[number];

@@ -1,0 +1,64 @@
+// Builds a whole gateway from a validated config: store, limiter, upstream pools, pipeline,
+// HTTP server and background sweeps. main.ts and the tests both start gateways through here.
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { Config } from './config/schema.js';
+import { releaseStaleHolds } from './billing/recovery.js';
+import { createKeyResolver } from './http/key-resolver.js';
+import { createMetrics } from './http/metrics.js';
+import { buildServer } from './http/server.js';
+import { createRateLimiter } from './limits/index.js';
+import { createCatalogue } from './pipeline/catalogue.js';
+import { createPipeline } from './pipeline/metered-call.js';
+import { openStore, type Store } from './store/open.js';
+import { createUpstreams } from './upstreams/pool.js';
+
+export interface Gateway {
+  app: FastifyInstance;
+  store: Store;
+  /** Starts listening; resolves with the base URL. */
+  listen(): Promise<string>;
+  /** Stops taking requests, lets running ones finish within the grace period, then releases everything. */
+  close(): Promise<void>;
+}
+
+const SWEEP_INTERVAL_MS = 60_000;
+
+export async function createGateway(config: Config, logger: FastifyBaseLogger): Promise<Gateway> {
+  const store = await openStore(config.store);
+  const upstreams = createUpstreams(config.channels);
+  const limiter = createRateLimiter({ redisUrl: config.limits.redis });
+  const metrics = createMetrics();
+  const keys = createKeyResolver(store);
+  const pipeline = createPipeline({ store, catalogue: createCatalogue(config.models, upstreams), limiter, defaultRpm: config.limits.default_rpm, metrics });
+  const app = await buildServer({ config, store, pipeline, keys, metrics, logger });
+
+  // A plain call never outlives the request timeout; a hold older than that has lost its owner.
+  const sweep = () => releaseStaleHolds(store, { olderThanMs: config.limits.request_timeout_ms + 60_000, log: logger }).catch(() => {});
+  await sweep();
+  const sweeper = setInterval(sweep, SWEEP_INTERVAL_MS);
+  sweeper.unref();
+
+  return {
+    app,
+    store,
+    async listen() {
+      return app.listen({ host: config.host, port: config.port });
+    },
+    async close() {
+      clearInterval(sweeper);
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          logger.warn({ graceMs: config.limits.shutdown_grace_ms }, 'requests still running after the grace period; closing them');
+          app.server.closeAllConnections();
+          resolve();
+        }, config.limits.shutdown_grace_ms);
+      });
+      await Promise.race([app.close(), grace]);
+      clearTimeout(timer);
+      await pipeline.settled();
+      await Promise.allSettled([upstreams.close(), limiter.close()]);
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,51 @@
+// Authentication hooks: API keys for /v1, the admin token for /admin.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { auth } from '../errors.js';
+import type { Caller } from '../pipeline/types.js';
+import type { KeyResolver } from './key-resolver.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller: Caller | null;
+  }
+}
+
+const KEY_PREFIX = 'tr-';
+
+/** The key from `Authorization: Bearer …` or `x-api-key` (any endpoint, DESIGN section 5). */
+export function presentedKey(request: FastifyRequest): string | undefined {
+  const authorization = request.headers.authorization;
+  if (authorization) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    return match?.[1];
+  }
+  const header = request.headers['x-api-key'];
+  return Array.isArray(header) ? header[0] : header;
+}
+
+export function apiKeyHook(keys: KeyResolver) {
+  return async function authenticate(request: FastifyRequest) {
+    const key = presentedKey(request);
+    if (!key || !key.startsWith(KEY_PREFIX)) throw auth();
+    const caller = await keys.resolve(key);
+    if (!caller) throw auth();
+    request.caller = caller;
+  };
+}
+
+const digest = (text: string) => createHash('sha256').update(text).digest();
+
+export function adminTokenHook(adminToken: string) {
+  const expected = digest(adminToken);
+  return async function authenticateAdmin(request: FastifyRequest) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+    // Compare digests: equal length always, so timingSafeEqual never leaks the token's length.
+    if (!match?.[1] || !timingSafeEqual(digest(match[1]), expected)) throw auth('invalid or missing admin token');
+  };
+}
+
+export function requireCaller(request: FastifyRequest): Caller {
+  if (!request.caller) throw auth();
+  return request.caller;
+}

@@ -1,0 +1,73 @@
+// The only place that writes the error body {"error", "type"}.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError, invalidRequest, MESSAGES, notFound } from '../errors.js';
+
+interface SchemaError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+/** `/messages/0/content` → `messages[0].content` */
+function fieldPath(instancePath: string): string {
+  return instancePath
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : path ? `${path}.${part}` : part), '');
+}
+
+/** Turns the first schema violation into a message that names the field. */
+export function describeSchemaError(errors: SchemaError[], dataVar: string): Error {
+  const error = errors[0];
+  if (!error) return invalidRequest(`invalid ${dataVar}`);
+  const path = fieldPath(error.instancePath);
+  if (error.keyword === 'required') {
+    const field = path ? `${path}.${String(error.params.missingProperty)}` : String(error.params.missingProperty);
+    return invalidRequest(field === 'model' ? MESSAGES.modelRequired : `${field} field is required`);
+  }
+  if (error.keyword === 'additionalProperties') {
+    const field = path ? `${path}.${String(error.params.additionalProperty)}` : String(error.params.additionalProperty);
+    return invalidRequest(`${field}: unknown field`);
+  }
+  const where = path || dataVar;
+  const detail = error.keyword === 'enum' ? `must be one of ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` : error.message;
+  return invalidRequest(`${where}: ${detail}`);
+}
+
+export function sendError(reply: FastifyReply, error: GatewayError) {
+  return reply.code(error.status).type('application/json').send({ error: error.message, type: error.type });
+}
+
+function toGatewayError(error: FastifyError): GatewayError | undefined {
+  if (error instanceof GatewayError) return error;
+  if (error.validation) return describeSchemaError(error.validation as SchemaError[], error.validationContext ?? 'body') as GatewayError;
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) {
+    // Fastify's own refusals (bad JSON, too large, wrong media type) keep their status, in our shape.
+    const messages: Record<string, string> = {
+      FST_ERR_CTP_INVALID_JSON_BODY: `invalid JSON body: ${error.message}`,
+      FST_ERR_CTP_EMPTY_JSON_BODY: 'request body is empty; expected JSON',
+      FST_ERR_CTP_BODY_TOO_LARGE: 'request body is too large',
+      FST_ERR_CTP_INVALID_MEDIA_TYPE: `unsupported content type: ${error.message}`,
+    };
+    const message = (error.code && messages[error.code]) ?? (error.name === 'SyntaxError' ? `invalid JSON body: ${error.message}` : error.message);
+    return new GatewayError(status, 'invalid_request_error', message);
+  }
+  return undefined;
+}
+
+export function registerErrorHandlers(app: FastifyInstance) {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const known = toGatewayError(error);
+    if (known) {
+      if (known.status >= 500) request.log.warn({ err: known.cause ?? known }, known.message);
+      return sendError(reply, known);
+    }
+    // Anything else is our own fault: logged whole, answered without its text.
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).send({ error: 'internal gateway error', type: 'server_error' });
+  });
+  app.setNotFoundHandler((request, reply) => sendError(reply, notFound(`no route for ${request.method} ${request.url.split('?')[0]}`)));
+}

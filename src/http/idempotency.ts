@@ -1,0 +1,57 @@
+// Idempotency-Key on POSTs that answer in one piece: the first answer is kept for 24 hours and
+// replayed; the call (and its charge) never runs twice.
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { conflict, invalidRequest, unprocessable } from '../errors.js';
+import { abandonIdempotent, beginIdempotent, completeIdempotent } from '../store/idempotency.js';
+import type { Store } from '../store/open.js';
+import { requireCaller } from './auth.js';
+
+export interface JsonResult {
+  statusCode: number;
+  body: unknown;
+}
+
+const MAX_KEY_LENGTH = 255;
+
+function keyOf(request: FastifyRequest): string | undefined {
+  const header = request.headers['idempotency-key'];
+  const key = Array.isArray(header) ? header[0] : header;
+  if (key === undefined) return undefined;
+  if (key.length === 0 || key.length > MAX_KEY_LENGTH) throw invalidRequest(`Idempotency-Key: expected 1 to ${MAX_KEY_LENGTH} characters`);
+  return key;
+}
+
+/** Runs `call` once per (account, Idempotency-Key); without the header it simply runs it. */
+export async function runIdempotent(
+  store: Store,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  call: () => Promise<JsonResult>,
+): Promise<unknown> {
+  const key = keyOf(request);
+  if (key === undefined) {
+    const result = await call();
+    return reply.code(result.statusCode).send(result.body);
+  }
+  const accountId = requireCaller(request).accountId;
+  // The route is part of the fingerprint: one key reused on another endpoint is a different request.
+  const bodyHash = createHash('sha256').update(`${request.method} ${request.routeOptions.url}\n${JSON.stringify(request.body ?? null)}`).digest('hex');
+  const begun = await beginIdempotent(store.db, { accountId, key, bodyHash, now: Date.now() });
+  if (begun.kind === 'mismatch') throw unprocessable('Idempotency-Key was already used with a different request');
+  if (begun.kind === 'running') throw conflict('a request with this Idempotency-Key is still running');
+  if (begun.kind === 'replay') {
+    return reply.code(begun.statusCode).header('idempotent-replayed', 'true').type('application/json').send(begun.body);
+  }
+  let result: JsonResult;
+  try {
+    result = await call();
+  } catch (error) {
+    // A refused or failed call charged nothing: free the key so a retry can run.
+    await abandonIdempotent(store.db, { accountId, key });
+    throw error;
+  }
+  const text = JSON.stringify(result.body);
+  await completeIdempotent(store.db, { accountId, key, statusCode: result.statusCode, body: text });
+  return reply.code(result.statusCode).type('application/json').send(text);
+}

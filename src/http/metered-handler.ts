@@ -1,0 +1,57 @@
+// Fastify's side of a metered call: plain values and an AbortSignal into the pipeline, the
+// answer back out — JSON in one piece, or a stream piped with backpressure.
+import { pipeline as pipeStreams } from 'node:stream';
+import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import type { Pipeline } from '../pipeline/metered-call.js';
+import type { MeteredEndpoint } from '../pipeline/types.js';
+import type { Store } from '../store/open.js';
+import { requireCaller } from './auth.js';
+import { runIdempotent } from './idempotency.js';
+
+export interface MeteredRoute<Body> extends MeteredEndpoint<Body> {
+  /** Where the model id comes from (default: the body's `model`). */
+  modelOf?(request: FastifyRequest): string | undefined;
+  /** Whether this request answers with a stream (streams are never replayed by Idempotency-Key). */
+  streams?(body: Body): boolean;
+}
+
+/** One AbortController per call, aborted if the client leaves before the answer is complete. */
+function abortOnClientGone(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort(new Error('client closed the connection'));
+  });
+  return controller.signal;
+}
+
+export function meteredHandler<Body>(deps: { pipeline: Pipeline; store: Store }, route: MeteredRoute<Body>): RouteHandlerMethod {
+  const modelOf = route.modelOf ?? ((request: FastifyRequest) => (request.body as { model?: string } | undefined)?.model);
+  return async function handleMeteredCall(request, reply) {
+    const body = request.body as Body;
+    const signal = abortOnClientGone(reply);
+    const call = () =>
+      deps.pipeline.run(route, { caller: requireCaller(request), modelId: modelOf(request), body, requestId: request.id, signal }, request.log);
+
+    if (!route.streams?.(body)) {
+      return runIdempotent(deps.store, request, reply, async () => {
+        const answer = await call();
+        if (answer.kind !== 'json') throw new Error(`${route.endpoint}: expected a JSON answer`);
+        return { statusCode: answer.statusCode ?? 200, body: answer.body };
+      });
+    }
+
+    const answer = await call();
+    if (answer.kind === 'json') return reply.code(answer.statusCode ?? 200).send(answer.body);
+    reply.hijack();
+    reply.raw.writeHead(answer.statusCode ?? 200, {
+      'content-type': answer.contentType,
+      'cache-control': 'no-cache',
+      'x-request-id': request.id,
+    });
+    // pipeline: backpressure both ways, and either end failing destroys the other (no half-open upstream).
+    pipeStreams(answer.body, reply.raw, (error) => {
+      if (error) request.log.info({ err: error }, 'stream ended early');
+      else request.log.info({ statusCode: reply.raw.statusCode }, 'stream completed');
+    });
+  };
+}

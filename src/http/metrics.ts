@@ -1,0 +1,49 @@
+// Prometheus metrics: requests, their latency, upstream latency and amounts billed.
+import type { FastifyInstance } from 'fastify';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { PipelineMetrics } from '../pipeline/metered-call.js';
+
+export interface GatewayMetrics extends PipelineMetrics {
+  registry: Registry;
+  observeRequest(labels: { method: string; route: string; status: string }, seconds: number): void;
+}
+
+export function createMetrics(): GatewayMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'tollroute_' });
+  const requests = new Counter({ name: 'tollroute_http_requests_total', help: 'HTTP requests answered', labelNames: ['method', 'route', 'status'], registers: [registry] });
+  const latency = new Histogram({
+    name: 'tollroute_http_request_duration_seconds', help: 'Time from request to the end of the answer (streams included)',
+    labelNames: ['method', 'route'], buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120], registers: [registry],
+  });
+  const upstream = new Histogram({
+    name: 'tollroute_upstream_duration_seconds', help: 'Upstream call time, to the last byte',
+    labelNames: ['model', 'channel', 'outcome'], buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120], registers: [registry],
+  });
+  const billed = new Counter({ name: 'tollroute_billed_micros_total', help: 'Amounts settled, in micros', labelNames: ['model'], registers: [registry] });
+
+  return {
+    registry,
+    observeUpstream: (labels, seconds) => upstream.observe(labels, seconds),
+    addBilled: (model, amount) => billed.inc({ model }, amount),
+    observeRequest({ method, route, status }, seconds) {
+      requests.inc({ method, route, status });
+      latency.observe({ method, route }, seconds);
+    },
+  };
+}
+
+/** Counts every answer when its connection's response ends: hijacked streams included. */
+export function registerRequestMetrics(app: FastifyInstance, metrics: GatewayMetrics) {
+  app.addHook('onRequest', async (request, reply) => {
+    const startedAt = performance.now();
+    reply.raw.once('close', () => {
+      const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.raw.statusCode) };
+      metrics.observeRequest(labels, (performance.now() - startedAt) / 1000);
+    });
+  });
+  app.get('/metrics', async (_request, reply) => {
+    reply.type(metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+}

@@ -1,0 +1,40 @@
+// POST /v1/chat/completions: OpenAI chat, plain or streamed, billed on the upstream's token usage.
+import type { FastifyPluginAsync } from 'fastify';
+import { estimatePromptTokens, outputTokenCap } from '../../billing/estimates.js';
+import type { Pipeline } from '../../pipeline/metered-call.js';
+import type { Store } from '../../store/open.js';
+import { createChatCompletion, streamChatCompletion } from '../../upstreams/openai-chat/client.js';
+import type { ChatRequest } from '../../upstreams/openai-chat/types.js';
+import { tokensOf } from '../../upstreams/openai-chat/usage.js';
+import { meteredHandler } from '../metered-handler.js';
+import { ChatCompletionBody } from '../schemas/chat.js';
+
+export const chatRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }> = async (app, deps) => {
+  app.post('/v1/chat/completions', {
+    schema: { body: ChatCompletionBody },
+    handler: meteredHandler<ChatRequest>(deps, {
+      endpoint: 'chat.completions',
+      modelType: 'chat',
+      streams: (body) => body.stream === true,
+      estimate: (body, model) => ({
+        input_token: estimatePromptTokens(body.messages),
+        output_token: outputTokenCap(body.max_completion_tokens ?? body.max_tokens, model.config.max_output_tokens),
+      }),
+      async call({ body, model, estimate, signal }) {
+        const upstreamBody = { ...body, model: model.upstreamModel };
+        if (body.stream === true) {
+          const { body: stream, meter } = await streamChatCompletion(model.upstream, upstreamBody, signal);
+          return {
+            kind: 'stream',
+            contentType: 'text/event-stream; charset=utf-8',
+            body: stream,
+            units: () => meter.tokens(estimate.input_token ?? 0),
+          };
+        }
+        const completion = await createChatCompletion(model.upstream, upstreamBody, signal);
+        // The caller sees the public model id, not the channel's. No usage in the answer: the estimate bills.
+        return { kind: 'json', body: { ...completion, model: model.id }, units: completion.usage ? tokensOf(completion.usage) : estimate };
+      },
+    }),
+  });
+};

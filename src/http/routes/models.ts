@@ -1,0 +1,29 @@
+// GET /v1/models: the configured catalogue, OpenAI's list shape plus `model_type`.
+import type { FastifyPluginAsync } from 'fastify';
+import type { Catalogue } from '../../pipeline/catalogue.js';
+import { notFound } from '../../errors.js';
+import { MODEL_TYPES } from '../../config/schema.js';
+
+const modelView = ({ id, config }: ReturnType<Catalogue['list']>[number]) => ({
+  id,
+  object: 'model' as const,
+  created: config.created,
+  owned_by: config.owned_by,
+  model_type: config.type,
+});
+
+export const modelRoutes: FastifyPluginAsync<{ catalogue: Catalogue }> = async (app, { catalogue }) => {
+  app.get('/v1/models', {
+    schema: { querystring: { type: 'object', properties: { type: { type: 'string', enum: [...MODEL_TYPES] } } } },
+    handler: async (request) => {
+      const { type } = request.query as { type?: string };
+      return { object: 'list', data: catalogue.list(type).map(modelView) };
+    },
+  });
+  app.get('/v1/models/:id', async (request) => {
+    const { id } = request.params as { id: string };
+    const found = catalogue.list().find((m) => m.id === id);
+    if (!found) throw notFound(`no model named ${id}`);
+    return modelView(found);
+  });
+};

@@ -1,0 +1,71 @@
+// Assembles the HTTP server: one plugin per job, the /v1 scope behind API-key authentication.
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Config } from '../config/schema.js';
+import { unavailable } from '../errors.js';
+import type { Pipeline } from '../pipeline/metered-call.js';
+import type { Store } from '../store/open.js';
+import { apiKeyHook } from './auth.js';
+import { describeSchemaError, registerErrorHandlers } from './errors.js';
+import type { KeyResolver } from './key-resolver.js';
+import { registerRequestMetrics, type GatewayMetrics } from './metrics.js';
+import { adminRoutes } from './routes/admin.js';
+import { chatRoutes } from './routes/chat.js';
+import { healthRoutes } from './routes/health.js';
+import { modelRoutes } from './routes/models.js';
+
+export interface ServerDeps {
+  config: Config;
+  store: Store;
+  pipeline: Pipeline;
+  keys: KeyResolver;
+  metrics: GatewayMetrics;
+  logger: FastifyBaseLogger;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
+  const { config, store, pipeline, keys, metrics } = deps;
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    bodyLimit: config.limits.body_limit_bytes,
+    // A caller's own request id is kept when it looks like one, so logs join up across systems.
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomUUID()}`;
+    },
+    requestIdHeader: false,
+    requestTimeout: config.limits.request_timeout_ms,
+    forceCloseConnections: 'idle',
+    // Our own 503 below answers in the spec's error shape.
+    return503OnClosing: false,
+    // Wrong types are refused, never silently coerced; unknown fields pass through to upstreams.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    schemaErrorFormatter: describeSchemaError,
+  });
+  app.decorateRequest('caller', null);
+
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    if (closing) {
+      reply.header('connection', 'close');
+      throw unavailable();
+    }
+  });
+
+  registerErrorHandlers(app);
+  registerRequestMetrics(app, metrics);
+  await app.register(healthRoutes, { store, isClosing: () => closing });
+  await app.register(adminRoutes, { store, keys, adminToken: config.admin_token });
+  await app.register(async (v1) => {
+    v1.addHook('onRequest', apiKeyHook(keys));
+    await v1.register(modelRoutes, { catalogue: pipeline.catalogue });
+    await v1.register(chatRoutes, { pipeline, store });
+  });
+  return app;
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env node
+// The command line: serve | sandbox | migrate | accounts … | keys …
+import { Command } from 'commander';
+import { pino } from 'pino';
+import { accountsCommand, keysCommand } from './cli/admin.js';
+import { serve } from './cli/serve.js';
+import { ConfigError, loadConfig, type LoadedConfig } from './config/load.js';
+import { startSandbox } from './sandbox/server.js';
+import { openStore, type Store } from './store/open.js';
+
+const program = new Command('tollroute').description('an AI API gateway with prepaid, metered keys').option('-c, --config <file>', 'path of tollroute.yaml');
+
+function configOrExit(): LoadedConfig {
+  try {
+    return loadConfig({ file: program.opts<{ config?: string }>().config });
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`tollroute: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+}
+
+async function withStore<T>(work: (store: Store) => Promise<T>): Promise<void> {
+  const store = await openStore(configOrExit().config.store);
+  try {
+    process.stdout.write(`${JSON.stringify(await work(store), null, 2)}\n`);
+  } finally {
+    await store.close();
+  }
+}
+
+program.command('serve', { isDefault: true }).description('run the gateway').action(async () => {
+  const loaded = configOrExit();
+  // Secrets never reach the logs: auth headers are redacted should anything log a request's headers.
+  const logger = pino({ level: loaded.config.log_level, redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization'] });
+  await serve(loaded, logger);
+});
+
+program.command('sandbox').description('run only the sandbox upstream').action(async () => {
+  const { config } = configOrExit();
+  const sandbox = await startSandbox({ host: config.host, port: config.sandbox.port, taskMs: config.sandbox.task_ms });
+  process.stderr.write(`tollroute sandbox upstream listening on ${sandbox.url}\n`);
+  process.once('SIGTERM', () => void sandbox.close().then(() => process.exit(0)));
+  process.once('SIGINT', () => void sandbox.close().then(() => process.exit(0)));
+});
+
+program.command('migrate').description('bring the store schema up to date').action(() => withStore(async (store) => ({ migrated: store.dialect })));
+program.addCommand(accountsCommand(withStore));
+program.addCommand(keysCommand(withStore));
+
+program.parseAsync().catch((error: unknown) => {
+  process.stderr.write(`tollroute: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

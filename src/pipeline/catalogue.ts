@@ -1,0 +1,36 @@
+// Model ids to configured models and their upstream channel, resolved in memory.
+import type { ModelConfig, ModelType } from '../config/schema.js';
+import { MESSAGES, invalidRequest } from '../errors.js';
+import type { Upstreams } from '../upstreams/pool.js';
+import type { ResolvedModel } from './types.js';
+
+const TYPE_NAMES: Record<ModelType, string> = {
+  chat: 'a chat', search: 'a search', minutes: 'a minutes', video: 'a video', erase: 'an erase',
+  image: 'an image', tts: 'a speech (tts)', ast: 'a speech translation (ast)',
+};
+
+export interface Catalogue {
+  resolve(id: string | undefined, type: ModelType): ResolvedModel;
+  list(type?: string): { id: string; config: ModelConfig }[];
+}
+
+export function createCatalogue(models: Record<string, ModelConfig>, upstreams: Upstreams): Catalogue {
+  const resolved = new Map<string, ResolvedModel>();
+  for (const [id, config] of Object.entries(models)) {
+    resolved.set(id, { id, config, upstreamModel: config.upstream_model ?? id, upstream: upstreams.get(config.channel) });
+  }
+  return {
+    resolve(id, type) {
+      if (id === undefined || id === '') throw invalidRequest(MESSAGES.modelRequired);
+      const model = resolved.get(id);
+      if (!model) throw invalidRequest(`unknown model: ${id}`);
+      if (model.config.type !== type) throw invalidRequest(`model ${id} is not ${TYPE_NAMES[type]} model`);
+      return model;
+    },
+    list(type) {
+      return [...resolved.values()]
+        .filter((m) => type === undefined || m.config.type === type)
+        .map((m) => ({ id: m.id, config: m.config }));
+    },
+  };
+}

@@ -1,0 +1,60 @@
+// The one way an adapter talks HTTP to an upstream: undici.request on the channel's pool.
+import type { Readable } from 'node:stream';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Upstream } from './pool.js';
+
+const ERROR_BODY_LIMIT = 64 * 1024;
+
+/** An upstream answered with a non-2xx status. `body` is its (size-limited) text. */
+export class UpstreamHttpError extends Error {
+  override name = 'UpstreamHttpError';
+  constructor(
+    readonly statusCode: number,
+    readonly body: string,
+    readonly contentType: string | undefined,
+  ) {
+    super(`upstream answered ${statusCode}`);
+  }
+}
+
+export interface UpstreamResponse {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  body: Readable & { dump(opts?: { limit: number }): Promise<void>; text(): Promise<string>; json(): Promise<unknown> };
+}
+
+export async function postJson(
+  upstream: Upstream,
+  args: { path: string; body: unknown; headers?: Record<string, string>; signal: AbortSignal },
+): Promise<UpstreamResponse> {
+  const response = await upstream.pool.request({
+    method: 'POST',
+    path: upstream.basePath + args.path,
+    headers: { 'content-type': 'application/json', ...args.headers },
+    body: JSON.stringify(args.body),
+    signal: args.signal,
+  });
+  if (response.statusCode >= 200 && response.statusCode < 300) return response as unknown as UpstreamResponse;
+  throw new UpstreamHttpError(response.statusCode, await readLimited(response.body), headerValue(response.headers['content-type']));
+}
+
+/** Reads at most ERROR_BODY_LIMIT bytes of an error body, then drops the rest. */
+async function readLimited(body: Readable): Promise<string> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const buffer = chunk as Buffer;
+    if (size + buffer.length > ERROR_BODY_LIMIT) {
+      parts.push(buffer.subarray(0, ERROR_BODY_LIMIT - size));
+      body.destroy();
+      break;
+    }
+    parts.push(buffer);
+    size += buffer.length;
+  }
+  return Buffer.concat(parts).toString('utf8');
+}
+
+export function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
