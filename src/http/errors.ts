@@ -32,7 +32,10 @@ export function describeSchemaError(errors: SchemaError[], dataVar: string): Err
     return invalidRequest(`${field}: unknown field`);
   }
   const where = path || dataVar;
-  const detail = error.keyword === 'enum' ? `must be one of ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` : error.message;
+  const detail =
+    error.keyword === 'enum' ? `must be one of ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`
+    : error.keyword === 'type' ? `must be ${String(error.params.type).split(',').join(' or ')}`
+    : error.message;
   return invalidRequest(`${where}: ${detail}`);
 }
 
