@@ -1,0 +1,153 @@
+import {
+  UNAUTHORIZED,
+  hasBearer,
+  openAiError,
+  openAiErrorForStatus,
+} from './openai-common.js';
+import { sseData } from './reply.js';
+import type { SandboxContext, SandboxRoute } from './route.js';
+import {
+  MAX_REPLY_WORDS,
+  type PlannedReply,
+  hashOf,
+  isRecord,
+  lastUserText,
+  planReply,
+  promptTokens,
+  requestedWords,
+  wordPieces,
+} from './text.js';
+
+// OpenAI chat completions (chat-formats.md §2), answered by the rules in text.ts.
+
+/** Fixed, not a clock: the whole answer is then a function of the request, fit to record as a fixture. */
+export const SANDBOX_CREATED = 1_735_689_600;
+
+interface ChatRequest {
+  model: string;
+  messages: unknown[];
+  stream: boolean;
+  includeUsage: boolean;
+  maxTokens: number | undefined;
+  toolNames: string[];
+}
+
+interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+export const chatRoute: SandboxRoute = {
+  kind: 'chat',
+  method: 'POST',
+  path: '/v1/chat/completions',
+  errorBody: openAiErrorForStatus,
+  handle: answerChat,
+};
+
+async function answerChat(ctx: SandboxContext): Promise<void> {
+  if (!hasBearer(ctx.headers)) return ctx.reply.json(401, UNAUTHORIZED);
+  const request = parseChatRequest(ctx.body);
+  if (typeof request === 'string') return ctx.reply.json(400, openAiError(request, 'invalid_request_error'));
+  const userText = lastUserText(request.messages);
+  if ((requestedWords(userText) ?? 0) > MAX_REPLY_WORDS) {
+    return ctx.reply.json(400, openAiError(`[[words:N]]: N must be at most ${MAX_REPLY_WORDS}`, 'invalid_request_error'));
+  }
+  const plan = planReply({ userText, toolNames: request.toolNames, maxTokens: request.maxTokens });
+  const prompt = promptTokens(request.messages);
+  const usage = { prompt_tokens: prompt, completion_tokens: plan.outputTokens, total_tokens: prompt + plan.outputTokens };
+  const hash = hashOf(ctx.body);
+  const ids = { id: `chatcmpl-${hash}`, callId: `call_${hash}` };
+  const headers = { 'x-request-id': `req_${hash}` };
+  if (!request.stream) return ctx.reply.json(200, chatCompletion(request, plan, usage, ids), headers);
+
+  ctx.reply.startStream(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers });
+  for (const chunk of chatChunks(request, plan, usage, ids)) {
+    if (!(await ctx.reply.write(sseData(chunk)))) return;
+  }
+  ctx.reply.end();
+}
+
+function parseChatRequest(body: unknown): ChatRequest | string {
+  if (!isRecord(body)) return 'body: expected a JSON object';
+  const { model, messages, stream, stream_options: options, tools } = body;
+  if (typeof model !== 'string' || model === '') return 'model: required, a non-empty string';
+  if (!Array.isArray(messages) || messages.length === 0) return 'messages: required, a non-empty array';
+  const badMessage = messages.findIndex((message) => !isRecord(message) || typeof message.role !== 'string');
+  if (badMessage >= 0) return `messages[${badMessage}]: expected an object with a role`;
+  if (stream !== undefined && stream !== null && typeof stream !== 'boolean') return 'stream: expected a boolean';
+  if (tools !== undefined && tools !== null && !Array.isArray(tools)) return 'tools: expected an array';
+  const limits: number[] = [];
+  for (const field of ['max_tokens', 'max_completion_tokens'] as const) {
+    const value = body[field];
+    if (value === undefined || value === null) continue;
+    if (!Number.isSafeInteger(value) || (value as number) < 0) return `${field}: expected a non-negative integer`;
+    limits.push(value as number);
+  }
+  return {
+    model,
+    messages,
+    stream: stream === true,
+    includeUsage: isRecord(options) && options.include_usage === true,
+    maxTokens: limits.length > 0 ? Math.min(...limits) : undefined,
+    toolNames: functionNames(tools),
+  };
+}
+
+function functionNames(tools: unknown): string[] {
+  if (!Array.isArray(tools)) return [];
+  return tools.flatMap((tool) =>
+    isRecord(tool) && tool.type === 'function' && isRecord(tool.function) && typeof tool.function.name === 'string'
+      ? [tool.function.name]
+      : [],
+  );
+}
+
+function chatCompletion(request: ChatRequest, plan: PlannedReply, usage: Usage, ids: { id: string; callId: string }) {
+  const message =
+    plan.type === 'tool'
+      ? {
+          role: 'assistant',
+          content: null,
+          refusal: null,
+          tool_calls: [{ id: ids.callId, type: 'function', function: { name: plan.name, arguments: plan.arguments } }],
+        }
+      : { role: 'assistant', content: plan.words.join(' '), refusal: null };
+  return {
+    id: ids.id,
+    object: 'chat.completion',
+    created: SANDBOX_CREATED,
+    model: request.model,
+    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(plan) }],
+    usage,
+  };
+}
+
+/** The chunks of a streamed answer, made one at a time so a long reply is never held whole. */
+function* chatChunks(request: ChatRequest, plan: PlannedReply, usage: Usage, ids: { id: string; callId: string }) {
+  const base = { id: ids.id, object: 'chat.completion.chunk', created: SANDBOX_CREATED, model: request.model };
+  // as OpenAI does: with include_usage every chunk says `usage: null` until the last one carries it
+  const usageNull = request.includeUsage ? { usage: null } : {};
+  const chunk = (delta: object, finish: string | null = null) => ({
+    ...base,
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+    ...usageNull,
+  });
+  if (plan.type === 'tool') {
+    const call = { index: 0, id: ids.callId, type: 'function', function: { name: plan.name, arguments: '' } };
+    yield chunk({ role: 'assistant', content: null, tool_calls: [call] });
+    for (const piece of wordPieces(plan.arguments)) yield chunk({ tool_calls: [{ index: 0, function: { arguments: piece } }] });
+  } else {
+    yield chunk({ role: 'assistant', content: '' });
+    for (let i = 0; i < plan.words.length; i++) yield chunk({ content: i === 0 ? plan.words[i] : ` ${plan.words[i]}` });
+  }
+  yield chunk({}, finishReason(plan));
+  if (request.includeUsage) yield { ...base, choices: [], usage };
+  yield '[DONE]';
+}
+
+function finishReason(plan: PlannedReply): string {
+  if (plan.type === 'tool') return 'tool_calls';
+  return plan.truncated ? 'length' : 'stop';
+}

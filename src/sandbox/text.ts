@@ -1,0 +1,105 @@
+import { createHash } from 'node:crypto';
+
+// The sandbox's "model": every answer is a pure function of the request, so a test can compute the
+// exact text and usage (and so the bill), and a stream and a plain call with the same input agree.
+
+/** Past this a `[[words:N]]` reply is refused: the answer is built in memory. */
+export const MAX_REPLY_WORDS = 100_000;
+
+const WORDS_DIRECTIVE = /\[\[words:(\d+)\]\]/;
+const TOOL_DIRECTIVE = /\[\[tool:([^\]\s]+)\]\]/g;
+
+export function words(text: string): string[] {
+  return text.split(/\s+/).filter((word) => word !== '');
+}
+
+/** A message's text: a string, or the `text` of its `{type:'text'}` parts joined by spaces. */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  const texts: string[] = [];
+  for (const part of content) {
+    if (isRecord(part) && part.type === 'text' && typeof part.text === 'string') texts.push(part.text);
+  }
+  return texts.join(' ');
+}
+
+/** 1 per message, plus the words of its text and of its tool calls' `arguments`. */
+export function messageTokens(message: unknown): number {
+  if (!isRecord(message)) return 1;
+  let count = 1 + words(contentText(message.content)).length;
+  if (Array.isArray(message.tool_calls)) {
+    for (const call of message.tool_calls) {
+      const args = isRecord(call) && isRecord(call.function) ? call.function.arguments : undefined;
+      if (typeof args === 'string') count += words(args).length;
+    }
+  }
+  return count;
+}
+
+export function promptTokens(messages: readonly unknown[]): number {
+  return messages.reduce<number>((sum, message) => sum + messageTokens(message), 0);
+}
+
+/** The text of the last message whose role is `user`, or '' when there is none. */
+export function lastUserText(messages: readonly unknown[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i];
+    if (isRecord(message) && message.role === 'user') return contentText(message.content);
+  }
+  return '';
+}
+
+export type PlannedReply =
+  | { type: 'text'; words: string[]; truncated: boolean; outputTokens: number }
+  | { type: 'tool'; name: string; arguments: string; outputTokens: number };
+
+export interface ReplyInput {
+  userText: string;
+  /** Names of the functions the request offers; a `[[tool:NAME]]` directive only calls one of these. */
+  toolNames?: readonly string[];
+  /** The smallest output token limit the request set, if any. */
+  maxTokens?: number | undefined;
+}
+
+/**
+ * `[[tool:NAME]]` (NAME offered) → a call to NAME with `{"query": <the other words>}`;
+ * `[[words:N]]` → `w1 … wN`; otherwise `Sandbox says: <the user's words>`. Text is cut to `maxTokens` words.
+ */
+export function planReply({ userText, toolNames = [], maxTokens }: ReplyInput): PlannedReply {
+  for (const match of userText.matchAll(TOOL_DIRECTIVE)) {
+    const name = match[1] as string;
+    if (!toolNames.includes(name)) continue;
+    const query = words(userText.replace(match[0], ' ')).join(' ');
+    const args = JSON.stringify({ query });
+    // +1: the call itself (its name) costs a token beyond its arguments
+    return { type: 'tool', name, arguments: args, outputTokens: words(args).length + 1 };
+  }
+  const wanted = WORDS_DIRECTIVE.exec(userText);
+  const full = wanted
+    ? Array.from({ length: Number(wanted[1]) }, (_, i) => `w${i + 1}`)
+    : ['Sandbox', 'says:', ...words(userText)];
+  const truncated = maxTokens !== undefined && maxTokens < full.length;
+  const kept = truncated ? full.slice(0, maxTokens) : full;
+  return { type: 'text', words: kept, truncated, outputTokens: kept.length };
+}
+
+/** The N a `[[words:N]]` directive asks for, so a handler can refuse one too large before building it. */
+export function requestedWords(userText: string): number | undefined {
+  const wanted = WORDS_DIRECTIVE.exec(userText);
+  return wanted ? Number(wanted[1]) : undefined;
+}
+
+/** Splits a string into word-sized pieces (each with its leading spaces) that concatenate back to it. */
+export function wordPieces(text: string): string[] {
+  return text.match(/\s*\S+\s*$|\s*\S+/g) ?? (text === '' ? [] : [text]);
+}
+
+/** A short stable id for a request: the same body always gets the same id. */
+export function hashOf(value: unknown): string {
+  return createHash('sha256').update(JSON.stringify(value) ?? '').digest('hex').slice(0, 24);
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

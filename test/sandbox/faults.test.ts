@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, test } from 'node:test';
+import { type Sandbox, startSandbox } from '../../src/sandbox/server.js';
+import { AUTH, addFault, clearSandbox, loggedRequests, pollUntil, postChat, postJson } from './sandbox-client.js';
+
+let sandbox: Sandbox;
+before(async () => {
+  sandbox = await startSandbox({ port: 0 });
+});
+after(() => sandbox.close());
+beforeEach(() => clearSandbox(sandbox.url));
+
+const chatUrl = () => `${sandbox.url}/v1/chat/completions`;
+const HELLO = { model: 'sandbox-chat', messages: [{ role: 'user', content: 'hello' }] };
+const LONG_STREAM = { model: 'sandbox-chat', messages: [{ role: 'user', content: '[[words:50]]' }], stream: true };
+
+/** Reads a streamed body until it ends or breaks; returns the text received and whether it broke. */
+async function readUntilCut(res: Response): Promise<{ text: string; cut: boolean }> {
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return { text, cut: false };
+      text += decoder.decode(value, { stream: true });
+    }
+  } catch {
+    return { text, cut: true };
+  }
+}
+
+test('a status rule answers that status with the body given', async () => {
+  await addFault(sandbox.url, { kind: 'chat', status: 429, body: { error: { message: 'slow down', type: 'requests' } } });
+  const { status, body } = await postChat(sandbox.url, HELLO);
+  assert.deepEqual([status, body], [429, { error: { message: 'slow down', type: 'requests' } }]);
+});
+
+test('a status rule without a body answers an OpenAI error body', async () => {
+  await addFault(sandbox.url, { status: 503 });
+  const { status, body } = await postChat(sandbox.url, HELLO);
+  assert.deepEqual([status, body], [503, { error: { message: 'sandbox fault: status 503', type: 'server_error', param: null, code: null } }]);
+});
+
+test('a string body is sent as text, like a proxy error page', async () => {
+  await addFault(sandbox.url, { status: 502, body: '<html>Bad Gateway</html>' });
+  const res = await postJson(chatUrl(), HELLO);
+  assert.deepEqual([res.status, res.headers.get('content-type'), await res.text()], [502, 'text/plain', '<html>Bad Gateway</html>']);
+});
+
+test('a rule with times applies that many times, then requests are answered normally', async () => {
+  await addFault(sandbox.url, { status: 500, times: 2 });
+  const statuses = [];
+  for (let i = 0; i < 3; i++) statuses.push((await postChat(sandbox.url, HELLO)).status);
+  assert.deepEqual(statuses, [500, 500, 200]);
+  const listed = (await (await fetch(`${sandbox.url}/__sandbox/faults`)).json()) as { data: unknown[] };
+  assert.deepEqual(listed.data, []);
+});
+
+test('the faults list shows each rule with its id and the times it has left', async () => {
+  const id = await addFault(sandbox.url, { model: 'm', status: 500, times: 3 });
+  await postChat(sandbox.url, { ...HELLO, model: 'm' });
+  const listed = await (await fetch(`${sandbox.url}/__sandbox/faults`)).json();
+  assert.deepEqual(listed, { data: [{ id, model: 'm', status: 500, times: 2 }] });
+});
+
+test('a rule without times lasts until the faults are cleared', async () => {
+  await addFault(sandbox.url, { status: 500 });
+  assert.deepEqual([(await postChat(sandbox.url, HELLO)).status, (await postChat(sandbox.url, HELLO)).status], [500, 500]);
+  const cleared = await (await fetch(`${sandbox.url}/__sandbox/faults`, { method: 'DELETE' })).json();
+  assert.deepEqual([cleared, (await postChat(sandbox.url, HELLO)).status], [{ deleted: 1 }, 200]);
+});
+
+test('a delay rule answers normally after waiting at least delay_ms', async () => {
+  await addFault(sandbox.url, { delay_ms: 150 });
+  const started = performance.now();
+  const { status, body } = await postChat(sandbox.url, HELLO);
+  const elapsed = performance.now() - started;
+  assert.equal(status, 200);
+  assert.equal(body.choices[0].message.content, 'Sandbox says: hello');
+  assert.ok(elapsed >= 145, `answered after ${elapsed} ms`);
+});
+
+test('a hanging request is never answered and is logged as aborted once the client leaves', async () => {
+  await addFault(sandbox.url, { hang: true });
+  const client = new AbortController();
+  const pending = postJson(chatUrl(), HELLO, AUTH, client.signal);
+  const entry = await pollUntil(async () => (await loggedRequests(sandbox.url))[0]);
+  assert.equal(entry.aborted, false);
+  client.abort();
+  await assert.rejects(pending, { name: 'AbortError' });
+  await pollUntil(async () => ((await loggedRequests(sandbox.url))[0].aborted ? true : undefined));
+});
+
+test('drop_after_chunks sends that many events of a stream, then cuts the connection', async () => {
+  await addFault(sandbox.url, { drop_after_chunks: 3 });
+  const res = await postJson(chatUrl(), LONG_STREAM);
+  const { text, cut } = await readUntilCut(res);
+  assert.equal(res.status, 200);
+  assert.equal(cut, true);
+  assert.equal(text.split('\n\n').filter(Boolean).length, 3);
+  assert.ok(text.endsWith('\n\n'));
+  // the sandbox cut it, not the client
+  assert.equal((await loggedRequests(sandbox.url))[0].aborted, false);
+});
+
+test('drop_after_chunks 0 sends the stream headers and no event', async () => {
+  await addFault(sandbox.url, { drop_after_chunks: 0 });
+  const res = await postJson(chatUrl(), LONG_STREAM);
+  assert.equal(res.headers.get('content-type'), 'text/event-stream');
+  assert.deepEqual(await readUntilCut(res), { text: '', cut: true });
+});
+
+test('drop_after_chunks on a plain request closes the connection without an answer', async () => {
+  await addFault(sandbox.url, { drop_after_chunks: 2 });
+  await assert.rejects(postJson(chatUrl(), HELLO), TypeError);
+});
+
+test('a client that leaves mid-stream is logged as aborted', async () => {
+  await addFault(sandbox.url, { chunk_delay_ms: 20 });
+  const client = new AbortController();
+  const res = await postJson(chatUrl(), LONG_STREAM, AUTH, client.signal);
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  const first = await reader.read();
+  assert.match(new TextDecoder().decode(first.value), /^data: /);
+  client.abort();
+  await pollUntil(async () => ((await loggedRequests(sandbox.url))[0].aborted ? true : undefined));
+});
+
+test('a model selector applies the rule only to requests for that model', async () => {
+  await addFault(sandbox.url, { model: 'flaky-model', status: 503 });
+  const other = await postChat(sandbox.url, HELLO);
+  const flaky = await postChat(sandbox.url, { ...HELLO, model: 'flaky-model' });
+  assert.deepEqual([other.status, flaky.status], [200, 503]);
+});
+
+test('a path selector matches by prefix and a kind selector by equality', async () => {
+  await addFault(sandbox.url, { path: '/v1/messages', status: 500 });
+  await addFault(sandbox.url, { kind: 'messages', status: 500 });
+  assert.equal((await postChat(sandbox.url, HELLO)).status, 200);
+  await addFault(sandbox.url, { kind: 'chat', path: '/v1/chat', status: 418, times: 1 });
+  assert.equal((await postChat(sandbox.url, HELLO)).status, 418);
+});
+
+test('a rule with an unknown or mistyped field is refused with 400', async () => {
+  const typo = await postJson(`${sandbox.url}/__sandbox/faults`, { stauts: 500 }, { 'content-type': 'application/json' });
+  const mistyped = await postJson(`${sandbox.url}/__sandbox/faults`, { delay_ms: '100' }, { 'content-type': 'application/json' });
+  assert.deepEqual([typo.status, mistyped.status], [400, 400]);
+  assert.match(((await typo.json()) as any).error.message, /^stauts: unknown field/);
+  assert.equal(((await mistyped.json()) as any).error.message, 'delay_ms: expected a non-negative integer');
+});
