@@ -20,7 +20,7 @@ describe('request errors', () => {
       headers: { 'content-type': 'application/json', ...headers },
       body: typeof body === 'string' ? body : JSON.stringify(body),
     });
-    return { status: res.statusCode, body: await res.body.json() };
+    return { status: res.statusCode, body: (await res.body.json()) as any };
   };
   const hello = { model: 'sandbox-chat', messages: [{ role: 'user', content: 'hello' }] };
 

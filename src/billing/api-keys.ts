@@ -1,0 +1,26 @@
+// Issuing API keys: the caller sees the key once; the store keeps its hash and a display prefix.
+import { createHash, randomBytes } from 'node:crypto';
+import { type ApiKeyRow, insertApiKey } from '../store/api-keys.js';
+import { newId } from '../store/ids.js';
+import type { Store } from '../store/open.js';
+
+const KEY_PREFIX = 'tr-';
+const SHOWN_CHARS = KEY_PREFIX.length + 6;
+
+// sha256 without a salt is enough here: the key is 32 random bytes, not a guessable password,
+// and an unsalted hash is what lets authentication find the row with one indexed lookup.
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+export async function issueApiKey(
+  store: Store,
+  { accountId, name = null, rpm = null, now = Date.now() }: { accountId: string; name?: string | null; rpm?: number | null; now?: number },
+): Promise<{ key: string; row: ApiKeyRow }> {
+  const key = `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
+  const row = await insertApiKey(store.db, {
+    id: newId('key'), account_id: accountId, name, key_hash: hashApiKey(key), prefix: key.slice(0, SHOWN_CHARS),
+    rpm, created_at: now, revoked_at: null,
+  });
+  return { key, row };
+}

@@ -1,0 +1,186 @@
+// The money rules of DESIGN §3. Each step is one short transaction that moves an account's
+// balance/held and writes the ledger row(s) saying so, so `balance + held == sum(ledger)` holds
+// after every commit.
+import { randomBytes } from 'node:crypto';
+import { billing, invalidRequest, notFound } from '../errors.js';
+import { type AccountRow, adjustAccount, findAccount, insertAccount, moveToHeld } from '../store/accounts.js';
+import { closeHold, findHold, type HoldRow, insertHold, listStaleHolds } from '../store/holds.js';
+import { newId } from '../store/ids.js';
+import { insertLedgerRow, sumLedger } from '../store/ledger-rows.js';
+import type { Store } from '../store/open.js';
+import { insertUsage } from '../store/usage.js';
+
+// `now` is optional everywhere: production uses the clock, tests pin it to compare whole rows.
+
+export async function createAccount(
+  store: Store,
+  { name, creditMicros = 0, now = Date.now() }: { name: string; creditMicros?: number; now?: number },
+): Promise<AccountRow> {
+  requireMicros('creditMicros', creditMicros, { min: 0 });
+  const id = newId('acct');
+  return store.db.transaction().execute(async (trx) => {
+    const account = await insertAccount(trx, {
+      id, name, balance_micros: creditMicros, held_micros: 0, webhook_secret: newWebhookSecret(), created_at: now,
+    });
+    if (creditMicros > 0) {
+      await insertLedgerRow(trx, ledgerRow({ accountId: id, kind: 'credit', balanceDelta: creditMicros, now }));
+    }
+    return account;
+  });
+}
+
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64url')}`;
+}
+
+export async function creditAccount(
+  store: Store,
+  { accountId, amountMicros, note, now = Date.now() }: { accountId: string; amountMicros: number; note?: string; now?: number },
+): Promise<AccountRow> {
+  requireMicros('amountMicros', amountMicros, { min: 1 });
+  return store.db.transaction().execute(async (trx) => {
+    const account = await adjustAccount(trx, { accountId, balanceDeltaMicros: amountMicros, heldDeltaMicros: 0 });
+    if (!account) throw notFound(`account ${accountId} not found`);
+    await insertLedgerRow(trx, ledgerRow({ accountId, kind: 'credit', balanceDelta: amountMicros, note, now }));
+    return account;
+  });
+}
+
+export interface HoldRequest {
+  accountId: string;
+  keyId?: string | null;
+  amountMicros: number;
+  requestId: string;
+  model: string;
+  endpoint: string;
+  taskId?: string | null;
+  now?: number;
+}
+
+export async function holdFunds(
+  store: Store,
+  { accountId, keyId = null, amountMicros, requestId, model, endpoint, taskId = null, now = Date.now() }: HoldRequest,
+): Promise<{ holdId: string; amountMicros: number }> {
+  requireMicros('amountMicros', amountMicros, { min: 0 });
+  const holdId = newId('hold');
+  await store.db.transaction().execute(async (trx) => {
+    if (!(await moveToHeld(trx, { accountId, amountMicros }))) {
+      throw (await findAccount(trx, accountId)) ? billing() : notFound(`account ${accountId} not found`);
+    }
+    await insertHold(trx, {
+      id: holdId, account_id: accountId, key_id: keyId, amount_micros: amountMicros, state: 'open',
+      request_id: requestId, model, endpoint, task_id: taskId, charged_micros: null, created_at: now, ended_at: null,
+    });
+    await insertLedgerRow(trx, ledgerRow({
+      accountId, kind: 'hold', balanceDelta: -amountMicros, heldDelta: amountMicros, holdId, requestId, model, now,
+    }));
+  });
+  return { holdId, amountMicros };
+}
+
+export async function settleHold(
+  store: Store,
+  holdId: string,
+  { chargeMicros, units, requestId, now = Date.now() }: {
+    chargeMicros: number; units: Record<string, number>; requestId?: string; now?: number;
+  },
+): Promise<{ applied: boolean; chargedMicros: number }> {
+  requireMicros('chargeMicros', chargeMicros, { min: 0 });
+  return store.db.transaction().execute(async (trx) => {
+    const hold = await closeHold(trx, { id: holdId, state: 'settled', chargedMicros: chargeMicros, now });
+    if (!hold) return { applied: false, chargedMicros: (await endedHold(trx, holdId)).charged_micros ?? 0 };
+    // The charge may exceed the hold: the balance then goes below zero rather than cut the answer.
+    const returned = hold.amount_micros - chargeMicros;
+    await adjustAccount(trx, { accountId: hold.account_id, balanceDeltaMicros: returned, heldDeltaMicros: -hold.amount_micros });
+    await insertLedgerRow(trx, ledgerRow({
+      accountId: hold.account_id, kind: 'settle', balanceDelta: returned, heldDelta: -hold.amount_micros,
+      holdId, requestId: requestId ?? hold.request_id, model: hold.model, now,
+    }));
+    // Written even for a charge of 0: a free model's use is still use (DESIGN §3).
+    await insertUsage(trx, {
+      id: newId('use'), account_id: hold.account_id, key_id: hold.key_id, hold_id: holdId,
+      request_id: requestId ?? hold.request_id, model: hold.model, endpoint: hold.endpoint,
+      units: JSON.stringify(units), amount_micros: chargeMicros, created_at: now,
+    });
+    return { applied: true, chargedMicros: chargeMicros };
+  });
+}
+
+export async function releaseHold(
+  store: Store,
+  holdId: string,
+  { note, now = Date.now() }: { note?: string; now?: number } = {},
+): Promise<{ applied: boolean }> {
+  return store.db.transaction().execute(async (trx) => {
+    const hold = await closeHold(trx, { id: holdId, state: 'released', chargedMicros: null, now });
+    if (!hold) {
+      await endedHold(trx, holdId);
+      return { applied: false };
+    }
+    await adjustAccount(trx, {
+      accountId: hold.account_id, balanceDeltaMicros: hold.amount_micros, heldDeltaMicros: -hold.amount_micros,
+    });
+    await insertLedgerRow(trx, ledgerRow({
+      accountId: hold.account_id, kind: 'release', balanceDelta: hold.amount_micros, heldDelta: -hold.amount_micros,
+      holdId, requestId: hold.request_id, model: hold.model, note, now,
+    }));
+    return { applied: true };
+  });
+}
+
+export interface BalanceCheck {
+  balanceMicros: number;
+  heldMicros: number;
+  ledgerBalanceMicros: number;
+  ledgerHeldMicros: number;
+  consistent: boolean;
+}
+
+// Both reads in one transaction; on PostgreSQL, repeatable read gives both one snapshot, so a
+// hold committed between them cannot show up as a false inconsistency. (SQLite has one writer.)
+export async function checkAccountBalance(store: Store, accountId: string): Promise<BalanceCheck> {
+  const tx = store.dialect === 'postgres' ? store.db.transaction().setIsolationLevel('repeatable read') : store.db.transaction();
+  return tx.execute(async (trx) => {
+    const account = await findAccount(trx, accountId);
+    if (!account) throw notFound(`account ${accountId} not found`);
+    const sums = await sumLedger(trx, accountId);
+    return {
+      balanceMicros: account.balance_micros,
+      heldMicros: account.held_micros,
+      ledgerBalanceMicros: sums.balanceDeltaMicros,
+      ledgerHeldMicros: sums.heldDeltaMicros,
+      consistent: account.balance_micros === sums.balanceDeltaMicros && account.held_micros === sums.heldDeltaMicros,
+    };
+  });
+}
+
+// Open holds of plain calls older than the longest a call can run: their instance is gone.
+export async function findStaleHolds(
+  store: Store,
+  { olderThanMs, now }: { olderThanMs: number; now: number },
+): Promise<HoldRow[]> {
+  return listStaleHolds(store.db, { createdBefore: now - olderThanMs });
+}
+
+// A hold not moved out of 'open' by us was either ended earlier or never existed.
+async function endedHold(db: Store['db'], holdId: string): Promise<HoldRow> {
+  const hold = await findHold(db, holdId);
+  if (!hold) throw notFound(`hold ${holdId} not found`);
+  return hold;
+}
+
+function requireMicros(field: string, value: number, { min }: { min: number }): void {
+  if (!Number.isSafeInteger(value)) throw invalidRequest(`${field}: expected an integer number of micros, got ${value}`);
+  if (value < min) throw invalidRequest(`${field}: expected at least ${min}, got ${value}`);
+}
+
+function ledgerRow(m: {
+  accountId: string; kind: 'credit' | 'hold' | 'settle' | 'release'; balanceDelta: number; heldDelta?: number;
+  holdId?: string; requestId?: string | null; model?: string; note?: string; now: number;
+}) {
+  return {
+    account_id: m.accountId, kind: m.kind, balance_delta_micros: m.balanceDelta, held_delta_micros: m.heldDelta ?? 0,
+    hold_id: m.holdId ?? null, request_id: m.requestId ?? null, model: m.model ?? null, note: m.note ?? null,
+    created_at: m.now,
+  };
+}

@@ -1,0 +1,65 @@
+// Queries on `accounts`. Balance moves happen only here, each inside the caller's transaction.
+import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { AccountsTable, DB } from './schema.js';
+
+export type AccountRow = Selectable<AccountsTable>;
+
+const COLUMNS = ['id', 'name', 'balance_micros', 'held_micros', 'webhook_secret', 'created_at'] as const;
+
+export async function insertAccount(db: Kysely<DB>, row: Insertable<AccountsTable>): Promise<AccountRow> {
+  return db.insertInto('accounts').values(row).returning(COLUMNS).executeTakeFirstOrThrow();
+}
+
+export async function findAccount(db: Kysely<DB>, id: string): Promise<AccountRow | undefined> {
+  return db.selectFrom('accounts').select(COLUMNS).where('id', '=', id).executeTakeFirst();
+}
+
+export async function setWebhookSecret(
+  db: Kysely<DB>,
+  { accountId, secret }: { accountId: string; secret: string },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('accounts')
+    .set({ webhook_secret: secret })
+    .where('id', '=', accountId)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+// Moves funds from balance to held only if the balance covers them, in one statement: two
+// concurrent holds cannot both read the same balance and both succeed.
+export async function moveToHeld(
+  db: Kysely<DB>,
+  { accountId, amountMicros }: { accountId: string; amountMicros: number },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('accounts')
+    .set((eb) => ({
+      balance_micros: eb('balance_micros', '-', amountMicros),
+      held_micros: eb('held_micros', '+', amountMicros),
+    }))
+    .where('id', '=', accountId)
+    .where('balance_micros', '>=', amountMicros)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+// Unconditional on purpose: settlement may take the balance below zero (DESIGN §3).
+export async function adjustAccount(
+  db: Kysely<DB>,
+  { accountId, balanceDeltaMicros, heldDeltaMicros }: { accountId: string; balanceDeltaMicros: number; heldDeltaMicros: number },
+): Promise<AccountRow | undefined> {
+  return db
+    .updateTable('accounts')
+    .set((eb) => ({
+      balance_micros: eb('balance_micros', '+', balanceDeltaMicros),
+      held_micros: eb('held_micros', '+', heldDeltaMicros),
+    }))
+    .where('id', '=', accountId)
+    .returning(COLUMNS)
+    .executeTakeFirst();
+}
+
+export async function findAccountByName(db: Kysely<DB>, name: string): Promise<AccountRow | undefined> {
+  return db.selectFrom('accounts').select(COLUMNS).where('name', '=', name).orderBy('created_at').executeTakeFirst();
+}

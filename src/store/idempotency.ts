@@ -1,0 +1,80 @@
+// Queries on `idempotency`: the first answer to an Idempotency-Key, kept 24 h (DESIGN §3).
+import type { Kysely } from 'kysely';
+import type { DB } from './schema.js';
+
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+export type IdempotentBegin =
+  | { kind: 'started' }
+  | { kind: 'replay'; statusCode: number; body: string }
+  | { kind: 'running' }
+  | { kind: 'mismatch' };
+
+export interface IdempotentKey {
+  accountId: string;
+  key: string;
+}
+
+// Each step is one conditional statement, so two requests racing on one key cannot both start:
+// the insert, the takeover of an expired record and the read each settle the race on their own.
+export async function beginIdempotent(
+  db: Kysely<DB>,
+  { accountId, key, bodyHash, now }: IdempotentKey & { bodyHash: string; now: number },
+): Promise<IdempotentBegin> {
+  // A record deleted (abandoned) between the steps below sends us round again; twice is plenty.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const inserted = await db
+      .insertInto('idempotency')
+      .values({ account_id: accountId, key, body_hash: bodyHash, state: 'running', created_at: now })
+      .onConflict((oc) => oc.columns(['account_id', 'key']).doNothing())
+      .executeTakeFirst();
+    if (inserted.numInsertedOrUpdatedRows && inserted.numInsertedOrUpdatedRows > 0n) return { kind: 'started' };
+
+    // Older than 24 h counts as never seen: take the record over for this request.
+    const replaced = await db
+      .updateTable('idempotency')
+      .set({ body_hash: bodyHash, state: 'running', status_code: null, response_body: null, created_at: now })
+      .where('account_id', '=', accountId)
+      .where('key', '=', key)
+      .where('created_at', '<', now - IDEMPOTENCY_TTL_MS)
+      .executeTakeFirst();
+    if (replaced.numUpdatedRows > 0n) return { kind: 'started' };
+
+    const row = await db
+      .selectFrom('idempotency')
+      .select(['body_hash', 'state', 'status_code', 'response_body'])
+      .where('account_id', '=', accountId)
+      .where('key', '=', key)
+      .executeTakeFirst();
+    if (!row) continue;
+    if (row.body_hash !== bodyHash) return { kind: 'mismatch' };
+    if (row.state === 'running' || row.status_code === null) return { kind: 'running' };
+    return { kind: 'replay', statusCode: row.status_code, body: row.response_body ?? '' };
+  }
+  return { kind: 'running' };
+}
+
+export async function completeIdempotent(
+  db: Kysely<DB>,
+  { accountId, key, statusCode, body }: IdempotentKey & { statusCode: number; body: string },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('idempotency')
+    .set({ state: 'done', status_code: statusCode, response_body: body })
+    .where('account_id', '=', accountId)
+    .where('key', '=', key)
+    .where('state', '=', 'running')
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+// Only a running record: a finished answer must keep being replayed, never re-executed.
+export async function abandonIdempotent(db: Kysely<DB>, { accountId, key }: IdempotentKey): Promise<boolean> {
+  const result = await db
+    .deleteFrom('idempotency')
+    .where('account_id', '=', accountId)
+    .where('key', '=', key)
+    .where('state', '=', 'running')
+    .executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}

@@ -1,0 +1,194 @@
+// Schema changes, in order, inline so the built package needs no migration folder on disk.
+import { type Kysely, type Migration, Migrator, sql } from 'kysely';
+import type { DB } from './schema.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+// Each migration is built per dialect: the ledger's auto-increment id is spelt differently.
+function migrations(dialect: Dialect): Record<string, Migration> {
+  return {
+    '001_initial': { up: (db) => createInitialTables(db, dialect) },
+  };
+}
+
+async function createInitialTables(db: Kysely<any>, dialect: Dialect): Promise<void> {
+  await db.schema
+    .createTable('accounts')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('name', 'text', (c) => c.notNull())
+    .addColumn('balance_micros', 'bigint', (c) => c.notNull())
+    .addColumn('held_micros', 'bigint', (c) => c.notNull())
+    .addColumn('webhook_secret', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .execute();
+
+  await db.schema
+    .createTable('api_keys')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+    .addColumn('name', 'text')
+    .addColumn('key_hash', 'text', (c) => c.notNull().unique())
+    .addColumn('prefix', 'text', (c) => c.notNull())
+    .addColumn('rpm', 'integer')
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addColumn('revoked_at', 'bigint')
+    .execute();
+  await db.schema.createIndex('api_keys_account').on('api_keys').columns(['account_id']).execute();
+
+  await db.schema
+    .createTable('holds')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+    .addColumn('key_id', 'text')
+    .addColumn('amount_micros', 'bigint', (c) => c.notNull())
+    .addColumn('state', 'text', (c) => c.notNull())
+    .addColumn('request_id', 'text')
+    .addColumn('model', 'text', (c) => c.notNull())
+    .addColumn('endpoint', 'text', (c) => c.notNull())
+    .addColumn('task_id', 'text')
+    .addColumn('charged_micros', 'bigint')
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addColumn('ended_at', 'bigint')
+    .execute();
+  await db.schema.createIndex('holds_state_created').on('holds').columns(['state', 'created_at']).execute();
+
+  await db.schema
+    .createTable('ledger')
+    .$call((t) =>
+      dialect === 'postgres'
+        ? t.addColumn('id', 'bigserial', (c) => c.primaryKey())
+        : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement()),
+    )
+    .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+    .addColumn('kind', 'text', (c) => c.notNull())
+    .addColumn('balance_delta_micros', 'bigint', (c) => c.notNull())
+    .addColumn('held_delta_micros', 'bigint', (c) => c.notNull())
+    .addColumn('hold_id', 'text')
+    .addColumn('request_id', 'text')
+    .addColumn('model', 'text')
+    .addColumn('note', 'text')
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('ledger_account_id').on('ledger').columns(['account_id', 'id']).execute();
+  await db.schema.createIndex('ledger_hold').on('ledger').columns(['hold_id']).execute();
+
+  await db.schema
+    .createTable('usage')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+    .addColumn('key_id', 'text')
+    .addColumn('hold_id', 'text')
+    .addColumn('request_id', 'text')
+    .addColumn('model', 'text', (c) => c.notNull())
+    .addColumn('endpoint', 'text', (c) => c.notNull())
+    .addColumn('units', 'text', (c) => c.notNull())
+    .addColumn('amount_micros', 'bigint', (c) => c.notNull())
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('usage_account_created').on('usage').columns(['account_id', 'created_at']).execute();
+
+  await db.schema
+    .createTable('idempotency')
+    .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+    .addColumn('key', 'text', (c) => c.notNull())
+    .addColumn('body_hash', 'text', (c) => c.notNull())
+    .addColumn('state', 'text', (c) => c.notNull())
+    .addColumn('status_code', 'integer')
+    .addColumn('response_body', 'text')
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addPrimaryKeyConstraint('idempotency_pk', ['account_id', 'key'])
+    .execute();
+
+  await db.schema
+    .createTable('tasks')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+    .addColumn('kind', 'text', (c) => c.notNull())
+    .addColumn('model', 'text', (c) => c.notNull())
+    .addColumn('status', 'text', (c) => c.notNull())
+    .addColumn('upstream_id', 'text')
+    .addColumn('hold_id', 'text')
+    .addColumn('request', 'text', (c) => c.notNull())
+    .addColumn('result', 'text')
+    .addColumn('error', 'text')
+    .addColumn('callback_url', 'text')
+    .addColumn('attempts', 'integer', (c) => c.notNull())
+    .addColumn('next_poll_at', 'bigint', (c) => c.notNull())
+    .addColumn('lease_until', 'bigint')
+    .addColumn('lease_owner', 'text')
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addColumn('updated_at', 'bigint', (c) => c.notNull())
+    .addColumn('finished_at', 'bigint')
+    .execute();
+  await db.schema.createIndex('tasks_status_poll').on('tasks').columns(['status', 'next_poll_at']).execute();
+  await db.schema.createIndex('tasks_account_created').on('tasks').columns(['account_id', 'created_at']).execute();
+
+  await db.schema
+    .createTable('webhook_outbox')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+    .addColumn('task_id', 'text', (c) => c.notNull())
+    .addColumn('event_id', 'text', (c) => c.notNull())
+    .addColumn('url', 'text', (c) => c.notNull())
+    .addColumn('payload', 'text', (c) => c.notNull())
+    .addColumn('state', 'text', (c) => c.notNull())
+    .addColumn('attempts', 'integer', (c) => c.notNull())
+    .addColumn('next_attempt_at', 'bigint', (c) => c.notNull())
+    .addColumn('lease_until', 'bigint')
+    .addColumn('last_status', 'integer')
+    .addColumn('last_error', 'text')
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addColumn('delivered_at', 'bigint')
+    .execute();
+  await db.schema
+    .createIndex('webhook_outbox_state_next')
+    .on('webhook_outbox')
+    .columns(['state', 'next_attempt_at'])
+    .execute();
+
+  await db.schema
+    .createTable('files')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+    .addColumn('filename', 'text', (c) => c.notNull())
+    .addColumn('content_type', 'text')
+    .addColumn('bytes', 'bigint', (c) => c.notNull())
+    .addColumn('storage_path', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('files_account_created').on('files').columns(['account_id', 'created_at']).execute();
+}
+
+// On PostgreSQL Kysely's migrator holds a session advisory lock (pg_advisory_lock) around reading
+// and applying the pending list, so a second process waits, then finds nothing to do. On SQLite
+// the lock is a no-op: a connection that loses the race fails inside its rolled-back migration
+// transaction (SQLITE_BUSY, or "table … already exists" once it sees the winner's schema), and
+// its retry reads the winner's kysely_migration row and finds nothing to do.
+export async function migrateToLatest(db: Kysely<DB>, dialect: Dialect): Promise<void> {
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations(dialect) },
+    // Kysely checks "does kysely_migration exist" across every schema unless told which one;
+    // with a test schema per run, another schema's table would fool it. Pin it to ours.
+    migrationTableSchema: dialect === 'postgres' ? await currentSchema(db) : undefined,
+  });
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await migrator.migrateToLatest();
+    if (!error) return;
+    if (dialect === 'sqlite' && attempt < 5 && isSqliteError(error)) continue;
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+    throw new Error(`store migration failed${failed ? ` at ${failed}` : ''}`, { cause: error });
+  }
+}
+
+async function currentSchema(db: Kysely<DB>): Promise<string> {
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(db);
+  const schema = rows[0]?.schema;
+  if (!schema) throw new Error('PostgreSQL search_path names no existing schema');
+  return schema;
+}
+
+function isSqliteError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_');
+}

@@ -1,0 +1,108 @@
+// Turns a store URL into a migrated Kysely handle on SQLite or PostgreSQL.
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import { type Dialect, migrateToLatest } from './migrations.js';
+import type { DB } from './schema.js';
+
+export interface Store {
+  db: Kysely<DB>;
+  dialect: Dialect;
+  close(): Promise<void>;
+}
+
+// `sqlite:./data/tollroute.db`, `sqlite::memory:`, `postgres://…?schema=name`, `postgresql://…`
+export async function openStore(url: string): Promise<Store> {
+  const store = url.startsWith('sqlite:')
+    ? openSqlite(url.slice('sqlite:'.length))
+    : /^postgres(ql)?:\/\//.test(url)
+      ? await openPostgres(url)
+      : null;
+  if (!store) throw new Error(`store url: expected sqlite:<path> or postgres://…, got ${redact(url)}`);
+  try {
+    await migrateToLatest(store.db, store.dialect);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  return store;
+}
+
+function openSqlite(path: string): Store {
+  if (!path) throw new Error('store url: sqlite: needs a path or :memory:');
+  const file = path === ':memory:' ? path : resolve(process.cwd(), path);
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const sqlite = new Database(file);
+  sqlite.pragma('journal_mode = WAL');
+  // Another process (a second instance, the CLI) may hold the write lock for a moment: wait, don't fail.
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+// int8 (BIGINT, COUNT) arrives as text; money and instants fit a double exactly below 2^53,
+// and a value above that is a bug worth an error rather than a silently rounded balance.
+function parseInt8(text: string): number {
+  const n = Number(text);
+  if (!Number.isSafeInteger(n)) throw new Error(`int8 value ${text} is beyond Number.MAX_SAFE_INTEGER`);
+  return n;
+}
+
+// Per pool, not pg.types.setTypeParser: the global parser would change every other pg user in the process.
+const int8AsNumber: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === pg.types.builtins.INT8 && format !== 'binary'
+      ? parseInt8
+      : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+async function openPostgres(url: string): Promise<Store> {
+  const parsed = new URL(url);
+  const schema = parsed.searchParams.get('schema');
+  // pg would pass an unknown parameter to the server as a setting and fail the connection.
+  parsed.searchParams.delete('schema');
+  if (schema !== null && !SCHEMA_NAME.test(schema)) {
+    throw new Error(`store url: schema must match ${SCHEMA_NAME}, got ${JSON.stringify(schema)}`);
+  }
+  const pool = new pg.Pool({
+    connectionString: parsed.toString(),
+    max: 10,
+    types: int8AsNumber,
+    // A startup option applies to every connection the pool ever opens, before its first query.
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  // An idle connection the server dropped (restart, failover) is emitted here; unheard, it would
+  // crash the process. The pool has already discarded it and the next query opens a new one.
+  pool.on('error', () => {});
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const store: Store = { db, dialect: 'postgres', close: () => db.destroy() };
+  if (schema) {
+    try {
+      await createSchema(pool, schema);
+    } catch (error) {
+      await store.close();
+      throw error;
+    }
+  }
+  return store;
+}
+
+async function createSchema(pool: pg.Pool, schema: string): Promise<void> {
+  try {
+    await pool.query(`create schema if not exists "${schema}"`);
+  } catch (error) {
+    // Two processes creating the same schema at once: "if not exists" can still lose the race
+    // on the catalogue's unique index; the schema being there is all that matters.
+    const { rowCount } = await pool.query('select 1 from pg_namespace where nspname = $1', [schema]);
+    if (!rowCount) throw error;
+  }
+}
+
+function redact(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//***@');
+}

@@ -1,0 +1,155 @@
+// Contract of the plain queries: migrations, accounts, API keys, idempotency records.
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { describe, test } from 'node:test';
+import { issueApiKey } from '../../src/billing/api-keys.js';
+import { createAccount } from '../../src/billing/ledger.js';
+import { findAccount, setWebhookSecret } from '../../src/store/accounts.js';
+import { findApiKeyByHash, revokeApiKey } from '../../src/store/api-keys.js';
+import {
+  abandonIdempotent, beginIdempotent, completeIdempotent, IDEMPOTENCY_TTL_MS,
+} from '../../src/store/idempotency.js';
+import { migrateToLatest } from '../../src/store/migrations.js';
+import { openStore } from '../../src/store/open.js';
+import type { StoreContext } from './store-context.js';
+
+export function queryContract(ctx: StoreContext): void {
+  describe('migrations', () => {
+    test('migrating an up-to-date store again changes nothing and keeps its rows', async () => {
+      const account = await createAccount(ctx.store(), { name: 'kept', creditMicros: 5, now: 1 });
+      await migrateToLatest(ctx.store().db, ctx.store().dialect);
+      const reopened = await openStore(ctx.url());
+      try {
+        const applied = await reopened.db.selectFrom('kysely_migration' as never).select('name' as never).execute();
+        assert.deepEqual(applied, [{ name: '001_initial' }]);
+        assert.deepEqual(await findAccount(reopened.db, account.id), account);
+      } finally {
+        await reopened.close();
+      }
+    });
+
+    test('two stores opening one empty database at once both migrate it without error', async () => {
+      const url = ctx.makeUrl();
+      const stores = await Promise.all([openStore(url), openStore(url)]);
+      try {
+        const applied = await stores[0]!.db.selectFrom('kysely_migration' as never).select('name' as never).execute();
+        assert.deepEqual(applied, [{ name: '001_initial' }]);
+      } finally {
+        await Promise.all(stores.map((s) => s.close()));
+      }
+    });
+  });
+
+  describe('accounts', () => {
+    test('a new account starts with its credit, nothing held and a fresh webhook secret', async () => {
+      const account = await createAccount(ctx.store(), { name: 'acme', creditMicros: 2_000_000, now: 50 });
+      assert.match(account.id, /^acct_[A-Za-z0-9_-]{22}$/);
+      assert.match(account.webhook_secret, /^whsec_[A-Za-z0-9_-]{43}$/);
+      assert.deepEqual(await findAccount(ctx.store().db, account.id), {
+        id: account.id, name: 'acme', balance_micros: 2_000_000, held_micros: 0,
+        webhook_secret: account.webhook_secret, created_at: 50,
+      });
+    });
+
+    test('setting the webhook secret replaces it, and an unknown account reports false', async () => {
+      const { id } = await createAccount(ctx.store(), { name: 'acme', now: 1 });
+      assert.equal(await setWebhookSecret(ctx.store().db, { accountId: id, secret: 'whsec_new' }), true);
+      assert.equal((await findAccount(ctx.store().db, id))?.webhook_secret, 'whsec_new');
+      assert.equal(await setWebhookSecret(ctx.store().db, { accountId: 'acct_none', secret: 'x' }), false);
+    });
+  });
+
+  describe('API keys', () => {
+    test('an issued key is stored as its sha256 hash and a short prefix only', async () => {
+      const { id: accountId } = await createAccount(ctx.store(), { name: 'acme', now: 1 });
+      const { key, row } = await issueApiKey(ctx.store(), { accountId, name: 'ci', rpm: 60, now: 7 });
+      const stored = await ctx.store().db.selectFrom('api_keys').selectAll().execute();
+      assert.deepEqual(stored, [{
+        id: row.id, account_id: accountId, name: 'ci', key_hash: createHash('sha256').update(key).digest('hex'),
+        prefix: row.prefix, rpm: 60, created_at: 7, revoked_at: null,
+      }]);
+      assert.ok(key.startsWith(row.prefix) && row.prefix.length <= 12, `prefix ${row.prefix} is a short head of the key`);
+      assert.ok(!JSON.stringify(stored).includes(key.slice(row.prefix.length)), 'no column holds the rest of the key');
+    });
+
+    test('a key is found by its hash, and revoking it stamps the first revocation only', async () => {
+      const { id: accountId } = await createAccount(ctx.store(), { name: 'acme', now: 1 });
+      const { row } = await issueApiKey(ctx.store(), { accountId, now: 7 });
+      assert.deepEqual(await findApiKeyByHash(ctx.store().db, row.key_hash), row);
+      assert.equal(await findApiKeyByHash(ctx.store().db, 'f'.repeat(64)), undefined);
+      assert.equal(await revokeApiKey(ctx.store().db, { keyId: row.id, now: 9 }), true);
+      assert.equal(await revokeApiKey(ctx.store().db, { keyId: row.id, now: 10 }), false);
+      assert.deepEqual(await findApiKeyByHash(ctx.store().db, row.key_hash), { ...row, revoked_at: 9 });
+    });
+  });
+
+  describe('idempotency records', () => {
+    const T0 = 1_700_000_000_000;
+    // Each test gets its own account; `begin` and `complete` speak for it.
+    const records = async () => {
+      const { id: accountId } = await createAccount(ctx.store(), { name: 'idem', now: 1 });
+      const db = ctx.store().db;
+      return {
+        accountId,
+        begin: (key: string, bodyHash: string, now = T0) => beginIdempotent(db, { accountId, key, bodyHash, now }),
+        complete: (key: string, statusCode: number, body: string) =>
+          completeIdempotent(db, { accountId, key, statusCode, body }),
+        abandon: (key: string) => abandonIdempotent(db, { accountId, key }),
+      };
+    };
+
+    test('a first request starts; the same key while it runs is told it is running', async () => {
+      const { begin } = await records();
+      assert.deepEqual(await begin('k1', 'h1'), { kind: 'started' });
+      assert.deepEqual(await begin('k1', 'h1'), { kind: 'running' });
+    });
+
+    test('a completed request is replayed with its status and body', async () => {
+      const { begin, complete } = await records();
+      await begin('k1', 'h1');
+      assert.equal(await complete('k1', 201, '{"id":"task_1"}'), true);
+      assert.deepEqual(await begin('k1', 'h1', T0 + 1000), { kind: 'replay', statusCode: 201, body: '{"id":"task_1"}' });
+    });
+
+    test('the same key with a different body is a mismatch, running or done', async () => {
+      const { begin, complete } = await records();
+      await begin('k1', 'h1');
+      assert.deepEqual(await begin('k1', 'h2'), { kind: 'mismatch' });
+      await complete('k1', 200, 'ok');
+      assert.deepEqual(await begin('k1', 'h2'), { kind: 'mismatch' });
+    });
+
+    test('abandoning a running request lets the retry start, but a finished answer is kept', async () => {
+      const { begin, complete, abandon } = await records();
+      await begin('k1', 'h1');
+      assert.equal(await abandon('k1'), true);
+      assert.deepEqual(await begin('k1', 'h1'), { kind: 'started' });
+      await complete('k1', 200, 'ok');
+      assert.equal(await abandon('k1'), false);
+      assert.deepEqual(await begin('k1', 'h1'), { kind: 'replay', statusCode: 200, body: 'ok' });
+    });
+
+    test('a record older than 24 hours is treated as absent and replaced', async () => {
+      const { begin, complete } = await records();
+      await begin('k1', 'h1');
+      await complete('k1', 200, 'old');
+      assert.deepEqual(await begin('k1', 'h2', T0 + IDEMPOTENCY_TTL_MS - 1), { kind: 'mismatch' });
+      assert.deepEqual(await begin('k1', 'h2', T0 + IDEMPOTENCY_TTL_MS + 1), { kind: 'started' });
+      assert.deepEqual(await begin('k1', 'h2', T0 + IDEMPOTENCY_TTL_MS + 2), { kind: 'running' });
+    });
+
+    test('keys are per account: the same key from another account starts afresh', async () => {
+      const first = await records();
+      const second = await records();
+      await first.begin('k1', 'h1');
+      assert.deepEqual(await second.begin('k1', 'h1'), { kind: 'started' });
+    });
+
+    test('of many simultaneous first requests with one key, exactly one starts', async () => {
+      const { begin } = await records();
+      const answers = await Promise.all(Array.from({ length: 20 }, () => begin('k1', 'h1')));
+      assert.equal(answers.filter((a) => a.kind === 'started').length, 1);
+      assert.equal(answers.filter((a) => a.kind === 'running').length, 19);
+    });
+  });
+}
