@@ -1,0 +1,84 @@
+// Two gateway processes on one PostgreSQL: the ledger holds across instances, not just threads.
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, describe, test } from 'node:test';
+import { Agent, request } from 'undici';
+import { estimatePromptTokens } from '../../src/billing/estimates.js';
+import { checkAccountBalance } from '../../src/billing/ledger.js';
+import { sandboxCatalogue } from '../../src/config/sandbox-catalogue.js';
+import { startSandbox } from '../../src/sandbox/server.js';
+import { openStore } from '../../src/store/open.js';
+import { ADMIN_TOKEN } from '../helpers/gateway.js';
+import { dropTestSchemas, requirePostgresOrSkip, withTestSchema } from '../helpers/postgres.js';
+import { freePort, startServe, type ServingProcess } from '../helpers/processes.js';
+
+const baseUrl = await requirePostgresOrSkip('PostgreSQL multi-instance gateway tests');
+
+describe('two gateway processes on one PostgreSQL', { skip: !baseUrl }, () => {
+  const cleanups: (() => Promise<unknown>)[] = [];
+  after(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  });
+
+  test('200 simultaneous calls on an account that can afford 100 give exactly 100 answers and 100 refusals', async () => {
+    const sandbox = await startSandbox({ port: 0 });
+    cleanups.push(() => sandbox.close());
+    // Every upstream call takes a while, so all 200 holds are placed before any is settled.
+    await request(`${sandbox.url}/__sandbox/faults`, { method: 'POST', body: JSON.stringify({ kind: 'chat', delay_ms: 2500 }) });
+
+    const { url: storeUrl, schema } = withTestSchema(baseUrl!);
+    cleanups.push(() => dropTestSchemas(baseUrl!, [schema]));
+    const dir = mkdtempSync(path.join(tmpdir(), 'tollroute-pg-'));
+    const configFile = path.join(dir, 'tollroute.yaml');
+    // JSON is YAML: the same catalogue the sandbox serves, on the shared store.
+    writeFileSync(configFile, JSON.stringify({ ...sandboxCatalogue(sandbox.url), store: storeUrl, admin_token: ADMIN_TOKEN, limits: { default_rpm: 100_000 }, log_level: 'warn' }));
+
+    const ports = [await freePort(), await freePort()];
+    const instances: ServingProcess[] = [];
+    for (const port of ports) {
+      const instance = await startServe({ PORT: String(port), TOLLROUTE_DATA_DIR: dir }, ['--config', configFile]);
+      instances.push(instance);
+      cleanups.push(async () => {
+        instance.child.kill('SIGTERM');
+        await instance.exited;
+      });
+    }
+
+    const messages = [{ role: 'user', content: 'share the load' }];
+    const holdMicros = estimatePromptTokens(messages) * 2 + 10 * 8; // max_tokens 10 at the sandbox-chat prices
+    const admin = async (port: number, p: string, body: unknown) => {
+      const res = await request(`http://127.0.0.1:${port}${p}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      return (await res.body.json()) as any;
+    };
+    const account = await admin(ports[0]!, '/admin/accounts', { name: 'shared', credit_micros: 100 * holdMicros });
+    const { key } = await admin(ports[1]!, `/admin/accounts/${account.id}/keys`, {});
+
+    const dispatcher = new Agent({ connections: 200 });
+    cleanups.push(() => dispatcher.close());
+    const statuses = await Promise.all(
+      Array.from({ length: 200 }, async (_, i) => {
+        const res = await request(`http://127.0.0.1:${ports[i % 2]}/v1/chat/completions`, {
+          method: 'POST',
+          dispatcher,
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'sandbox-chat', messages, max_tokens: 10 }),
+        });
+        await res.body.dump();
+        return res.statusCode;
+      }),
+    );
+    assert.deepEqual(
+      { ok: statuses.filter((s) => s === 200).length, refused: statuses.filter((s) => s === 402).length },
+      { ok: 100, refused: 100 },
+    );
+
+    const store = await openStore(storeUrl);
+    cleanups.push(() => store.close());
+    const check = await checkAccountBalance(store, account.id);
+    assert.equal(check.consistent, true);
+    assert.equal(check.heldMicros, 0);
+    assert.ok(check.balanceMicros >= 0, 'never a negative spendable balance');
+  });
+});
