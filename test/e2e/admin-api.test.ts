@@ -1,0 +1,80 @@
+// The admin API of DESIGN section 8: accounts, credits, keys, ledger, usage, webhook secret.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { request } from 'undici';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+describe('admin API', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startTestGateway();
+  });
+  after(() => gw.close());
+
+  test('needs the admin token', async () => {
+    const res = await request(`${gw.url}/admin/accounts`, { method: 'POST', headers: { authorization: 'Bearer tr-wrong', 'content-type': 'application/json' }, body: '{"name":"x"}' });
+    assert.deepEqual({ status: res.statusCode, body: await res.body.json() }, { status: 401, body: { error: 'invalid or missing admin token', type: 'auth_error' } });
+  });
+
+  test('an account is created with its opening credit and read back', async () => {
+    const created = await gw.admin('POST', '/admin/accounts', { name: 'acme', credit_micros: 2_500_000 });
+    assert.equal(created.status, 201);
+    assert.deepEqual(Object.keys(created.body).sort(), ['balance_micros', 'created_at', 'held_micros', 'id', 'name']);
+    assert.deepEqual((await gw.admin('GET', `/admin/accounts/${created.body.id}`)).body, created.body);
+    assert.equal(created.body.balance_micros, 2_500_000);
+  });
+
+  test('a credit adds to the balance and writes a ledger row, newest first', async () => {
+    const { body: account } = await gw.admin('POST', '/admin/accounts', { name: 'credits' });
+    const credited = await gw.admin('POST', `/admin/accounts/${account.id}/credit`, { amount_micros: 700, note: 'trial' });
+    assert.equal(credited.body.balance_micros, 700);
+    await gw.admin('POST', `/admin/accounts/${account.id}/credit`, { amount_micros: 300 });
+    const ledger = (await gw.admin('GET', `/admin/accounts/${account.id}/ledger`)).body.data;
+    assert.deepEqual(ledger.map((r: any) => [r.kind, r.amount_micros, r.note]), [['credit', 300, null], ['credit', 700, 'trial']]);
+  });
+
+  test('a credit that is not a whole number of micros is refused naming the field', async () => {
+    const { body: account } = await gw.admin('POST', '/admin/accounts', { name: 'floats' });
+    const res = await gw.admin('POST', `/admin/accounts/${account.id}/credit`, { amount_micros: 1.5 });
+    assert.deepEqual(res, { status: 400, body: { error: 'amount_micros: must be integer', type: 'invalid_request_error' } });
+  });
+
+  test('an unknown account is 404', async () => {
+    assert.deepEqual(await gw.admin('GET', '/admin/accounts/acct_missing'), { status: 404, body: { error: 'account acct_missing not found', type: 'not_found_error' } });
+  });
+
+  test('a key is shown once and only its prefix is kept', async () => {
+    const { body: account } = await gw.admin('POST', '/admin/accounts', { name: 'keys' });
+    const { status, body } = await gw.admin('POST', `/admin/accounts/${account.id}/keys`, { name: 'ci', rpm: 60 });
+    assert.equal(status, 201);
+    assert.match(body.key, /^tr-[A-Za-z0-9_-]{43}$/);
+    assert.ok(body.key.startsWith(body.prefix) && body.prefix.length < 12);
+    const stored = await gw.gateway.store.db.selectFrom('api_keys').selectAll().where('id', '=', body.id).executeTakeFirstOrThrow();
+    assert.ok(!JSON.stringify(stored).includes(body.key.slice(body.prefix.length)), 'the secret part is not stored');
+  });
+
+  test('usage lists settled calls with units and amounts', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+    const res = await request(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-request-id': 'usage-check' },
+      body: JSON.stringify({ model: 'sandbox-chat', messages: [{ role: 'user', content: 'a b' }] }),
+    });
+    await res.body.dump();
+    const [record] = (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data;
+    assert.deepEqual(
+      { model: record.model, endpoint: record.endpoint, units: record.units, amount: record.amount_micros, requestId: record.request_id },
+      { model: 'sandbox-chat', endpoint: 'chat.completions', units: { input_token: 3, output_token: 4 }, amount: 3 * 2 + 4 * 8, requestId: 'usage-check' },
+    );
+  });
+
+  test('the webhook secret is readable and rotates', async () => {
+    const { body: account } = await gw.admin('POST', '/admin/accounts', { name: 'hooks' });
+    const first = (await gw.admin('GET', `/admin/accounts/${account.id}/webhook-secret`)).body.secret;
+    assert.match(first, /^whsec_/);
+    const rotated = (await gw.admin('POST', `/admin/accounts/${account.id}/webhook-secret`)).body.secret;
+    assert.match(rotated, /^whsec_/);
+    assert.notEqual(rotated, first);
+    assert.equal((await gw.admin('GET', `/admin/accounts/${account.id}/webhook-secret`)).body.secret, rotated);
+  });
+});

@@ -1,0 +1,59 @@
+// The SSE tap: events pass through whole and unchanged, however the bytes are cut.
+import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
+import { text } from 'node:stream/consumers';
+import { test } from 'node:test';
+import { createSseTap, parseSseEvent, type SseEvent } from '../../src/upstreams/sse.js';
+
+const upstream = 'data: {"a":1}\n\nevent: ping\ndata: {}\n\ndata: {"b":"é"}\n\ndata: [DONE]\n\n';
+
+async function through(chunks: (string | Buffer)[], keep: (e: SseEvent) => boolean | void = () => true) {
+  const seen: SseEvent[] = [];
+  const tap = createSseTap((event) => {
+    seen.push(event);
+    return keep(event);
+  });
+  const out = await text(Readable.from(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))).pipe(tap));
+  return { out, seen };
+}
+
+test('events pass through unchanged and are each read once', async () => {
+  const { out, seen } = await through([upstream]);
+  assert.equal(out, upstream);
+  assert.deepEqual(seen, [
+    { event: undefined, data: '{"a":1}' },
+    { event: 'ping', data: '{}' },
+    { event: undefined, data: '{"b":"é"}' },
+    { event: undefined, data: '[DONE]' },
+  ]);
+});
+
+test('an event split across chunks, even inside a multi-byte character, is read whole', async () => {
+  const bytes = Buffer.from(upstream);
+  const chunks = Array.from({ length: bytes.length }, (_, i) => bytes.subarray(i, i + 1));
+  const { out, seen } = await through(chunks);
+  assert.equal(out, upstream);
+  assert.equal(seen[2]?.data, '{"b":"é"}');
+});
+
+test('an event the reader refuses is kept from the client', async () => {
+  const { out } = await through([upstream], (e) => e.event !== 'ping');
+  assert.equal(out, 'data: {"a":1}\n\ndata: {"b":"é"}\n\ndata: [DONE]\n\n');
+});
+
+test('CRLF framing is understood and kept', async () => {
+  const crlf = 'data: {"a":1}\r\n\r\ndata: [DONE]\r\n\r\n';
+  const { out, seen } = await through([crlf]);
+  assert.equal(out, crlf);
+  assert.deepEqual(seen.map((e) => e.data), ['{"a":1}', '[DONE]']);
+});
+
+test('a last event without its closing blank line still reaches the client', async () => {
+  const { out, seen } = await through(['data: {"a":1}\n\ndata: {"end":true}']);
+  assert.equal(out, 'data: {"a":1}\n\ndata: {"end":true}\n\n');
+  assert.equal(seen.length, 2);
+});
+
+test('multi-line data joins with newlines', () => {
+  assert.deepEqual(parseSseEvent('event: x\ndata: one\ndata:two'), { event: 'x', data: 'one\ntwo' });
+});
