@@ -193,6 +193,24 @@ describe('chat completions', () => {
     assert.equal((await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data.length, 1);
   });
 
+  test('an Idempotency-Key reused while the first call still runs is 409', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+    await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'chat', delay_ms: 400, times: 1 });
+    const send = () =>
+      request(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': 'slow-one' },
+        body: JSON.stringify({ model: 'sandbox-chat', messages: [{ role: 'user', content: 'slowly' }] }),
+      });
+    const first = send();
+    await eventually(async () => (await gw.sandboxControl('GET', '/__sandbox/requests')).data.some((r: any) => r.body?.messages?.[0]?.content === 'slowly'));
+    const second = await send();
+    assert.equal(second.statusCode, 409);
+    assert.equal(((await second.body.json()) as any).type, 'invalid_request_error');
+    assert.equal((await first).statusCode, 200);
+    assert.equal((await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data.length, 1);
+  });
+
   test('a key past its requests per minute gets 429 rate limit exceeded', async () => {
     const { key } = await gw.account({ rpm: 2 });
     const models = () => request(`${gw.url}/v1/chat/completions`, {

@@ -16,6 +16,8 @@ export const ADMIN_TOKEN = 'adm-test-token-0123456789abcdef';
 
 export interface TestGateway {
   url: string;
+  /** The store URL, so a second gateway can share it as a second instance would. */
+  storeUrl: string;
   sandbox: Sandbox;
   gateway: Gateway;
   logs: Record<string, unknown>[];
@@ -65,6 +67,7 @@ export async function startTestGateway(overrides: Partial<ConfigInput> = {}): Pr
 
   return {
     url,
+    storeUrl: config.store,
     sandbox,
     gateway,
     logs,
