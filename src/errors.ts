@@ -9,6 +9,9 @@ export type ErrorType =
   | 'server_error';
 
 export class GatewayError extends Error {
+  /** An upstream's own error answer, sent to the caller as it came (the responses API's refusals). */
+  passThrough?: { body: string; contentType: string | undefined };
+
   constructor(
     readonly status: number,
     readonly type: ErrorType,
@@ -37,5 +40,12 @@ export const unprocessable = (message: string) => new GatewayError(422, 'invalid
 export const rateLimited = () => new GatewayError(429, 'rate_limit_error', MESSAGES.rateLimited);
 export const upstream = (cause?: unknown) =>
   new GatewayError(502, 'server_error', MESSAGES.upstream, { cause });
+/** The upstream's refusal, relayed with its status and body. */
+export function upstreamPassThrough(status: number, body: string, contentType: string | undefined): GatewayError {
+  const error = new GatewayError(status, status === 404 ? 'not_found_error' : 'invalid_request_error', `upstream answered ${status}`);
+  error.passThrough = { body, contentType };
+  return error;
+}
+
 export const unavailable = (message = 'the gateway is shutting down') =>
   new GatewayError(503, 'server_error', message);

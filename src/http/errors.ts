@@ -40,6 +40,9 @@ export function describeSchemaError(errors: SchemaError[], dataVar: string): Err
 }
 
 export function sendError(reply: FastifyReply, error: GatewayError) {
+  if (error.passThrough) {
+    return reply.code(error.status).type(error.passThrough.contentType ?? 'application/json').send(error.passThrough.body);
+  }
   return reply.code(error.status).type('application/json').send({ error: error.message, type: error.type });
 }
 

@@ -1,7 +1,7 @@
 // Server-sent events on the side of a pass-through: frames the byte stream into events, lets a
 // reader look at each one (for usage) and decide whether it goes on to the client unchanged.
 import { StringDecoder } from 'node:string_decoder';
-import { Transform, type TransformCallback } from 'node:stream';
+import { pipeline, Transform, type Readable, type TransformCallback } from 'node:stream';
 
 export interface SseEvent {
   event: string | undefined;
@@ -23,37 +23,79 @@ export function parseSseEvent(raw: string): SseEvent {
   return { event, data: data.join('\n') };
 }
 
+/** Cuts decoded text into raw events (each with its closing blank line); never holds more than one partial event. */
+class SseFramer {
+  private readonly decoder = new StringDecoder('utf8');
+  private pending = '';
+
+  push(chunk: Buffer): { raw: string; separator: string }[] {
+    this.pending += this.decoder.write(chunk);
+    return this.cut();
+  }
+
+  end(): { raw: string; separator: string }[] {
+    this.pending += this.decoder.end();
+    // An upstream that ends without the final blank line still delivers its last event.
+    if (this.pending.trim().length > 0) this.pending += '\n\n';
+    return this.cut();
+  }
+
+  private cut() {
+    const events: { raw: string; separator: string }[] = [];
+    let match: RegExpExecArray | null;
+    while ((match = EVENT_END.exec(this.pending))) {
+      const raw = this.pending.slice(0, match.index);
+      this.pending = this.pending.slice(match.index + match[0].length);
+      if (raw.length > 0) events.push({ raw, separator: match[0] });
+    }
+    return events;
+  }
+}
+
 /**
  * A Transform that forwards each complete event as soon as its closing blank line arrives:
  * never a timer, never more than one partial event held.
  */
 export function createSseTap(read: SseReader): Transform {
-  const decoder = new StringDecoder('utf8');
-  let pending = '';
-  const flushEvents = (push: (text: string) => void) => {
-    let match: RegExpExecArray | null;
-    while ((match = EVENT_END.exec(pending))) {
-      const raw = pending.slice(0, match.index);
-      const sep = match[0];
-      pending = pending.slice(match.index + sep.length);
-      if (raw.length === 0) continue;
-      if (read(parseSseEvent(raw)) !== false) push(raw + sep);
-    }
+  const framer = new SseFramer();
+  const forward = (events: { raw: string; separator: string }[]) => {
+    let out = '';
+    for (const { raw, separator } of events) if (read(parseSseEvent(raw)) !== false) out += raw + separator;
+    return out.length > 0 ? out : undefined;
   };
   return new Transform({
     transform(chunk: Buffer, _encoding, callback: TransformCallback) {
-      pending += decoder.write(chunk);
-      let out = '';
-      flushEvents((text) => (out += text));
-      callback(null, out.length > 0 ? out : undefined);
+      callback(null, forward(framer.push(chunk)));
     },
     flush(callback: TransformCallback) {
-      pending += decoder.end();
-      // An upstream that ends without the final blank line still delivers its last event.
-      if (pending.trim().length > 0) pending += '\n\n';
-      let out = '';
-      flushEvents((text) => (out += text));
-      callback(null, out.length > 0 ? out : undefined);
+      callback(null, forward(framer.end()));
     },
   });
+}
+
+/** The events of an SSE byte stream, parsed, for translators that re-emit another protocol. */
+export async function* readSseEvents(body: Readable): AsyncGenerator<SseEvent> {
+  const framer = new SseFramer();
+  for await (const chunk of body) for (const { raw } of framer.push(chunk as Buffer)) yield parseSseEvent(raw);
+  for (const { raw } of framer.end()) yield parseSseEvent(raw);
+}
+
+/**
+ * An upstream's SSE body passed through, each JSON event shown to `observe` on the way (for
+ * usage); `observe` may answer false to hold an event back. Malformed data is passed on as it came.
+ */
+export function observeSseJson(body: Readable, observe: (value: any) => boolean | void): Readable {
+  const tap = createSseTap(({ data }) => {
+    if (!data.startsWith('{')) return;
+    let value: unknown;
+    try {
+      value = JSON.parse(data);
+    } catch {
+      return;
+    }
+    return observe(value);
+  });
+  // pipeline: an upstream that breaks destroys the tap, and the tap's error reaches the reader.
+  pipeline(body, tap, () => {});
+  return tap;
 }

@@ -1,9 +1,8 @@
 // OpenAI chat completions over a channel: a whole answer, or the SSE stream passed through.
-import { pipeline } from 'node:stream';
 import type { Readable } from 'node:stream';
 import { postJson } from '../http.js';
 import type { Upstream } from '../pool.js';
-import { createSseTap } from '../sse.js';
+import { observeSseJson } from '../sse.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from './types.js';
 import { ChatStreamMeter } from './usage.js';
 
@@ -24,31 +23,24 @@ export interface ChatStream {
   meter: ChatStreamMeter;
 }
 
-/**
- * Streams a completion. Usage is always asked of the upstream (billing needs it); the usage
- * chunk is passed on only when the client asked for it, as OpenAI itself would.
- */
+/** Opens a completion stream, always asking the upstream for usage (billing needs it). */
+export async function openChatStream(upstream: Upstream, body: ChatRequest, signal: AbortSignal): Promise<Readable> {
+  const upstreamBody = { ...body, stream: true, stream_options: { ...body.stream_options, include_usage: true } };
+  const response = await postJson(upstream, { path: '/v1/chat/completions', body: upstreamBody, headers: authHeaders(upstream), signal });
+  return response.body;
+}
+
+/** Streams a completion through; the usage chunk reaches the client only when it asked for it, as OpenAI itself would. */
 export async function streamChatCompletion(
   upstream: Upstream,
   body: ChatRequest,
   signal: AbortSignal,
 ): Promise<ChatStream> {
   const clientWantsUsage = body.stream_options?.include_usage === true;
-  const upstreamBody = { ...body, stream: true, stream_options: { ...body.stream_options, include_usage: true } };
-  const response = await postJson(upstream, { path: '/v1/chat/completions', body: upstreamBody, headers: authHeaders(upstream), signal });
   const meter = new ChatStreamMeter();
-  const tap = createSseTap(({ data }) => {
-    if (data === '[DONE]' || !data.startsWith('{')) return;
-    let chunk: ChatCompletionChunk;
-    try {
-      chunk = JSON.parse(data) as ChatCompletionChunk;
-    } catch {
-      return; // not ours to judge: the client gets the upstream's bytes as they were
-    }
+  const stream = observeSseJson(await openChatStream(upstream, body, signal), (chunk: ChatCompletionChunk) => {
     meter.observe(chunk);
     if (!clientWantsUsage && chunk.usage && chunk.choices?.length === 0) return false;
   });
-  // pipeline: an upstream that breaks destroys the tap, and the tap's error reaches the reader.
-  pipeline(response.body, tap, () => {});
-  return { body: tap, meter };
+  return { body: stream, meter };
 }

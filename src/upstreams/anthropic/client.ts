@@ -1,0 +1,40 @@
+// A messages-native upstream: the caller's request goes through with the channel's own
+// credentials; streams pass through event by event, read on the side for usage.
+import type { Readable } from 'node:stream';
+import { postJson } from '../http.js';
+import type { Upstream } from '../pool.js';
+import { observeSseJson } from '../sse.js';
+import { MessagesStreamMeter, type NativeUsage } from './usage.js';
+
+export const ANTHROPIC_VERSION = '2023-06-01';
+
+function headers(upstream: Upstream, beta: string | undefined): Record<string, string> {
+  return {
+    'anthropic-version': ANTHROPIC_VERSION,
+    ...(upstream.channel.api_key && { 'x-api-key': upstream.channel.api_key }),
+    ...(beta && { 'anthropic-beta': beta }),
+  };
+}
+
+export interface NativeMessage {
+  model?: string;
+  usage?: NativeUsage;
+  [field: string]: unknown;
+}
+
+export async function createNativeMessage(
+  upstream: Upstream,
+  args: { body: Record<string, unknown>; beta?: string; signal: AbortSignal },
+): Promise<NativeMessage> {
+  const response = await postJson(upstream, { path: '/v1/messages', body: { ...args.body, stream: false }, headers: headers(upstream, args.beta), signal: args.signal });
+  return (await response.body.json()) as NativeMessage;
+}
+
+export async function streamNativeMessage(
+  upstream: Upstream,
+  args: { body: Record<string, unknown>; beta?: string; signal: AbortSignal },
+): Promise<{ body: Readable; meter: MessagesStreamMeter }> {
+  const response = await postJson(upstream, { path: '/v1/messages', body: { ...args.body, stream: true }, headers: headers(upstream, args.beta), signal: args.signal });
+  const meter = new MessagesStreamMeter();
+  return { body: observeSseJson(response.body, (event) => meter.observe(event)), meter };
+}
