@@ -1,0 +1,58 @@
+// A chat-completions stream re-emitted as the messages event stream. The translation itself is
+// the pure ChatToMessagesStream; this file only moves bytes and reports what was generated.
+import { Readable } from 'node:stream';
+import { readSseEvents } from '../sse.js';
+import type { MessagesStreamEvent } from '../anthropic/types.js';
+import { openChatStream } from './client.js';
+import { ChatToMessagesStream, formatSse } from './stream-to-messages.js';
+import type { ChatCompletionChunk, ChatRequest } from './types.js';
+import { ChatStreamMeter, type TokenUsage } from './usage.js';
+import type { Upstream } from '../pool.js';
+
+export interface TranslatedStream {
+  body: Readable;
+  tokens(estimatedInput: number): TokenUsage;
+}
+
+const UPSTREAM_FAILED = 'upstream provider error';
+
+export async function streamChatAsMessages(
+  upstream: Upstream,
+  args: { request: ChatRequest; ids: { id: string; model: string; inputTokens: number }; signal: AbortSignal },
+): Promise<TranslatedStream> {
+  const source = await openChatStream(upstream, args.request, args.signal);
+  const translator = new ChatToMessagesStream(args.ids);
+  const meter = new ChatStreamMeter();
+  const encode = (events: MessagesStreamEvent[]) => events.map(formatSse).join('');
+
+  async function* messagesEvents(): AsyncGenerator<string> {
+    let seenAny = false;
+    try {
+      for await (const { data } of readSseEvents(source)) {
+        if (data === '[DONE]') break;
+        let chunk: ChatCompletionChunk;
+        try {
+          chunk = JSON.parse(data) as ChatCompletionChunk;
+        } catch {
+          continue; // a malformed line carries nothing a messages client could use
+        }
+        if ((chunk as { error?: unknown }).error) throw new Error('upstream sent an error event');
+        seenAny = true;
+        meter.observe(chunk);
+        const out = encode(translator.push(chunk));
+        if (out) yield out;
+      }
+      yield encode(translator.end());
+    } catch (error) {
+      // Before anything was sent the call simply failed (a 502, nothing billed); after, the
+      // client has a 200 in hand, so the stream ends with the protocol's error event.
+      if (!seenAny || args.signal.aborted) throw error;
+      yield encode(translator.fail(UPSTREAM_FAILED));
+    }
+  }
+
+  return {
+    body: Readable.from(messagesEvents(), { objectMode: false }),
+    tokens: (estimatedInput) => meter.tokens(estimatedInput),
+  };
+}

@@ -1,0 +1,74 @@
+// Chat chunks as Messages stream events. A fixture's `upstream` is the stream as the gateway reads it:
+// chunk objects, "[DONE]" (end), {"fail": message} (a broken upstream); without either it ends cleanly
+// after the last chunk. Steps after the end are still fed, and must produce nothing.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { test } from 'node:test';
+import type { MessagesStreamEvent } from '../../../src/upstreams/anthropic/types.js';
+import { ChatToMessagesStream, formatSse } from '../../../src/upstreams/openai-chat/stream-to-messages.js';
+import type { ChatCompletionChunk } from '../../../src/upstreams/openai-chat/types.js';
+
+type Step = ChatCompletionChunk | '[DONE]' | { fail: string };
+
+function run(steps: Step[]): { events: MessagesStreamEvent[]; usage: unknown } {
+  const stream = new ChatToMessagesStream({ id: 'msg_1', model: 'claude-sonnet-4-5', inputTokens: 20 });
+  const events: MessagesStreamEvent[] = [];
+  let ended = false;
+  for (const step of steps) {
+    if (step === '[DONE]') events.push(...stream.end());
+    else if ('fail' in step) events.push(...stream.fail(step.fail));
+    else events.push(...stream.push(step));
+    ended ||= typeof step === 'string' || 'fail' in step;
+  }
+  if (!ended) events.push(...stream.end());
+  return { events, usage: stream.usage() ?? null };
+}
+
+async function translates(name: string) {
+  const file = new URL(`./fixtures/${name}.json`, import.meta.url);
+  const { upstream, expected } = JSON.parse(await readFile(file, 'utf8'));
+  assert.deepEqual(run(upstream), expected);
+}
+
+test('plain text streams as one text block, closed by a message_delta carrying the usage chunk', () => translates('stream-plain-text'));
+
+test('text then a tool call: the text block closes before the tool_use block opens, cached tokens reported apart', () =>
+  translates('stream-text-then-tool-call'));
+
+test('two parallel tool calls become two tool_use blocks, one after the other', () =>
+  translates('stream-text-then-parallel-tool-calls'));
+
+test('a fragment carrying id, name and all arguments starts its block and delivers the arguments', () =>
+  translates('stream-tool-call-arguments-in-first-fragment'));
+
+test('content and finish in one chunk: the content is kept and the finish waits for usage', () =>
+  translates('stream-content-and-finish-in-one-chunk'));
+
+test('reasoning streams as a thinking block, closed before the text block', () => translates('stream-reasoning-then-text'));
+
+test('a stream ending without usage or finish ends the turn on the estimate and a token per generated chunk', () =>
+  translates('stream-ended-without-usage'));
+
+test('[DONE] before the usage chunk sends the held finish on the estimate, and nothing follows message_stop', () =>
+  translates('stream-done-before-usage'));
+
+test('a failure mid-block ends with an error event and closes nothing', () => translates('stream-fails-mid-block'));
+
+test('content after the finish is dropped', () => translates('stream-content-after-finish'));
+
+test('an upstream that sends nothing still gets a whole, empty message', () => translates('stream-empty'));
+
+test('a new id on tool call index 0 is a new block, and a tool turn finished with stop reports tool_use', () =>
+  translates('stream-calls-sharing-index-zero'));
+
+test('an event is framed with its type as the SSE event name', () => {
+  const frames = [{ type: 'ping' }, { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'a\nb' } }] as const;
+  assert.equal(
+    frames.map((event) => formatSse(event)).join(''),
+    'event: ping\ndata: {"type":"ping"}\n\n' +
+      'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a\\nb"}}\n\n',
+  );
+});
+
+test('a failure after finish and usage came ends the message whole instead of with an error', () =>
+  translates('stream-fails-after-usage'));
