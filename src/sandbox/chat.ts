@@ -29,6 +29,7 @@ interface ChatRequest {
   stream: boolean;
   includeUsage: boolean;
   maxTokens: number | undefined;
+  stopSequences: string[];
   toolNames: string[];
 }
 
@@ -54,7 +55,8 @@ async function answerChat(ctx: SandboxContext): Promise<void> {
   if ((requestedWords(userText) ?? 0) > MAX_REPLY_WORDS) {
     return ctx.reply.json(400, openAiError(`[[words:N]]: N must be at most ${MAX_REPLY_WORDS}`, 'invalid_request_error'));
   }
-  const plan = planReply({ userText, toolNames: request.toolNames, maxTokens: request.maxTokens });
+  const { toolNames, maxTokens, stopSequences } = request;
+  const plan = planReply({ userText, toolNames, maxTokens, stopSequences });
   const prompt = promptTokens(request.messages);
   const usage = { prompt_tokens: prompt, completion_tokens: plan.outputTokens, total_tokens: prompt + plan.outputTokens };
   const hash = hashOf(ctx.body);
@@ -71,13 +73,17 @@ async function answerChat(ctx: SandboxContext): Promise<void> {
 
 function parseChatRequest(body: unknown): ChatRequest | string {
   if (!isRecord(body)) return 'body: expected a JSON object';
-  const { model, messages, stream, stream_options: options, tools } = body;
+  const { model, messages, stream, stream_options: options, tools, stop } = body;
   if (typeof model !== 'string' || model === '') return 'model: required, a non-empty string';
   if (!Array.isArray(messages) || messages.length === 0) return 'messages: required, a non-empty array';
   const badMessage = messages.findIndex((message) => !isRecord(message) || typeof message.role !== 'string');
   if (badMessage >= 0) return `messages[${badMessage}]: expected an object with a role`;
   if (stream !== undefined && stream !== null && typeof stream !== 'boolean') return 'stream: expected a boolean';
   if (tools !== undefined && tools !== null && !Array.isArray(tools)) return 'tools: expected an array';
+  const stopSequences = stop === undefined || stop === null ? [] : typeof stop === 'string' ? [stop] : stop;
+  if (!Array.isArray(stopSequences) || !stopSequences.every((s) => typeof s === 'string')) {
+    return 'stop: expected a string or an array of strings';
+  }
   const limits: number[] = [];
   for (const field of ['max_tokens', 'max_completion_tokens'] as const) {
     const value = body[field];
@@ -91,6 +97,7 @@ function parseChatRequest(body: unknown): ChatRequest | string {
     stream: stream === true,
     includeUsage: isRecord(options) && options.include_usage === true,
     maxTokens: limits.length > 0 ? Math.min(...limits) : undefined,
+    stopSequences,
     toolNames: functionNames(tools),
   };
 }

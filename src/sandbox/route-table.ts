@@ -1,4 +1,6 @@
 import { chatRoute } from './chat.js';
+import { messagesRoute } from './messages.js';
+import { noResponsesRoute, responsesRoute } from './responses.js';
 import type { SandboxRoute } from './route.js';
 
 /**
@@ -8,4 +10,10 @@ import type { SandboxRoute } from './route.js';
 const withoutResponses = (route: SandboxRoute): SandboxRoute => ({ ...route, path: `/noresponses${route.path}` });
 
 /** Every upstream endpoint the sandbox imitates: a new protocol is one file and one line here. */
-export const SANDBOX_ROUTES: readonly SandboxRoute[] = [chatRoute, withoutResponses(chatRoute)];
+export const SANDBOX_ROUTES: readonly SandboxRoute[] = [
+  chatRoute,
+  messagesRoute,
+  responsesRoute,
+  withoutResponses(chatRoute),
+  noResponsesRoute,
+];

@@ -93,6 +93,8 @@ async function handleRequest(state: SandboxState, req: IncomingMessage, res: Ser
   const kind = match?.route.kind ?? null;
   const entry = state.log.record({ kind, method, path: url, headers: req.headers, body: loggedBody(body) });
   const rule = state.faults.take({ kind, path, model: isRecord(body.json) ? body.json.model : undefined });
+  // each protocol answers its own errors in its own shape (Anthropic's differs from OpenAI's)
+  const errorBody = match?.route.errorBody ?? openAiErrorForStatus;
   const controller = new AbortController();
   const reply = new Reply(res, controller.signal, {
     dropAfterChunks: rule?.drop_after_chunks,
@@ -113,7 +115,6 @@ async function handleRequest(state: SandboxState, req: IncomingMessage, res: Ser
     // accepted and never answered: the close listener notes when the client gives up
     if (rule?.hang) return;
     if (rule?.status !== undefined) {
-      const errorBody = match?.route.errorBody ?? openAiErrorForStatus;
       const answer = rule.body ?? errorBody(rule.status, `sandbox fault: status ${rule.status}`);
       // a string goes out as it is: a proxy's HTML error page, not JSON
       if (typeof answer === 'string') return reply.send(rule.status, answer, { 'content-type': 'text/plain' });
@@ -122,7 +123,7 @@ async function handleRequest(state: SandboxState, req: IncomingMessage, res: Ser
     if (!match) {
       return reply.json(404, openAiError(`no sandbox route for ${method} ${path}`, 'invalid_request_error', 'not_found'));
     }
-    if (body.jsonError) return reply.json(400, openAiError(body.jsonError, 'invalid_request_error'));
+    if (body.jsonError) return reply.json(400, errorBody(400, body.jsonError));
     await match.route.handle({
       method,
       path,
@@ -140,7 +141,7 @@ async function handleRequest(state: SandboxState, req: IncomingMessage, res: Ser
     if (controller.signal.aborted) return;
     // after the headers a status can no longer be told: cut the connection rather than fake an ending
     if (reply.headersSent) return reply.drop();
-    reply.json(500, openAiError(`sandbox error: ${(error as Error).message}`, 'server_error'));
+    reply.json(500, errorBody(500, `sandbox error: ${(error as Error).message}`));
   }
 }
 

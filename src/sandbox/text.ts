@@ -51,7 +51,7 @@ export function lastUserText(messages: readonly unknown[]): string {
 }
 
 export type PlannedReply =
-  | { type: 'text'; words: string[]; truncated: boolean; outputTokens: number }
+  | { type: 'text'; words: string[]; truncated: boolean; stopSequence: string | null; outputTokens: number }
   | { type: 'tool'; name: string; arguments: string; outputTokens: number };
 
 export interface ReplyInput {
@@ -60,13 +60,16 @@ export interface ReplyInput {
   toolNames?: readonly string[];
   /** The smallest output token limit the request set, if any. */
   maxTokens?: number | undefined;
+  /** Stop sequences; one that equals a word of the reply ends it before that word. */
+  stopSequences?: readonly string[];
 }
 
 /**
  * `[[tool:NAME]]` (NAME offered) → a call to NAME with `{"query": <the other words>}`;
- * `[[words:N]]` → `w1 … wN`; otherwise `Sandbox says: <the user's words>`. Text is cut to `maxTokens` words.
+ * `[[words:N]]` → `w1 … wN`; otherwise `Sandbox says: <the user's words>`. Text ends before the first word
+ * equal to a stop sequence, then is cut to `maxTokens` words (the limit wins when both apply).
  */
-export function planReply({ userText, toolNames = [], maxTokens }: ReplyInput): PlannedReply {
+export function planReply({ userText, toolNames = [], maxTokens, stopSequences = [] }: ReplyInput): PlannedReply {
   for (const match of userText.matchAll(TOOL_DIRECTIVE)) {
     const name = match[1] as string;
     if (!toolNames.includes(name)) continue;
@@ -79,9 +82,12 @@ export function planReply({ userText, toolNames = [], maxTokens }: ReplyInput): 
   const full = wanted
     ? Array.from({ length: Number(wanted[1]) }, (_, i) => `w${i + 1}`)
     : ['Sandbox', 'says:', ...words(userText)];
-  const truncated = maxTokens !== undefined && maxTokens < full.length;
-  const kept = truncated ? full.slice(0, maxTokens) : full;
-  return { type: 'text', words: kept, truncated, outputTokens: kept.length };
+  const stopAt = stopSequences.length === 0 ? -1 : full.findIndex((word) => stopSequences.includes(word));
+  const end = stopAt === -1 ? full.length : stopAt;
+  const truncated = maxTokens !== undefined && maxTokens < end;
+  const kept = full.slice(0, truncated ? maxTokens : end);
+  const stopSequence = truncated || stopAt === -1 ? null : (full[stopAt] as string);
+  return { type: 'text', words: kept, truncated, stopSequence, outputTokens: kept.length };
 }
 
 /** The N a `[[words:N]]` directive asks for, so a handler can refuse one too large before building it. */

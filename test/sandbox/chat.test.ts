@@ -91,6 +91,18 @@ test('max_completion_tokens limits the reply like max_tokens', async () => {
   assert.deepEqual([answer.choices[0].message.content, answer.choices[0].finish_reason], ['w1 w2', 'length']);
 });
 
+test('a stop sequence equal to a word of the reply ends it before that word, with finish_reason stop', async () => {
+  const body = { model: 'sandbox-chat', messages: [{ role: 'user', content: '[[words:5]]' }], stop: ['w3', 'w5'] };
+  const plain = await postChat(sandbox.url, body);
+  assert.deepEqual([plain.body.choices[0].message.content, plain.body.choices[0].finish_reason, plain.body.usage], [
+    'w1 w2', 'stop', { prompt_tokens: 2, completion_tokens: 2, total_tokens: 4 },
+  ]);
+  const streamed = await streamChat(sandbox.url, { ...body, stop: 'w3', stream_options: { include_usage: true } });
+  assert.deepEqual([streamedText(streamed.events), streamed.events.at(-2).usage], ['w1 w2', plain.body.usage]);
+  const refused = await postChat(sandbox.url, { ...body, stop: [3] });
+  assert.deepEqual([refused.status, refused.body.error.message], [400, 'stop: expected a string or an array of strings']);
+});
+
 test('an offered tool named in the prompt is called with the other words as query', async () => {
   const body = { model: 'sandbox-chat', messages: [{ role: 'user', content: 'weather in Paris [[tool:lookup]]' }], tools: TOOLS };
   const { body: answer } = await postChat(sandbox.url, body);

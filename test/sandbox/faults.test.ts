@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, test } from 'node:test';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.js';
-import { AUTH, addFault, clearSandbox, loggedRequests, pollUntil, postChat, postJson } from './sandbox-client.js';
+import { AUTH, addFault, clearSandbox, loggedRequests, pollUntil, postChat, postJson, readUntilCut } from './sandbox-client.js';
 
 let sandbox: Sandbox;
 before(async () => {
@@ -13,22 +13,6 @@ beforeEach(() => clearSandbox(sandbox.url));
 const chatUrl = () => `${sandbox.url}/v1/chat/completions`;
 const HELLO = { model: 'sandbox-chat', messages: [{ role: 'user', content: 'hello' }] };
 const LONG_STREAM = { model: 'sandbox-chat', messages: [{ role: 'user', content: '[[words:50]]' }], stream: true };
-
-/** Reads a streamed body until it ends or breaks; returns the text received and whether it broke. */
-async function readUntilCut(res: Response): Promise<{ text: string; cut: boolean }> {
-  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return { text, cut: false };
-      text += decoder.decode(value, { stream: true });
-    }
-  } catch {
-    return { text, cut: true };
-  }
-}
 
 test('a status rule answers that status with the body given', async () => {
   await addFault(sandbox.url, { kind: 'chat', status: 429, body: { error: { message: 'slow down', type: 'requests' } } });

@@ -40,6 +40,50 @@ export function streamedText(events: any[]): string {
     .join('');
 }
 
+export const ANTHROPIC = { 'x-api-key': 'sk-ant-test', 'anthropic-version': '2023-06-01', 'content-type': 'application/json' };
+
+/** The payloads of an SSE body whose events are named, checking each name equals its payload's `type`. */
+export function parseNamedSse(text: string): any[] {
+  return text
+    .split('\n\n')
+    .filter((event) => event !== '')
+    .map((event) => {
+      const lines = /^event: (\S+)\ndata: (.*)$/.exec(event);
+      if (!lines) throw new Error(`not an event line and a data line: ${event}`);
+      const data = JSON.parse(lines[2] as string);
+      if (data.type !== lines[1]) throw new Error(`event ${lines[1]} carries type ${data.type}`);
+      return data;
+    });
+}
+
+/** A plain call to one of the sandbox's protocol paths: status, headers and the parsed JSON body. */
+export async function postTo(url: string, body: unknown, headers: Record<string, string>) {
+  const res = await postJson(url, body, headers);
+  return { status: res.status, headers: res.headers, body: (await res.json()) as any };
+}
+
+/** A streamed call (`stream: true` added) to a protocol whose SSE events are named. */
+export async function streamNamed(url: string, body: object, headers: Record<string, string>) {
+  const res = await postJson(url, { ...body, stream: true }, headers);
+  return { status: res.status, headers: res.headers, events: parseNamedSse(await res.text()) };
+}
+
+/** Reads a streamed body until it ends or breaks; returns the text received and whether it broke. */
+export async function readUntilCut(res: Response): Promise<{ text: string; cut: boolean }> {
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return { text, cut: false };
+      text += decoder.decode(value, { stream: true });
+    }
+  } catch {
+    return { text, cut: true };
+  }
+}
+
 export async function addFault(base: string, rule: object): Promise<string> {
   const res = await postJson(`${base}/__sandbox/faults`, rule, { 'content-type': 'application/json' });
   if (res.status !== 200) throw new Error(`fault refused: ${await res.text()}`);
