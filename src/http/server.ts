@@ -12,6 +12,8 @@ import { registerRequestMetrics, type GatewayMetrics } from './metrics.js';
 import { adminRoutes } from './routes/admin.js';
 import { chatRoutes } from './routes/chat.js';
 import { healthRoutes } from './routes/health.js';
+import { messagesRoutes } from './routes/messages.js';
+import { responsesRoutes } from './routes/responses.js';
 import { modelRoutes } from './routes/models.js';
 
 export interface ServerDeps {
@@ -66,6 +68,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     v1.addHook('onRequest', apiKeyHook(keys));
     await v1.register(modelRoutes, { catalogue: pipeline.catalogue });
     await v1.register(chatRoutes, { pipeline, store });
+    await v1.register(messagesRoutes, { pipeline, store });
+    await v1.register(responsesRoutes, { pipeline, store });
   });
   return app;
 }

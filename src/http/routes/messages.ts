@@ -1,0 +1,69 @@
+// POST /v1/messages: the messages format, served by a messages-native upstream as it is, or
+// translated to and from an OpenAI-style one. Billed on the upstream's token usage.
+import { randomBytes } from 'node:crypto';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { estimatePromptTokens, outputTokenCap } from '../../billing/estimates.js';
+import { invalidRequest } from '../../errors.js';
+import type { Pipeline } from '../../pipeline/metered-call.js';
+import type { CallArgs, MeteredAnswer } from '../../pipeline/types.js';
+import type { Store } from '../../store/open.js';
+import { ANTHROPIC_VERSION, createNativeMessage, streamNativeMessage } from '../../upstreams/anthropic/client.js';
+import type { MessagesRequest } from '../../upstreams/anthropic/types.js';
+import { nativeTokens } from '../../upstreams/anthropic/usage.js';
+import { createChatCompletion } from '../../upstreams/openai-chat/client.js';
+import { messagesToChatRequest } from '../../upstreams/openai-chat/from-messages.js';
+import { streamChatAsMessages } from '../../upstreams/openai-chat/messages-stream.js';
+import { chatToMessage } from '../../upstreams/openai-chat/to-messages.js';
+import { tokensOf } from '../../upstreams/openai-chat/usage.js';
+import { meteredHandler } from '../metered-handler.js';
+import { MessagesBody } from '../schemas/messages.js';
+
+const SSE = 'text/event-stream; charset=utf-8';
+
+/** The spec names the header `vendor-version`; the official SDKs send `anthropic-version`. Either, with the one value. */
+async function requireVersion(request: FastifyRequest) {
+  const given = request.headers['vendor-version'] ?? request.headers['anthropic-version'];
+  if (given !== ANTHROPIC_VERSION) {
+    throw invalidRequest(given === undefined ? `vendor-version header is required (${ANTHROPIC_VERSION})` : `vendor-version: must be ${ANTHROPIC_VERSION}`);
+  }
+}
+
+const messageId = () => `msg_${randomBytes(12).toString('hex')}`;
+
+async function callNative({ body, model, estimate, signal }: CallArgs<MessagesRequest>): Promise<MeteredAnswer> {
+  const upstreamBody = { ...body, model: model.upstreamModel };
+  if (body.stream === true) {
+    const { body: stream, meter } = await streamNativeMessage(model.upstream, { body: upstreamBody, signal });
+    return { kind: 'stream', contentType: SSE, body: stream, units: () => meter.tokens(estimate.input_token ?? 0) };
+  }
+  const message = await createNativeMessage(model.upstream, { body: upstreamBody, signal });
+  return { kind: 'json', body: { ...message, model: model.id }, units: message.usage ? nativeTokens(message.usage) : estimate };
+}
+
+async function callViaChat({ body, model, estimate, signal }: CallArgs<MessagesRequest>): Promise<MeteredAnswer> {
+  const request = messagesToChatRequest(body, { upstreamModel: model.upstreamModel });
+  const ids = { id: messageId(), model: model.id };
+  if (body.stream === true) {
+    const translated = await streamChatAsMessages(model.upstream, { request, ids: { ...ids, inputTokens: estimate.input_token ?? 0 }, signal });
+    return { kind: 'stream', contentType: SSE, body: translated.body, units: () => translated.tokens(estimate.input_token ?? 0) };
+  }
+  const completion = await createChatCompletion(model.upstream, request, signal);
+  return { kind: 'json', body: chatToMessage(completion, ids), units: completion.usage ? tokensOf(completion.usage) : estimate };
+}
+
+export const messagesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }> = async (app, deps) => {
+  app.post('/v1/messages', {
+    schema: { body: MessagesBody },
+    preValidation: requireVersion,
+    handler: meteredHandler<MessagesRequest>(deps, {
+      endpoint: 'messages',
+      modelType: 'chat',
+      streams: (body) => body.stream === true,
+      estimate: (body, model) => ({
+        input_token: estimatePromptTokens([body.system ?? '', ...body.messages, ...(body.tools ?? [])]),
+        output_token: outputTokenCap(body.max_tokens, model.config.max_output_tokens),
+      }),
+      call: (args) => (args.model.upstream.channel.kind === 'anthropic' ? callNative(args) : callViaChat(args)),
+    }),
+  });
+};

@@ -1,0 +1,55 @@
+// POST /v1/responses: passed through to the upstream's responses API, plain or as typed events,
+// billed on the usage of its terminal event. An upstream without the API has its refusal relayed.
+import type { FastifyPluginAsync } from 'fastify';
+import { estimatePromptTokens, outputTokenCap } from '../../billing/estimates.js';
+import { upstreamPassThrough } from '../../errors.js';
+import type { Pipeline } from '../../pipeline/metered-call.js';
+import type { Store } from '../../store/open.js';
+import { UpstreamHttpError } from '../../upstreams/http.js';
+import { createResponse, responsesTokens, streamResponse } from '../../upstreams/openai-responses/client.js';
+import { meteredHandler } from '../metered-handler.js';
+import { ResponsesBody } from '../schemas/responses.js';
+
+interface ResponsesRequest {
+  model: string;
+  input: string | unknown[];
+  instructions?: string | null;
+  stream?: boolean | null;
+  max_output_tokens?: number | null;
+  [field: string]: unknown;
+}
+
+// Refusals about the request itself (no such API, a bad field) are the caller's to read. Auth,
+// quota and server faults on our channel stay behind a 502.
+const RELAYED_STATUSES = new Set([400, 404, 405, 422]);
+
+export const responsesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }> = async (app, deps) => {
+  app.post('/v1/responses', {
+    schema: { body: ResponsesBody },
+    handler: meteredHandler<ResponsesRequest>(deps, {
+      endpoint: 'responses',
+      modelType: 'chat',
+      streams: (body) => body.stream === true,
+      estimate: (body, model) => ({
+        input_token: estimatePromptTokens([body.instructions ?? '', body.input]),
+        output_token: outputTokenCap(body.max_output_tokens, model.config.max_output_tokens),
+      }),
+      async call({ body, model, estimate, signal }) {
+        const upstreamBody = { ...body, model: model.upstreamModel };
+        try {
+          if (body.stream === true) {
+            const { body: stream, meter } = await streamResponse(model.upstream, upstreamBody, signal);
+            return { kind: 'stream', contentType: 'text/event-stream; charset=utf-8', body: stream, units: () => meter.tokens(estimate.input_token ?? 0) };
+          }
+          const response = await createResponse(model.upstream, upstreamBody, signal);
+          return { kind: 'json', body: { ...response, model: model.id }, units: response.usage ? responsesTokens(response.usage) : estimate };
+        } catch (error) {
+          if (error instanceof UpstreamHttpError && RELAYED_STATUSES.has(error.statusCode)) {
+            throw upstreamPassThrough(error.statusCode, error.body, error.contentType);
+          }
+          throw error;
+        }
+      },
+    }),
+  });
+};
