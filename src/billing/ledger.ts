@@ -2,6 +2,8 @@
 // balance/held and writes the ledger row(s) saying so, so `balance + held == sum(ledger)` holds
 // after every commit.
 import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { DB } from '../store/schema.js';
 import { billing, invalidRequest, notFound } from '../errors.js';
 import { type AccountRow, adjustAccount, findAccount, insertAccount, moveToHeld } from '../store/accounts.js';
 import { closeHold, findHold, type HoldRow, insertHold, listStaleHolds } from '../store/holds.js';
@@ -57,75 +59,91 @@ export interface HoldRequest {
   now?: number;
 }
 
-export async function holdFunds(
-  store: Store,
+export async function holdFunds(store: Store, request: HoldRequest): Promise<{ holdId: string; amountMicros: number }> {
+  requireMicros('amountMicros', request.amountMicros, { min: 0 });
+  return store.db.transaction().execute((trx) => holdFundsIn(trx, request));
+}
+
+/** The hold step inside a caller's transaction (a task row and its hold are written together). */
+export async function holdFundsIn(
+  trx: Kysely<DB>,
   { accountId, keyId = null, amountMicros, requestId, model, endpoint, taskId = null, now = Date.now() }: HoldRequest,
 ): Promise<{ holdId: string; amountMicros: number }> {
   requireMicros('amountMicros', amountMicros, { min: 0 });
   const holdId = newId('hold');
-  await store.db.transaction().execute(async (trx) => {
-    if (!(await moveToHeld(trx, { accountId, amountMicros }))) {
-      throw (await findAccount(trx, accountId)) ? billing() : notFound(`account ${accountId} not found`);
-    }
-    await insertHold(trx, {
-      id: holdId, account_id: accountId, key_id: keyId, amount_micros: amountMicros, state: 'open',
-      request_id: requestId, model, endpoint, task_id: taskId, charged_micros: null, created_at: now, ended_at: null,
-    });
-    await insertLedgerRow(trx, ledgerRow({
-      accountId, kind: 'hold', balanceDelta: -amountMicros, heldDelta: amountMicros, holdId, requestId, model, now,
-    }));
+  if (!(await moveToHeld(trx, { accountId, amountMicros }))) {
+    throw (await findAccount(trx, accountId)) ? billing() : notFound(`account ${accountId} not found`);
+  }
+  await insertHold(trx, {
+    id: holdId, account_id: accountId, key_id: keyId, amount_micros: amountMicros, state: 'open',
+    request_id: requestId, model, endpoint, task_id: taskId, charged_micros: null, created_at: now, ended_at: null,
   });
+  await insertLedgerRow(trx, ledgerRow({
+    accountId, kind: 'hold', balanceDelta: -amountMicros, heldDelta: amountMicros, holdId, requestId, model, now,
+  }));
   return { holdId, amountMicros };
 }
 
-export async function settleHold(
-  store: Store,
-  holdId: string,
-  { chargeMicros, units, requestId, now = Date.now() }: {
-    chargeMicros: number; units: Record<string, number>; requestId?: string; now?: number;
-  },
-): Promise<{ applied: boolean; chargedMicros: number }> {
-  requireMicros('chargeMicros', chargeMicros, { min: 0 });
-  return store.db.transaction().execute(async (trx) => {
-    const hold = await closeHold(trx, { id: holdId, state: 'settled', chargedMicros: chargeMicros, now });
-    if (!hold) return { applied: false, chargedMicros: (await endedHold(trx, holdId)).charged_micros ?? 0 };
-    // The charge may exceed the hold: the balance then goes below zero rather than cut the answer.
-    const returned = hold.amount_micros - chargeMicros;
-    await adjustAccount(trx, { accountId: hold.account_id, balanceDeltaMicros: returned, heldDeltaMicros: -hold.amount_micros });
-    await insertLedgerRow(trx, ledgerRow({
-      accountId: hold.account_id, kind: 'settle', balanceDelta: returned, heldDelta: -hold.amount_micros,
-      holdId, requestId: requestId ?? hold.request_id, model: hold.model, now,
-    }));
-    // Written even for a charge of 0: a free model's use is still use (DESIGN §3).
-    await insertUsage(trx, {
-      id: newId('use'), account_id: hold.account_id, key_id: hold.key_id, hold_id: holdId,
-      request_id: requestId ?? hold.request_id, model: hold.model, endpoint: hold.endpoint,
-      units: JSON.stringify(units), amount_micros: chargeMicros, created_at: now,
-    });
-    return { applied: true, chargedMicros: chargeMicros };
-  });
+export interface SettleOptions {
+  chargeMicros: number;
+  units: Record<string, number>;
+  requestId?: string;
+  now?: number;
 }
 
-export async function releaseHold(
-  store: Store,
+export async function settleHold(store: Store, holdId: string, options: SettleOptions): Promise<{ applied: boolean; chargedMicros: number }> {
+  requireMicros('chargeMicros', options.chargeMicros, { min: 0 });
+  return store.db.transaction().execute((trx) => settleHoldIn(trx, holdId, options));
+}
+
+/** The settle step inside a caller's transaction (the task engine ends a task and its hold together). */
+export async function settleHoldIn(
+  trx: Kysely<DB>,
+  holdId: string,
+  { chargeMicros, units, requestId, now = Date.now() }: SettleOptions,
+): Promise<{ applied: boolean; chargedMicros: number }> {
+  requireMicros('chargeMicros', chargeMicros, { min: 0 });
+  const hold = await closeHold(trx, { id: holdId, state: 'settled', chargedMicros: chargeMicros, now });
+  if (!hold) return { applied: false, chargedMicros: (await endedHold(trx, holdId)).charged_micros ?? 0 };
+  // The charge may exceed the hold: the balance then goes below zero rather than cut the answer.
+  const returned = hold.amount_micros - chargeMicros;
+  await adjustAccount(trx, { accountId: hold.account_id, balanceDeltaMicros: returned, heldDeltaMicros: -hold.amount_micros });
+  await insertLedgerRow(trx, ledgerRow({
+    accountId: hold.account_id, kind: 'settle', balanceDelta: returned, heldDelta: -hold.amount_micros,
+    holdId, requestId: requestId ?? hold.request_id, model: hold.model, now,
+  }));
+  // Written even for a charge of 0: a free model's use is still use (DESIGN §3).
+  await insertUsage(trx, {
+    id: newId('use'), account_id: hold.account_id, key_id: hold.key_id, hold_id: holdId,
+    request_id: requestId ?? hold.request_id, model: hold.model, endpoint: hold.endpoint,
+    units: JSON.stringify(units), amount_micros: chargeMicros, created_at: now,
+  });
+  return { applied: true, chargedMicros: chargeMicros };
+}
+
+export async function releaseHold(store: Store, holdId: string, options: { note?: string; now?: number } = {}): Promise<{ applied: boolean }> {
+  return store.db.transaction().execute((trx) => releaseHoldIn(trx, holdId, options));
+}
+
+/** The release step inside a caller's transaction. */
+export async function releaseHoldIn(
+  trx: Kysely<DB>,
   holdId: string,
   { note, now = Date.now() }: { note?: string; now?: number } = {},
 ): Promise<{ applied: boolean }> {
-  return store.db.transaction().execute(async (trx) => {
-    const hold = await closeHold(trx, { id: holdId, state: 'released', chargedMicros: null, now });
-    if (!hold) {
-      await endedHold(trx, holdId);
-      return { applied: false };
-    }
-    await adjustAccount(trx, {
-      accountId: hold.account_id, balanceDeltaMicros: hold.amount_micros, heldDeltaMicros: -hold.amount_micros,
-    });
-    await insertLedgerRow(trx, ledgerRow({
-      accountId: hold.account_id, kind: 'release', balanceDelta: hold.amount_micros, heldDelta: -hold.amount_micros,
-      holdId, requestId: hold.request_id, model: hold.model, note, now,
-    }));
-    return { applied: true };
+  const hold = await closeHold(trx, { id: holdId, state: 'released', chargedMicros: null, now });
+  if (!hold) {
+    await endedHold(trx, holdId);
+    return { applied: false };
+  }
+  await adjustAccount(trx, {
+    accountId: hold.account_id, balanceDeltaMicros: hold.amount_micros, heldDeltaMicros: -hold.amount_micros,
   });
+  await insertLedgerRow(trx, ledgerRow({
+    accountId: hold.account_id, kind: 'release', balanceDelta: hold.amount_micros, heldDelta: -hold.amount_micros,
+    holdId, requestId: hold.request_id, model: hold.model, note, now,
+  }));
+  return { applied: true };
 }
 
 export interface BalanceCheck {
@@ -163,7 +181,7 @@ export async function findStaleHolds(
 }
 
 // A hold not moved out of 'open' by us was either ended earlier or never existed.
-async function endedHold(db: Store['db'], holdId: string): Promise<HoldRow> {
+async function endedHold(db: Kysely<DB>, holdId: string): Promise<HoldRow> {
   const hold = await findHold(db, holdId);
   if (!hold) throw notFound(`hold ${holdId} not found`);
   return hold;

@@ -29,7 +29,7 @@ export function sandboxCatalogue(sandboxUrl: string): Pick<ConfigInput, 'channel
       'sandbox-claude': { type: 'chat', channel: 'sandbox-anthropic', price: chatPrice },
       'sandbox-tts': { type: 'tts', channel: 'sandbox-speech', price: { character: 100 } },
       'vendor-web-search': { type: 'search', channel: 'sandbox-search', price: { call: 5_000 } },
-      'vendor-global-search': { type: 'search', channel: 'sandbox-search', price: { call: 10_000 } },
+      'vendor-global-search': { type: 'search', channel: 'sandbox-search', search_edition: 'global', price: { call: 10_000 } },
       'vendor-minutes': { type: 'minutes', channel: 'sandbox-minutes', price: { second: 500 } },
       'service-minutes': { type: 'minutes', channel: 'sandbox-minutes', price: { second: 300, ...chatPrice } },
       'sandbox-video': { type: 'video', channel: 'sandbox-ark', price: { second: 100_000 } },

@@ -46,6 +46,10 @@ const ModelSchema = z
     max_output_tokens: positiveInt.default(4096),
     // A fixed hold amount, overriding the estimate.
     hold_micros: micros.optional(),
+    // Search models: which edition of the search product the model calls.
+    search_edition: z.enum(['web', 'global']).default('web'),
+    // Video models: the longest video they make, held for when a request leaves the length to the model (-1).
+    max_video_seconds: positiveInt.default(15),
     owned_by: z.string().default('tollroute'),
     created: z.number().int().nonnegative().default(1_767_225_600),
   })

@@ -14,6 +14,8 @@ import { chatRoutes } from './routes/chat.js';
 import { healthRoutes } from './routes/health.js';
 import { messagesRoutes } from './routes/messages.js';
 import { responsesRoutes } from './routes/responses.js';
+import { searchRoutes } from './routes/search.js';
+import { speechRoutes } from './routes/speech.js';
 import { modelRoutes } from './routes/models.js';
 
 export interface ServerDeps {
@@ -70,6 +72,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     await v1.register(chatRoutes, { pipeline, store });
     await v1.register(messagesRoutes, { pipeline, store });
     await v1.register(responsesRoutes, { pipeline, store });
+    await v1.register(speechRoutes, { pipeline, store });
+    await v1.register(searchRoutes, { pipeline, store });
   });
   return app;
 }

@@ -1,0 +1,53 @@
+// POST /v1/search: web or global search, billed one call on success, nothing on failure.
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { invalidRequest } from '../../errors.js';
+import type { Pipeline } from '../../pipeline/metered-call.js';
+import type { Store } from '../../store/open.js';
+import { search } from '../../upstreams/volc-search/client.js';
+import { meteredHandler } from '../metered-handler.js';
+import { SearchBody } from '../schemas/search.js';
+
+const MODEL_FOR_TYPE: Record<string, string> = { web: 'vendor-web-search', global: 'vendor-global-search' };
+const DEFAULT_COUNT = 10;
+
+interface SearchRequest {
+  Type?: string;
+  model?: string;
+  Query: string;
+  Count?: number;
+  SearchType?: string;
+  [field: string]: unknown;
+}
+
+/** An explicit model routes; otherwise Type picks the product line. */
+function searchModel(request: FastifyRequest): string {
+  const body = request.body as SearchRequest;
+  const model = body.model ?? (body.Type ? MODEL_FOR_TYPE[body.Type] : undefined);
+  if (!model) throw invalidRequest('Type field is required (web or global), or a search model');
+  return model;
+}
+
+export const searchRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }> = async (app, deps) => {
+  app.post('/v1/search', {
+    schema: { body: SearchBody },
+    preValidation: async (request) => {
+      if ((request.body as SearchRequest | undefined)?.SearchType === 'image') throw invalidRequest('SearchType: image search is not supported; use web');
+    },
+    handler: meteredHandler<SearchRequest>(deps, {
+      endpoint: 'search',
+      modelType: 'search',
+      modelOf: searchModel,
+      estimate: () => ({ call: 1 }),
+      async call({ body, model, signal }) {
+        // Type and model only route: neither goes upstream, and neither is written into the result.
+        const { Type: _type, model: _model, Count, SearchType, ...rest } = body;
+        const count = Count ?? DEFAULT_COUNT;
+        const edition = model.config.search_edition;
+        const upstreamBody = edition === 'global' ? { ...rest, DocCount: count } : { ...rest, SearchType: SearchType ?? 'web', Count: count };
+        const answer = await search(model.upstream, { edition, body: upstreamBody, signal });
+        const { Type: _t, model: _m, ...result } = answer;
+        return { kind: 'json', body: result, units: { call: 1 } };
+      },
+    }),
+  });
+};

@@ -1,0 +1,81 @@
+// Speech synthesis: the native line stream passed through, and the OpenAI-compatible audio answer.
+// Both are billed per character of the text, settled on the upstream's last usage.text_words.
+import { pipeline } from 'node:stream';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { Pipeline } from '../../pipeline/metered-call.js';
+import type { Store } from '../../store/open.js';
+import { streamSpeech } from '../../upstreams/volc-speech/client.js';
+import { AUDIO_FORMATS, linesToAudio, streamingWavHeader, type AudioFormat } from '../../upstreams/volc-speech/to-audio.js';
+import { characterCount } from '../../upstreams/volc-speech/usage.js';
+import { invalidRequest } from '../../errors.js';
+import { meteredHandler } from '../metered-handler.js';
+import { OpenAiSpeechBody, UnidirectionalSpeechBody, UnidirectionalSpeechQuery } from '../schemas/speech.js';
+
+interface UnidirectionalBody {
+  req_params: { text: string; speaker: string; [field: string]: unknown };
+  [field: string]: unknown;
+}
+
+interface OpenAiSpeech {
+  model: string;
+  input: string;
+  voice: string;
+  response_format?: AudioFormat;
+  speed?: number;
+}
+
+const SAMPLE_RATE = 24_000;
+
+/** The query's model wins over the header (spec 4.1); neither is a 400. */
+function speechModel(request: FastifyRequest): string {
+  const fromQuery = (request.query as { model?: string }).model;
+  const header = request.headers['x-api-resource-id'];
+  const model = fromQuery ?? (Array.isArray(header) ? header[0] : header);
+  if (!model) throw invalidRequest('model is required: give the model query parameter or the X-Api-Resource-Id header');
+  return model;
+}
+
+export const speechRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }> = async (app, deps) => {
+  // (deps.pipeline is the metered call; `pipeline` above is node's stream joiner)
+  app.post('/v1/audio/speech/unidirectional', {
+    schema: { body: UnidirectionalSpeechBody, querystring: UnidirectionalSpeechQuery },
+    handler: meteredHandler<UnidirectionalBody>(deps, {
+      endpoint: 'audio.speech.unidirectional',
+      modelType: 'tts',
+      modelOf: speechModel,
+      streams: () => true,
+      // Only the text is billed: context_texts (voice instructions) are free.
+      estimate: (body) => ({ character: characterCount(body.req_params.text) }),
+      async call({ body, model, estimate, signal }) {
+        const { body: stream, meter } = await streamSpeech(model.upstream, { body, signal });
+        return { kind: 'stream', contentType: 'application/json', body: stream, units: () => ({ character: meter.characters(estimate.character ?? 0) }) };
+      },
+    }),
+  });
+
+  app.post('/v1/audio/speech', {
+    schema: { body: OpenAiSpeechBody },
+    handler: meteredHandler<OpenAiSpeech>(deps, {
+      endpoint: 'audio.speech',
+      modelType: 'tts',
+      streams: () => true,
+      estimate: (body) => ({ character: characterCount(body.input) }),
+      async call({ body, model, estimate, signal }) {
+        const format = AUDIO_FORMATS[body.response_format ?? 'mp3'];
+        const speechRate = body.speed === undefined ? 0 : Math.round((body.speed - 1) * 100);
+        const native = {
+          user: { uid: 'tollroute' },
+          req_params: {
+            text: body.input,
+            speaker: body.voice,
+            audio_params: { format: format.upstream, sample_rate: SAMPLE_RATE, ...(speechRate !== 0 && { speech_rate: Math.max(-50, speechRate) }) },
+          },
+        };
+        const { body: lines, meter } = await streamSpeech(model.upstream, { body: native, signal });
+        const audio = linesToAudio(body.response_format === 'wav' ? streamingWavHeader(SAMPLE_RATE) : undefined);
+        pipeline(lines, audio, () => {}); // either side failing or closing ends the other
+        return { kind: 'stream', contentType: format.contentType, body: audio, units: () => ({ character: meter.characters(estimate.character ?? 0) }) };
+      },
+    }),
+  });
+};
