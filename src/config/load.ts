@@ -57,6 +57,7 @@ function applyEnv(input: Record<string, unknown>, env: Env): Record<string, unkn
   if (env.TOLLROUTE_DATA_DIR) merged.data_dir = env.TOLLROUTE_DATA_DIR;
   if (env.TOLLROUTE_ADMIN_TOKEN) merged.admin_token = env.TOLLROUTE_ADMIN_TOKEN;
   if (env.TOLLROUTE_STORE) merged.store = env.TOLLROUTE_STORE;
+  if (env.TOLLROUTE_PUBLIC_URL) merged.public_url = env.TOLLROUTE_PUBLIC_URL;
   const sandboxPort = intFromEnv(env, 'SANDBOX_PORT');
   const taskMs = intFromEnv(env, 'SANDBOX_TASK_MS');
   if (sandboxPort !== undefined || taskMs !== undefined) {
@@ -86,6 +87,7 @@ export function buildConfig(input: ConfigInput | Record<string, unknown>, source
     ...parsed,
     admin_token: parsed.admin_token ?? `adm-${randomBytes(24).toString('base64url')}`,
     store: parsed.store ?? `sqlite:${path.join(parsed.data_dir, 'tollroute.db')}`,
+    public_url: (parsed.public_url ?? `http://${parsed.host}:${parsed.port}`).replace(/\/+$/, ''),
   };
   return { config: Object.freeze(config) as Config, adminTokenGenerated };
 }

@@ -31,7 +31,7 @@ export function sandboxCatalogue(sandboxUrl: string): Pick<ConfigInput, 'channel
       'vendor-web-search': { type: 'search', channel: 'sandbox-search', price: { call: 5_000 } },
       'vendor-global-search': { type: 'search', channel: 'sandbox-search', search_edition: 'global', price: { call: 10_000 } },
       'vendor-minutes': { type: 'minutes', channel: 'sandbox-minutes', price: { second: 500 } },
-      'service-minutes': { type: 'minutes', channel: 'sandbox-minutes', price: { second: 300, ...chatPrice } },
+      'service-minutes': { type: 'minutes', channel: 'sandbox-minutes', summary_model: 'sandbox-chat', price: { second: 300, ...chatPrice } },
       'sandbox-video': { type: 'video', channel: 'sandbox-ark', price: { second: 100_000 } },
       'sandbox-image': { type: 'image', channel: 'sandbox-openai', price: { image: 40_000 } },
       'sandbox-ast': { type: 'ast', channel: 'sandbox-ast', price: { input_token: 3_000_000, output_token: 12_000_000 } },

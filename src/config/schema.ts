@@ -46,6 +46,8 @@ const ModelSchema = z
     max_output_tokens: positiveInt.default(4096),
     // A fixed hold amount, overriding the estimate.
     hold_micros: micros.optional(),
+    // service-minutes: the chat model that writes the summary and chapters.
+    summary_model: z.string().optional(),
     // Search models: which edition of the search product the model calls.
     search_edition: z.enum(['web', 'global']).default('web'),
     // Video models: the longest video they make, held for when a request leaves the length to the model (-1).
@@ -82,6 +84,21 @@ export const ConfigSchema = z
       .strict()
       .default({}),
     network: z.object({ allow_private_urls: z.boolean().default(false) }).strict().default({}),
+    // The address callers (and upstreams fetching uploaded files) reach this gateway at.
+    public_url: z.string().url().optional(),
+    tasks: z
+      .object({
+        poll_interval_ms: z
+          .object({ image: positiveInt.default(1_000), video: positiveInt.default(5_000), erase: positiveInt.default(15_000), minutes: positiveInt.default(30_000) })
+          .strict()
+          .default({}),
+        tick_ms: positiveInt.default(500),
+        lease_ms: positiveInt.default(120_000),
+        submit_lease_ms: positiveInt.default(120_000),
+        timeout_ms: positiveInt.default(6 * 60 * 60 * 1000),
+      })
+      .strict()
+      .default({}),
     webhooks: z
       .object({
         retry_delays_ms: z.array(positiveInt).default([5_000, 30_000, 300_000]),
@@ -102,7 +119,7 @@ export const ConfigSchema = z
   });
 
 export type ConfigInput = z.input<typeof ConfigSchema>;
-export type Config = z.output<typeof ConfigSchema> & { store: string; admin_token: string };
+export type Config = z.output<typeof ConfigSchema> & { store: string; admin_token: string; public_url: string };
 export type ChannelConfig = z.output<typeof ChannelSchema>;
 export type ModelConfig = z.output<typeof ModelSchema>;
 export type ModelType = (typeof MODEL_TYPES)[number];

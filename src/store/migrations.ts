@@ -8,7 +8,28 @@ export type Dialect = 'sqlite' | 'postgres';
 function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '001_initial': { up: (db) => createInitialTables(db, dialect) },
+    '002_task_records_and_assets': { up: (db) => addTaskRecordsAndAssets(db) },
   };
+}
+
+// Tasks keep the upstream's own last record (the ARK-compatible GET answers with it) and the key
+// that created them; generated media land in the account's asset library.
+async function addTaskRecordsAndAssets(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('tasks').addColumn('upstream_record', 'text').execute();
+  await db.schema.alterTable('tasks').addColumn('key_id', 'text').execute();
+  await db.schema.alterTable('tasks').addColumn('request_id', 'text').execute();
+  await db.schema.createIndex('tasks_upstream_id').on('tasks').columns(['upstream_id']).execute();
+  await db.schema
+    .createTable('assets')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+    .addColumn('kind', 'text', (c) => c.notNull())
+    .addColumn('url', 'text', (c) => c.notNull())
+    .addColumn('task_id', 'text')
+    .addColumn('source_task_id', 'text')
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex('assets_account_kind').on('assets').columns(['account_id', 'kind', 'created_at']).execute();
 }
 
 async function createInitialTables(db: Kysely<any>, dialect: Dialect): Promise<void> {

@@ -98,6 +98,25 @@ export interface TasksTable {
   created_at: number;
   updated_at: number;
   finished_at: number | null;
+  /** The upstream's own last answer about the task (JSON), as the ARK-compatible GET returns it. */
+  upstream_record: string | null;
+  key_id: string | null;
+  request_id: string | null;
+}
+
+export type TaskKind = 'image' | 'video' | 'erase' | 'minutes';
+export type TaskStatus = 'submitting' | 'queued' | 'processing' | 'succeeded' | 'failed' | 'cancelled';
+
+/** Media an account generated: the image gallery and the video asset library. */
+export interface AssetsTable {
+  id: string;
+  account_id: string;
+  kind: 'image' | 'video';
+  url: string;
+  task_id: string | null;
+  /** For a derived video (subtitles erased), the task of the original. */
+  source_task_id: string | null;
+  created_at: number;
 }
 
 export interface WebhookOutboxTable {
@@ -137,4 +156,5 @@ export interface DB {
   tasks: TasksTable;
   webhook_outbox: WebhookOutboxTable;
   files: FilesTable;
+  assets: AssetsTable;
 }

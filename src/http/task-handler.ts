@@ -1,0 +1,75 @@
+// Fastify's side of asynchronous tasks: creation (validate → submitTask → the kind's view, with
+// Idempotency-Key) and reads (rate-limited, the account's own tasks only).
+import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import type { Units } from '../billing/prices.js';
+import { invalidRequest, notFound } from '../errors.js';
+import { checkUrlSyntax } from '../net/url-policy.js';
+import type { Pipeline } from '../pipeline/metered-call.js';
+import type { ResolvedModel } from '../pipeline/types.js';
+import type { Store } from '../store/open.js';
+import type { TaskKind } from '../store/schema.js';
+import { findAccountTask, type TaskRow } from '../store/tasks.js';
+import { submitTask, type SubmitDeps } from '../tasks/submit.js';
+import { requireCaller } from './auth.js';
+import { runIdempotent } from './idempotency.js';
+
+export interface TaskRouteDeps {
+  store: Store;
+  pipeline: Pipeline;
+  submit: SubmitDeps;
+  allowPrivateUrls: boolean;
+}
+
+export interface TaskCreateSpec<Normalised> {
+  kind: TaskKind;
+  /** Validates and fills defaults; throws a 400 naming the field. May look at the store (erase checks its source video). */
+  normalise(body: unknown, request: FastifyRequest): Normalised | Promise<Normalised>;
+  modelOf(request: Normalised): string | undefined;
+  callbackUrlOf(request: Normalised): string | undefined | null;
+  estimate(request: Normalised, model: ResolvedModel): Units;
+  view(task: TaskRow): unknown;
+}
+
+/** callback_url and file_url: http(s), no credentials, and no private targets unless the operator allows them. */
+export function requireSafeUrl(url: string | undefined | null, field: string, allowPrivate: boolean): void {
+  if (url === undefined || url === null) return;
+  const problem = checkUrlSyntax(url, { field, allowPrivate });
+  if (problem) throw invalidRequest(problem);
+}
+
+function abortOnClientGone(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) controller.abort(new Error('client closed the connection'));
+  });
+  return controller.signal;
+}
+
+export function taskCreateHandler<Normalised>(deps: TaskRouteDeps, spec: TaskCreateSpec<Normalised>): RouteHandlerMethod {
+  return async function createTask(request, reply) {
+    const caller = requireCaller(request);
+    const signal = abortOnClientGone(reply);
+    return runIdempotent(deps.store, request, reply, async () => {
+      const normalised = await spec.normalise(request.body, request);
+      const callbackUrl = spec.callbackUrlOf(normalised);
+      requireSafeUrl(callbackUrl, 'callback_url', deps.allowPrivateUrls);
+      const task = await submitTask(deps.submit, {
+        kind: spec.kind, caller, modelId: spec.modelOf(normalised), request: normalised,
+        estimate: (model) => spec.estimate(normalised, model), callbackUrl, requestId: request.id, signal,
+      }, request.log);
+      return { statusCode: 200, body: spec.view(task) };
+    });
+  };
+}
+
+export function taskReadHandler(deps: TaskRouteDeps, { kind, view }: { kind: TaskKind; view(task: TaskRow): unknown }): RouteHandlerMethod {
+  return async function readTask(request) {
+    const caller = requireCaller(request);
+    await deps.pipeline.admit(caller, request.log);
+    const { taskId } = request.params as { taskId: string };
+    const task = await findAccountTask(deps.store.db, { accountId: caller.accountId, kind, id: taskId });
+    // Another account's task is answered exactly like a missing one.
+    if (!task) throw notFound(`task ${taskId} not found`);
+    return view(task);
+  };
+}

@@ -1,0 +1,174 @@
+// The task engine: claims due tasks with a lease, asks the upstream how each is doing, and moves
+// finished ones to their terminal state — settling or releasing the hold and enqueueing the
+// webhook in the same transaction, so a crash at any point leaves work that a restart finishes.
+import { randomBytes } from 'node:crypto';
+import { releaseHoldIn, settleHoldIn } from '../billing/ledger.js';
+import { priceMicros } from '../billing/prices.js';
+import type { Catalogue } from '../pipeline/catalogue.js';
+import type { ResolvedModel } from '../pipeline/types.js';
+import { insertAssets } from '../store/assets.js';
+import { newId } from '../store/ids.js';
+import type { Store } from '../store/open.js';
+import type { TaskKind } from '../store/schema.js';
+import { claimDueTasks, finishTask, recordPoll, type TaskRow } from '../store/tasks.js';
+import { enqueueWebhook } from '../store/webhook-outbox.js';
+import type { PollOutcome, TaskError, TaskKindHandler } from './types.js';
+import { webhookPayload } from './webhook-payload.js';
+
+export interface EngineLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface TaskEngineOptions {
+  store: Store;
+  catalogue: Catalogue;
+  handlers: Record<TaskKind, TaskKindHandler>;
+  pollIntervalMs: Record<TaskKind, number>;
+  leaseMs: number;
+  tickMs: number;
+  /** A task still unfinished this long after creation fails and is refunded. */
+  taskTimeoutMs: number;
+  log: EngineLogger;
+  now?: () => number;
+}
+
+export interface TaskEngine {
+  start(): void;
+  stop(): Promise<void>;
+  /** One pass: claim what is due and work on it. Returns how many tasks were looked at. */
+  runOnce(): Promise<number>;
+}
+
+export const MODEL_TYPE_OF_KIND = { image: 'image', video: 'video', erase: 'erase', minutes: 'minutes' } as const;
+const CLAIM_LIMIT = 16;
+const MAX_BACKOFF_FACTOR = 8;
+
+/** Polls slow down as a task runs long, and faster still after upstream errors. */
+function nextPollDelay(intervalMs: number, attempts: number, failed: boolean): number {
+  const factor = failed ? 2 ** Math.min(attempts, 3) : 2 ** Math.floor(attempts / 10);
+  return intervalMs * Math.min(factor, MAX_BACKOFF_FACTOR);
+}
+
+export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
+  const { store, catalogue, handlers, log } = options;
+  const now = options.now ?? Date.now;
+  const owner = `engine_${randomBytes(6).toString('hex')}`;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<number> | undefined;
+  let stopping = false;
+  const controller = new AbortController();
+
+  async function finish(task: TaskRow, model: ResolvedModel | undefined, outcome: Extract<PollOutcome, { state: 'succeeded' | 'failed' }> | { state: 'failed'; error: TaskError }) {
+    const handler = handlers[task.kind as TaskKind];
+    const at = now();
+    await store.db.transaction().execute(async (trx) => {
+      const upstreamRecord = 'upstreamRecord' in outcome && outcome.upstreamRecord !== undefined ? JSON.stringify(outcome.upstreamRecord) : undefined;
+      const finished = outcome.state === 'succeeded'
+        ? await finishTask(trx, { id: task.id, status: 'succeeded', result: JSON.stringify(outcome.result), upstreamRecord, now: at })
+        : await finishTask(trx, { id: task.id, status: 'failed', error: JSON.stringify(outcome.error), upstreamRecord, now: at });
+      if (!finished) return; // another instance got there first: it settles, we do nothing
+      if (outcome.state === 'succeeded' && model) {
+        const chargeMicros = priceMicros(outcome.units, model.config.price);
+        if (finished.hold_id) await settleHoldIn(trx, finished.hold_id, { chargeMicros, units: outcome.units, requestId: finished.request_id ?? undefined, now: at });
+        await insertAssets(trx, (outcome.assets ?? []).map((asset) => ({
+          id: newId('asset'), account_id: finished.account_id, kind: asset.kind, url: asset.url, task_id: finished.id,
+          source_task_id: asset.sourceTaskId ?? null, created_at: at,
+        })));
+      } else if (finished.hold_id) {
+        // release, not settle: a failed task produced nothing the account asked for
+        await releaseHoldIn(trx, finished.hold_id, { note: `task ${finished.id} failed`, now: at });
+      }
+      if (finished.callback_url) {
+        const payload = webhookPayload(finished, {
+          webhookType: handler.webhookType,
+          status: outcome.state === 'succeeded' ? 'succeeded' : 'failed',
+          error: outcome.state === 'failed' ? outcome.error : undefined,
+          extra: 'webhook' in outcome ? outcome.webhook : undefined,
+        });
+        await enqueueWebhook(trx, { accountId: finished.account_id, taskId: finished.id, eventId: newId('evt'), url: finished.callback_url, payload: JSON.stringify(payload), now: at });
+      }
+    });
+    log.info({ taskId: task.id, kind: task.kind, outcome: outcome.state }, 'task finished');
+  }
+
+  async function work(task: TaskRow): Promise<void> {
+    const kind = task.kind as TaskKind;
+    const handler = handlers[kind];
+    if (task.status === 'submitting') {
+      // Its submitter's lease ran out: that request died before the upstream answered.
+      return finish(task, undefined, { state: 'failed', error: { code: 'submit_interrupted', message: 'the gateway stopped before the upstream accepted the task' } });
+    }
+    let model: ResolvedModel;
+    try {
+      model = catalogue.resolve(task.model, MODEL_TYPE_OF_KIND[kind]);
+    } catch {
+      return finish(task, undefined, { state: 'failed', error: { code: 'model_removed', message: `model ${task.model} is no longer configured` } });
+    }
+    const interval = options.pollIntervalMs[kind];
+    let outcome: PollOutcome;
+    try {
+      outcome = await handler.poll(task, model, {
+        signal: controller.signal,
+        markProcessing: async () => {
+          await store.db.updateTable('tasks').set({ status: 'processing', updated_at: now() }).where('id', '=', task.id).where('lease_owner', '=', owner).execute();
+        },
+      });
+    } catch (error) {
+      if (now() - task.created_at > options.taskTimeoutMs) {
+        return finish(task, model, { state: 'failed', error: { code: 'upstream_timeout', message: 'the upstream did not finish the task in time' } });
+      }
+      log.warn({ err: error, taskId: task.id }, 'polling the upstream failed; will retry');
+      const attempts = task.attempts + 1;
+      await recordPoll(store.db, { id: task.id, owner, status: task.status as 'queued' | 'processing', attempts, nextPollAt: now() + nextPollDelay(interval, attempts, true), now: now() });
+      return;
+    }
+    if (outcome.state === 'running') {
+      if (now() - task.created_at > options.taskTimeoutMs) {
+        return finish(task, model, { state: 'failed', error: { code: 'upstream_timeout', message: 'the upstream did not finish the task in time' } });
+      }
+      const attempts = task.attempts + 1;
+      const upstreamRecord = outcome.upstreamRecord === undefined ? undefined : JSON.stringify(outcome.upstreamRecord);
+      await recordPoll(store.db, { id: task.id, owner, status: outcome.status, upstreamRecord, attempts, nextPollAt: now() + nextPollDelay(interval, attempts, false), now: now() });
+      return;
+    }
+    return finish(task, model, outcome);
+  }
+
+  async function runOnce(): Promise<number> {
+    const tasks = await claimDueTasks(store.db, { dialect: store.dialect, now: now(), leaseMs: options.leaseMs, owner, limit: CLAIM_LIMIT });
+    await Promise.all(tasks.map((task) => work(task).catch((error) => log.error({ err: error, taskId: task.id }, 'task step failed; its lease will expire and it will be retried'))));
+    return tasks.length;
+  }
+
+  function schedule() {
+    if (stopping) return;
+    timer = setTimeout(async () => {
+      running = runOnce().catch((error) => {
+        log.error({ err: error }, 'task engine pass failed');
+        return 0;
+      });
+      const worked = await running;
+      running = undefined;
+      // Straight on while there is a backlog; otherwise wait a tick.
+      if (worked >= CLAIM_LIMIT) setImmediate(schedule);
+      else schedule();
+    }, options.tickMs);
+    timer.unref();
+  }
+
+  return {
+    start() {
+      stopping = false;
+      schedule();
+    },
+    async stop() {
+      stopping = true;
+      if (timer) clearTimeout(timer);
+      controller.abort();
+      await running;
+    },
+    runOnce,
+  };
+}

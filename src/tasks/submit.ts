@@ -1,0 +1,85 @@
+// Creating a task: the pipeline's front half (model, rate limit, estimate, hold) written once for
+// every asynchronous endpoint. The hold and the task row are written together; the upstream is
+// then asked to create its task, and a refusal there releases the hold at once.
+import { holdFundsIn, releaseHoldIn } from '../billing/ledger.js';
+import type { Units } from '../billing/prices.js';
+import { GatewayError, upstream as upstreamError } from '../errors.js';
+import { holdFor, type Pipeline, type PipelineLogger } from '../pipeline/metered-call.js';
+import type { Caller, ResolvedModel } from '../pipeline/types.js';
+import { newId } from '../store/ids.js';
+import type { Store } from '../store/open.js';
+import type { TaskKind } from '../store/schema.js';
+import { findTask, finishTask, insertTask, markSubmitted, type TaskRow } from '../store/tasks.js';
+import { MODEL_TYPE_OF_KIND } from './engine.js';
+import type { TaskKindHandler } from './types.js';
+
+export interface SubmitDeps {
+  store: Store;
+  pipeline: Pipeline;
+  handlers: Record<TaskKind, TaskKindHandler>;
+  pollIntervalMs: Record<TaskKind, number>;
+  /** How long a submitting request may take before the engine treats it as dead. */
+  submitLeaseMs: number;
+}
+
+export interface SubmitRequest {
+  kind: TaskKind;
+  caller: Caller;
+  modelId: string | undefined;
+  /** The normalised request, kept on the task for the handler. */
+  request: unknown;
+  estimate(model: ResolvedModel): Units;
+  callbackUrl?: string | null;
+  requestId: string;
+  signal: AbortSignal;
+}
+
+const ID_PREFIX = { image: 'img', video: 'vid', erase: 'erase', minutes: 'min' } as const;
+
+export async function submitTask(deps: SubmitDeps, args: SubmitRequest, log: PipelineLogger): Promise<TaskRow> {
+  const { store, pipeline } = deps;
+  const model = pipeline.catalogue.resolve(args.modelId, MODEL_TYPE_OF_KIND[args.kind]);
+  await pipeline.admit(args.caller, log);
+  const estimate = args.estimate(model);
+  const taskId = newId(ID_PREFIX[args.kind]);
+  const at = Date.now();
+
+  await store.db.transaction().execute(async (trx) => {
+    const hold = await holdFundsIn(trx, {
+      accountId: args.caller.accountId, keyId: args.caller.keyId, amountMicros: holdFor(model.config, estimate),
+      requestId: args.requestId, model: model.id, endpoint: `tasks.${args.kind}`, taskId, now: at,
+    });
+    await insertTask(trx, {
+      id: taskId, account_id: args.caller.accountId, key_id: args.caller.keyId, request_id: args.requestId, kind: args.kind,
+      model: model.id, status: 'submitting', upstream_id: null, hold_id: hold.holdId, request: JSON.stringify(args.request),
+      result: null, error: null, upstream_record: null, callback_url: args.callbackUrl ?? null, attempts: 0,
+      // Until the upstream answers, the submitting request holds the lease; if it dies, the engine fails the task.
+      next_poll_at: at, lease_until: at + deps.submitLeaseMs, lease_owner: 'submit', created_at: at, updated_at: at, finished_at: null,
+    });
+  });
+
+  const task = (await findTask(store.db, taskId))!;
+  let submitted: { upstreamId: string | null; upstreamRecord?: unknown };
+  try {
+    submitted = await deps.handlers[args.kind].submit(task, model, args.signal);
+  } catch (error) {
+    // The upstream never took the task: fail it and give the money back, in one step.
+    await store.db.transaction().execute(async (trx) => {
+      const failed = await finishTask(trx, { id: taskId, status: 'failed', error: JSON.stringify({ code: 'upstream_refused', message: 'the upstream refused the task' }), now: Date.now() });
+      if (failed?.hold_id) await releaseHoldIn(trx, failed.hold_id, { note: 'upstream refused the task' });
+    });
+    if (error instanceof GatewayError) throw error;
+    log.warn({ err: error, taskId }, 'upstream refused the task');
+    throw upstreamError(error);
+  }
+  const now = Date.now();
+  await markSubmitted(store.db, {
+    id: taskId,
+    upstreamId: submitted.upstreamId,
+    upstreamRecord: submitted.upstreamRecord === undefined ? null : JSON.stringify(submitted.upstreamRecord),
+    // A task the engine runs itself starts at once; an upstream task is first looked at after one interval.
+    nextPollAt: submitted.upstreamId === null ? now : now + deps.pollIntervalMs[args.kind],
+    now,
+  });
+  return (await findTask(store.db, taskId))!;
+}
