@@ -21,7 +21,7 @@ export function sandboxCatalogue(sandboxUrl: string): Pick<ConfigInput, 'channel
       'sandbox-ark': channel('ark'),
       'sandbox-minutes': channel('minutes'),
       'sandbox-erase': channel('erase'),
-      'sandbox-ast': channel('ast'),
+      'sandbox-ast': { ...channel('ast'), app_id: 'sandbox-app', resource_id: 'volc.service_type.10053' },
     },
     models: {
       'sandbox-chat': { type: 'chat', channel: 'sandbox-openai', price: chatPrice },

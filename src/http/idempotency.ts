@@ -28,6 +28,8 @@ export async function runIdempotent(
   request: FastifyRequest,
   reply: FastifyReply,
   call: () => Promise<JsonResult>,
+  /** What identifies the request's content (the JSON body unless the route says otherwise, e.g. a file's digest). */
+  fingerprint: unknown = request.body,
 ): Promise<unknown> {
   const key = keyOf(request);
   if (key === undefined) {
@@ -36,7 +38,7 @@ export async function runIdempotent(
   }
   const accountId = requireCaller(request).accountId;
   // The route is part of the fingerprint: one key reused on another endpoint is a different request.
-  const bodyHash = createHash('sha256').update(`${request.method} ${request.routeOptions.url}\n${JSON.stringify(request.body ?? null)}`).digest('hex');
+  const bodyHash = createHash('sha256').update(`${request.method} ${request.routeOptions.url}\n${JSON.stringify(fingerprint ?? null)}`).digest('hex');
   const begun = await beginIdempotent(store.db, { accountId, key, bodyHash, now: Date.now() });
   if (begun.kind === 'mismatch') throw unprocessable('Idempotency-Key was already used with a different request');
   if (begun.kind === 'running') throw conflict('a request with this Idempotency-Key is still running');

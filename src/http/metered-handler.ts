@@ -13,6 +13,10 @@ export interface MeteredRoute<Body> extends MeteredEndpoint<Body> {
   modelOf?(request: FastifyRequest): string | undefined;
   /** Whether this request answers with a stream (streams are never replayed by Idempotency-Key). */
   streams?(body: Body): boolean;
+  /** For bodies Fastify does not parse into `request.body` (multipart): read and validate them here. */
+  readBody?(request: FastifyRequest): Promise<Body>;
+  /** What Idempotency-Key compares between two requests (default: the body). */
+  fingerprint?(body: Body): unknown;
 }
 
 /** One AbortController per call, aborted if the client leaves before the answer is complete. */
@@ -27,17 +31,17 @@ function abortOnClientGone(reply: FastifyReply): AbortSignal {
 export function meteredHandler<Body>(deps: { pipeline: Pipeline; store: Store }, route: MeteredRoute<Body>): RouteHandlerMethod {
   const modelOf = route.modelOf ?? ((request: FastifyRequest) => (request.body as { model?: string } | undefined)?.model);
   return async function handleMeteredCall(request, reply) {
-    const body = request.body as Body;
+    const body = route.readBody ? await route.readBody(request) : (request.body as Body);
     const signal = abortOnClientGone(reply);
-    const call = () =>
-      deps.pipeline.run(route, { caller: requireCaller(request), modelId: modelOf(request), body, requestId: request.id, signal }, request.log);
+    const modelId = route.readBody ? (body as { model?: string }).model : modelOf(request);
+    const call = () => deps.pipeline.run(route, { caller: requireCaller(request), modelId, body, requestId: request.id, signal }, request.log);
 
     if (!route.streams?.(body)) {
       return runIdempotent(deps.store, request, reply, async () => {
         const answer = await call();
         if (answer.kind !== 'json') throw new Error(`${route.endpoint}: expected a JSON answer`);
         return { statusCode: answer.statusCode ?? 200, body: answer.body };
-      });
+      }, route.fingerprint ? route.fingerprint(body) : body);
     }
 
     const answer = await call();

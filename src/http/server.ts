@@ -1,5 +1,6 @@
 // Assembles the HTTP server: one plugin per job, the /v1 scope behind API-key authentication.
 import { randomUUID } from 'node:crypto';
+import multipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Config } from '../config/schema.js';
 import { unavailable } from '../errors.js';
@@ -16,6 +17,7 @@ import { messagesRoutes } from './routes/messages.js';
 import { responsesRoutes } from './routes/responses.js';
 import { searchRoutes } from './routes/search.js';
 import { speechRoutes } from './routes/speech.js';
+import { translationRoutes } from './routes/translations.js';
 import { modelRoutes } from './routes/models.js';
 
 export interface ServerDeps {
@@ -74,6 +76,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     await v1.register(responsesRoutes, { pipeline, store });
     await v1.register(speechRoutes, { pipeline, store });
     await v1.register(searchRoutes, { pipeline, store });
+    await v1.register(multipart, { limits: { fileSize: config.limits.upload_limit_bytes, files: 1, fields: 20, parts: 21 }, throwFileSizeLimit: true });
+    await v1.register(translationRoutes, { pipeline, store });
   });
   return app;
 }

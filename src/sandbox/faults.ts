@@ -25,6 +25,8 @@ export interface FaultSubject {
   readonly kind: string | null;
   readonly path: string;
   readonly model: unknown;
+  /** A `task_outcome` rule is spent only on requests that create a task, never on their status polls. */
+  readonly createsTask?: boolean;
 }
 
 type FieldCheck = (value: unknown) => boolean;
@@ -91,7 +93,8 @@ function matches(rule: FaultRule, subject: FaultSubject): boolean {
   return (
     (rule.kind === undefined || rule.kind === subject.kind) &&
     (rule.path === undefined || subject.path.startsWith(rule.path)) &&
-    (rule.model === undefined || rule.model === subject.model)
+    (rule.model === undefined || rule.model === subject.model) &&
+    (rule.task_outcome === undefined || subject.createsTask === true)
   );
 }
 

@@ -1,7 +1,14 @@
 import { chatRoute } from './chat.js';
+import { eraseSubmitRoute, eraseTaskRoute } from './erase.js';
+import { imagesRoute } from './images.js';
+import { mediaRoute } from './media.js';
 import { messagesRoute } from './messages.js';
+import { larkQueryRoute, larkSubmitRoute, recognitionQueryRoute, recognitionSubmitRoute } from './minutes.js';
 import { noResponsesRoute, responsesRoute } from './responses.js';
 import type { SandboxRoute } from './route.js';
+import { globalSearchRoute, webSearchRoute } from './search.js';
+import { speechRoute } from './speech.js';
+import { videoCreateRoute, videoDeleteRoute, videoGetRoute } from './video.js';
 
 /**
  * The same protocol under /noresponses: an upstream that serves chat completions but not the
@@ -16,4 +23,18 @@ export const SANDBOX_ROUTES: readonly SandboxRoute[] = [
   responsesRoute,
   withoutResponses(chatRoute),
   noResponsesRoute,
+  videoCreateRoute,
+  videoGetRoute,
+  videoDeleteRoute,
+  imagesRoute,
+  larkSubmitRoute,
+  larkQueryRoute,
+  recognitionSubmitRoute,
+  recognitionQueryRoute,
+  eraseSubmitRoute,
+  eraseTaskRoute,
+  mediaRoute,
+  speechRoute,
+  webSearchRoute,
+  globalSearchRoute,
 ];

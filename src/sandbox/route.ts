@@ -1,6 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FaultRule } from './faults.js';
+import type { MediaStore } from './media.js';
 import type { Reply } from './reply.js';
+import type { TaskBook } from './tasks.js';
 
 /** What a protocol handler sees: the request as received, a reply that carries the fault's behaviour. */
 export interface SandboxContext {
@@ -20,6 +22,12 @@ export interface SandboxContext {
   /** The fault rule this request matched, for behaviours the handler itself applies (`task_outcome`). */
   readonly fault: FaultRule | undefined;
   readonly taskMs: number;
+  /** This sandbox as the client addressed it (`http://host:port`), for URLs to the files it serves. */
+  readonly baseUrl: string;
+  /** The async tasks of every kind, on one clock. */
+  readonly tasks: TaskBook;
+  /** The generated files served at /__media/<name>. */
+  readonly media: MediaStore;
 }
 
 /** One upstream protocol endpoint; a new protocol is one file exporting these and one line in route-table.ts. */
@@ -31,6 +39,8 @@ export interface SandboxRoute {
   readonly path: string;
   /** The body a `status` fault answers with when the rule gives none; OpenAI's error shape when absent. */
   readonly errorBody?: (status: number, message: string) => unknown;
+  /** Requests here start an async task (or generate, for images): only they take `task_outcome` rules. */
+  readonly createsTask?: boolean;
   handle(ctx: SandboxContext): void | Promise<void>;
 }
 

@@ -1,13 +1,16 @@
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
+import { createAstUpgrades } from './ast.js';
 import { FaultBook, answerFaultsControl } from './faults.js';
+import { MediaStore } from './media.js';
 import { openAiError, openAiErrorForStatus } from './openai-common.js';
 import { BodyTooLargeError, DEFAULT_MAX_BODY_BYTES, type ReadBody, readBody } from './read-body.js';
 import { Reply } from './reply.js';
 import { RequestsLog, answerRequestsControl } from './requests-log.js';
 import { type SandboxRoute, findRoute } from './route.js';
 import { SANDBOX_ROUTES } from './route-table.js';
+import { TaskBook } from './tasks.js';
 import { isRecord } from './text.js';
 
 export interface SandboxOptions {
@@ -33,6 +36,8 @@ interface SandboxState {
   readonly routes: readonly SandboxRoute[];
   readonly taskMs: number;
   readonly maxBodyBytes: number;
+  readonly tasks: TaskBook;
+  readonly media: MediaStore;
 }
 
 /** Past this a non-JSON body is logged only in part: the log keeps 1000 requests in memory. */
@@ -45,10 +50,21 @@ export async function startSandbox({
   taskMs = 1500,
   maxBodyBytes = DEFAULT_MAX_BODY_BYTES,
 }: SandboxOptions = {}): Promise<Sandbox> {
-  const state: SandboxState = { faults: new FaultBook(), log: new RequestsLog(), routes: SANDBOX_ROUTES, taskMs, maxBodyBytes };
+  const state: SandboxState = {
+    faults: new FaultBook(),
+    log: new RequestsLog(),
+    routes: SANDBOX_ROUTES,
+    taskMs,
+    maxBodyBytes,
+    tasks: new TaskBook(taskMs),
+    media: new MediaStore(),
+  };
   const server = createServer({ noDelay: true }, (req, res) => {
     handleRequest(state, req, res).catch(() => res.destroy());
   });
+  // WebSocket upgrades (AST speech translation) never reach handleRequest: they have no body and no Reply
+  const ast = createAstUpgrades({ faults: state.faults, log: state.log });
+  server.on('upgrade', ast.handleUpgrade);
   // keep-alive is Node's default; a longer idle window spares benchmark clients reconnecting between bursts
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
@@ -67,6 +83,7 @@ export async function startSandbox({
       closing ??= new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
         server.closeAllConnections();
+        ast.closeAll(); // upgraded sockets are no longer the http server's to close
       });
       return closing;
     },
@@ -92,7 +109,12 @@ async function handleRequest(state: SandboxState, req: IncomingMessage, res: Ser
   const match = findRoute(state.routes, method, path);
   const kind = match?.route.kind ?? null;
   const entry = state.log.record({ kind, method, path: url, headers: req.headers, body: loggedBody(body) });
-  const rule = state.faults.take({ kind, path, model: isRecord(body.json) ? body.json.model : undefined });
+  const rule = state.faults.take({
+    kind,
+    path,
+    model: isRecord(body.json) ? body.json.model : undefined,
+    createsTask: match?.route.createsTask === true,
+  });
   // each protocol answers its own errors in its own shape (Anthropic's differs from OpenAI's)
   const errorBody = match?.route.errorBody ?? openAiErrorForStatus;
   const controller = new AbortController();
@@ -136,6 +158,9 @@ async function handleRequest(state: SandboxState, req: IncomingMessage, res: Ser
       signal: controller.signal,
       fault: rule,
       taskMs: state.taskMs,
+      baseUrl: baseUrlOf(req),
+      tasks: state.tasks,
+      media: state.media,
     });
   } catch (error) {
     if (controller.signal.aborted) return;
@@ -160,6 +185,13 @@ function writeJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);
+}
+
+/** The Host the client used (so media URLs work behind 0.0.0.0 or a container port), else the socket's own address. */
+function baseUrlOf(req: IncomingMessage): string {
+  if (req.headers.host) return `http://${req.headers.host}`;
+  const address = req.socket.localAddress ?? '127.0.0.1';
+  return `http://${address.includes(':') ? `[${address}]` : address}:${req.socket.localPort}`;
 }
 
 function loggedBody({ raw, json }: ReadBody): unknown {

@@ -1,0 +1,62 @@
+// Async image generation: POST creates a task (answered at once), GET reads it, and the gallery
+// lists the images the account has generated.
+import type { FastifyPluginAsync } from 'fastify';
+import { listAssets } from '../../store/assets.js';
+import type { TaskRow } from '../../store/tasks.js';
+import type { ImageTaskRequest } from '../../tasks/kinds/image.js';
+import { requireCaller } from '../auth.js';
+import { taskCreateHandler, taskReadHandler, type TaskRouteDeps } from '../task-handler.js';
+
+const ImagesAsyncBody = {
+  type: 'object',
+  required: ['model', 'prompt'],
+  properties: {
+    model: { type: 'string', minLength: 1 },
+    prompt: { type: 'string', minLength: 1, maxLength: 32_000 },
+    n: { type: 'integer', minimum: 1, maximum: 10 },
+    size: { type: 'string', minLength: 1 },
+    response_format: { type: 'string', enum: ['url', 'b64_json'] },
+    callback_url: { type: 'string', minLength: 1 },
+  },
+} as const;
+
+const seconds = (ms: number) => Math.floor(ms / 1000);
+const PUBLIC_STATUS: Record<string, string> = { submitting: 'queued', queued: 'queued', processing: 'processing', succeeded: 'succeeded', failed: 'failed', cancelled: 'failed' };
+
+/** Spec 2.5: `error` is a string, `result` is the images answer, `created_at` an integer. */
+export function imageTaskView(task: TaskRow) {
+  const error = task.error ? (JSON.parse(task.error) as { message: string }).message : undefined;
+  return {
+    id: task.id,
+    status: PUBLIC_STATUS[task.status] ?? task.status,
+    model: task.model,
+    created_at: seconds(task.created_at),
+    ...(task.status === 'failed' && { error }),
+    ...(task.status === 'succeeded' && task.result && { result: JSON.parse(task.result) }),
+  };
+}
+
+type ImagesAsyncRequest = ImageTaskRequest & { callback_url?: string };
+
+export const imageRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps) => {
+  app.post('/v1/images/async', {
+    schema: { body: ImagesAsyncBody },
+    handler: taskCreateHandler<ImagesAsyncRequest>(deps, {
+      kind: 'image',
+      normalise: (body) => body as ImagesAsyncRequest,
+      modelOf: (request) => request.model,
+      callbackUrlOf: (request) => request.callback_url,
+      estimate: (request) => ({ image: request.n ?? 1 }),
+      view: (task) => ({ id: task.id, status: 'queued', model: task.model, created_at: seconds(task.created_at) }),
+    }),
+  });
+
+  app.get('/v1/images/async/:taskId', { handler: taskReadHandler(deps, { kind: 'image', view: imageTaskView }) });
+
+  app.get('/v1/images/gallery', async (request) => {
+    const caller = requireCaller(request);
+    await deps.pipeline.admit(caller, request.log);
+    const images = await listAssets(deps.store.db, { accountId: caller.accountId, kind: 'image' });
+    return { object: 'list', data: images.map((a) => ({ id: a.id, url: a.url, task_id: a.task_id, created_at: seconds(a.created_at) })) };
+  });
+};
