@@ -1,5 +1,5 @@
 // Queries on `tasks`: asynchronous upstream work, claimed by background loops with leases.
-import { type Insertable, type Kysely, type Selectable, sql } from 'kysely';
+import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Dialect } from './migrations.js';
 import type { DB, TaskKind, TaskStatus, TasksTable } from './schema.js';
 
@@ -37,30 +37,35 @@ export async function findAccountTask(
 }
 
 /**
- * Leases up to `limit` live tasks that are due. On PostgreSQL the inner select skips rows another
- * instance is claiming right now (FOR UPDATE SKIP LOCKED), so no task is claimed twice; SQLite has
- * one writer, and the lease condition does the rest.
+ * Leases up to `limit` live tasks that are due. On PostgreSQL the candidates are locked with SKIP
+ * LOCKED, so two instances take disjoint sets and no task is claimed twice; on SQLite the
+ * statement runs under the single write lock.
  */
 export async function claimDueTasks(
   db: Kysely<DB>,
   { dialect, now, leaseMs, owner, limit }: { dialect: Dialect; now: number; leaseMs: number; owner: string; limit: number },
 ): Promise<TaskRow[]> {
-  const due = db
-    .selectFrom('tasks')
-    .select('id')
-    .where('status', 'in', LIVE_STATUSES)
-    .where('next_poll_at', '<=', now)
-    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-    .orderBy('next_poll_at')
-    .limit(limit);
-  return db
-    .updateTable('tasks')
-    .set({ lease_until: now + leaseMs, lease_owner: owner })
-    .where('id', 'in', dialect === 'postgres' ? due.modifyEnd(sql`for update skip locked`) : due)
-    // Re-checked on the row itself: on SQLite nothing locked it between the select and the update.
-    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-    .returning(COLUMNS)
-    .execute();
+  return (
+    db
+      // A materialized CTE, not `id in (subquery)`: PostgreSQL may rescan such a subquery, and a
+      // rescanned `LIMIT … SKIP LOCKED` skips the rows this statement just took and returns more.
+      .with((cte) => cte('due').materialized(), (qb) => {
+        const due = qb
+          .selectFrom('tasks')
+          .select('id')
+          .where('status', 'in', LIVE_STATUSES)
+          .where('next_poll_at', '<=', now)
+          .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+          .orderBy('next_poll_at')
+          .limit(limit);
+        return dialect === 'postgres' ? due.forUpdate().skipLocked() : due;
+      })
+      .updateTable('tasks')
+      .set({ lease_until: now + leaseMs, lease_owner: owner })
+      .where('id', 'in', (eb) => eb.selectFrom('due').select('due.id'))
+      .returning(COLUMNS)
+      .execute()
+  );
 }
 
 /** The upstream accepted the task: it now has an upstream id and waits to be polled. */

@@ -39,19 +39,20 @@ export async function enqueueWebhook(
 
 /**
  * Leases up to `limit` pending rows due at `now` whose lease is absent or expired, until
- * `now + leaseMs`. On PostgreSQL the candidate rows are locked with SKIP LOCKED, so concurrent
- * claimers take disjoint sets instead of queueing on one another; on SQLite the single UPDATE
- * runs under the database write lock, which serialises claimers the same way.
+ * `now + leaseMs`. On PostgreSQL the candidates are locked with SKIP LOCKED, so concurrent
+ * claimers take disjoint sets instead of queueing on one another; on SQLite the statement runs
+ * under the database write lock, which serialises claimers the same way.
  */
 export async function claimDueWebhooks(
   db: Kysely<DB>,
   { now, leaseMs, limit, dialect }: { now: number; leaseMs: number; limit: number; dialect: Dialect },
 ): Promise<WebhookRow[]> {
   const rows = await db
-    .updateTable('webhook_outbox')
-    .set({ lease_until: now + leaseMs })
-    .where('id', 'in', (eb) => {
-      const due = eb
+    // A materialized CTE, not `id in (subquery)`: PostgreSQL may rescan such a subquery per
+    // outer row, and a rescanned `LIMIT … FOR UPDATE SKIP LOCKED` skips the rows this very
+    // statement just updated and returns further ones, claiming more than `limit`.
+    .with((cte) => cte('due').materialized(), (qb) => {
+      const due = qb
         .selectFrom('webhook_outbox')
         .select('id')
         .where('state', '=', 'pending')
@@ -61,10 +62,9 @@ export async function claimDueWebhooks(
         .limit(limit);
       return dialect === 'postgres' ? due.forUpdate().skipLocked() : due;
     })
-    // Repeated outside the subquery: a row another claimer leased between our read and our
-    // write (possible where the subquery's snapshot predates that claim) is then left alone.
-    .where('state', '=', 'pending')
-    .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<=', now)]))
+    .updateTable('webhook_outbox')
+    .set({ lease_until: now + leaseMs })
+    .where('id', 'in', (eb) => eb.selectFrom('due').select('due.id'))
     .returning(COLUMNS)
     .execute();
   return rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.created_at - b.created_at);
