@@ -29,7 +29,8 @@ export function imageHandler({ publicUrl }: { publicUrl: string }): TaskKindHand
     webhookType: 'image',
     submit: async () => ({ upstreamId: null }),
     async poll(task, model, { signal, markProcessing }) {
-      const request = JSON.parse(task.request) as ImageTaskRequest;
+      // callback_url is ours (the gateway calls back), not the upstream's.
+      const { callback_url: _callback, ...request } = JSON.parse(task.request) as ImageTaskRequest & { callback_url?: string };
       await markProcessing();
       try {
         const result = await generateImages(model.upstream, { ...request, model: model.upstreamModel }, signal);

@@ -1,0 +1,24 @@
+// JSON GET and DELETE on a channel's pool, for task upstreams that are polled.
+import type { Upstream } from './pool.js';
+import { UpstreamHttpError, headerValue } from './http.js';
+
+export async function requestJson(
+  upstream: Upstream,
+  args: { method: 'GET' | 'DELETE' | 'POST'; path: string; body?: unknown; headers?: Record<string, string>; signal: AbortSignal },
+): Promise<{ statusCode: number; headers: Record<string, string | string[] | undefined>; body: any }> {
+  const response = await upstream.pool.request({
+    method: args.method,
+    path: upstream.basePath + args.path,
+    headers: { ...(args.body !== undefined && { 'content-type': 'application/json' }), ...args.headers },
+    body: args.body === undefined ? undefined : JSON.stringify(args.body),
+    signal: args.signal,
+  });
+  const text = await response.body.text();
+  if (response.statusCode < 200 || response.statusCode >= 300) {
+    throw new UpstreamHttpError(response.statusCode, text.slice(0, 64 * 1024), headerValue(response.headers['content-type']));
+  }
+  return { statusCode: response.statusCode, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}
+
+export const bearer = (upstream: Upstream): Record<string, string> =>
+  upstream.channel.api_key ? { authorization: `Bearer ${upstream.channel.api_key}` } : {};
