@@ -11,6 +11,12 @@ import { createCatalogue } from './pipeline/catalogue.js';
 import { createPipeline } from './pipeline/metered-call.js';
 import { openStore, type Store } from './store/open.js';
 import { createUpstreams } from './upstreams/pool.js';
+import { createTaskEngine } from './tasks/engine.js';
+import { eraseHandler } from './tasks/kinds/erase.js';
+import { imageHandler } from './tasks/kinds/image.js';
+import { minutesHandler } from './tasks/kinds/minutes.js';
+import { videoHandler } from './tasks/kinds/video.js';
+import { createWebhookDeliverer } from './webhooks/deliverer.js';
 
 export interface Gateway {
   app: FastifyInstance;
@@ -29,8 +35,24 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
   const limiter = createRateLimiter({ redisUrl: config.limits.redis });
   const metrics = createMetrics();
   const keys = createKeyResolver(store);
-  const pipeline = createPipeline({ store, catalogue: createCatalogue(config.models, upstreams), limiter, defaultRpm: config.limits.default_rpm, metrics });
-  const app = await buildServer({ config, store, pipeline, keys, metrics, logger });
+  const catalogue = createCatalogue(config.models, upstreams);
+  const pipeline = createPipeline({ store, catalogue, limiter, defaultRpm: config.limits.default_rpm, metrics });
+  const handlers = {
+    image: imageHandler({ publicUrl: config.public_url }),
+    video: videoHandler(),
+    erase: eraseHandler(),
+    minutes: minutesHandler({ catalogue, publicUrl: config.public_url }),
+  };
+  const tasks = { store, pipeline, handlers, pollIntervalMs: config.tasks.poll_interval_ms, submitLeaseMs: config.tasks.submit_lease_ms };
+  const engine = createTaskEngine({
+    store, catalogue, handlers, pollIntervalMs: config.tasks.poll_interval_ms, leaseMs: config.tasks.lease_ms,
+    tickMs: config.tasks.tick_ms, taskTimeoutMs: config.tasks.timeout_ms, log: logger,
+  });
+  const webhooks = createWebhookDeliverer({
+    store, retryDelaysMs: config.webhooks.retry_delays_ms, timeoutMs: config.webhooks.timeout_ms,
+    allowPrivate: config.network.allow_private_urls, log: logger, pollIntervalMs: config.tasks.tick_ms,
+  });
+  const app = await buildServer({ config, store, pipeline, tasks, keys, metrics, logger });
 
   // A plain call never outlives the request timeout; a hold older than that has lost its owner.
   const sweep = () => releaseStaleHolds(store, { olderThanMs: config.limits.request_timeout_ms + 60_000, log: logger }).catch(() => {});
@@ -42,7 +64,12 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
     app,
     store,
     async listen() {
-      return app.listen({ host: config.host, port: config.port });
+      const url = await app.listen({ host: config.host, port: config.port });
+      // Background work starts once the gateway serves: unfinished tasks and webhooks of an
+      // earlier run are picked up here, from the store.
+      engine.start();
+      webhooks.start();
+      return url;
     },
     async close() {
       clearInterval(sweeper);
@@ -57,6 +84,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
       await Promise.race([app.close(), grace]);
       clearTimeout(timer);
       await pipeline.settled();
+      await Promise.allSettled([engine.stop(), webhooks.stop()]);
       await Promise.allSettled([upstreams.close(), limiter.close()]);
       await store.close();
     },

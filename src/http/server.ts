@@ -10,7 +10,15 @@ import { apiKeyHook } from './auth.js';
 import { describeSchemaError, registerErrorHandlers } from './errors.js';
 import type { KeyResolver } from './key-resolver.js';
 import { registerRequestMetrics, type GatewayMetrics } from './metrics.js';
+import type { SubmitDeps } from '../tasks/submit.js';
+import type { TaskRouteDeps } from './task-handler.js';
 import { adminRoutes } from './routes/admin.js';
+import { assetRoutes } from './routes/assets.js';
+import { eraseRoutes } from './routes/erase.js';
+import { fileServeRoutes, fileUploadRoutes } from './routes/files.js';
+import { imageRoutes } from './routes/images.js';
+import { minutesRoutes } from './routes/minutes.js';
+import { videoRoutes } from './routes/videos.js';
 import { chatRoutes } from './routes/chat.js';
 import { healthRoutes } from './routes/health.js';
 import { messagesRoutes } from './routes/messages.js';
@@ -24,6 +32,7 @@ export interface ServerDeps {
   config: Config;
   store: Store;
   pipeline: Pipeline;
+  tasks: SubmitDeps;
   keys: KeyResolver;
   metrics: GatewayMetrics;
   logger: FastifyBaseLogger;
@@ -33,6 +42,8 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const { config, store, pipeline, keys, metrics } = deps;
+  const taskDeps: TaskRouteDeps = { store, pipeline, submit: deps.tasks, allowPrivateUrls: config.network.allow_private_urls, publicUrl: config.public_url };
+  const fileDeps = { store, pipeline, dataDir: config.data_dir, publicUrl: config.public_url };
   const app = Fastify({
     loggerInstance: deps.logger,
     bodyLimit: config.limits.body_limit_bytes,
@@ -68,6 +79,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   registerRequestMetrics(app, metrics);
   await app.register(healthRoutes, { store, isClosing: () => closing });
   await app.register(adminRoutes, { store, keys, adminToken: config.admin_token });
+  await app.register(fileServeRoutes, fileDeps);
   await app.register(async (v1) => {
     v1.addHook('onRequest', apiKeyHook(keys));
     await v1.register(modelRoutes, { catalogue: pipeline.catalogue });
@@ -78,6 +90,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     await v1.register(searchRoutes, { pipeline, store });
     await v1.register(multipart, { limits: { fileSize: config.limits.upload_limit_bytes, files: 1, fields: 20, parts: 21 }, throwFileSizeLimit: true });
     await v1.register(translationRoutes, { pipeline, store });
+    await v1.register(fileUploadRoutes, fileDeps);
+    await v1.register(imageRoutes, taskDeps);
+    await v1.register(videoRoutes, taskDeps);
+    await v1.register(eraseRoutes, taskDeps);
+    await v1.register(minutesRoutes, taskDeps);
+    await v1.register(assetRoutes, { store, pipeline });
   });
   return app;
 }

@@ -18,6 +18,8 @@ export interface TaskRouteDeps {
   pipeline: Pipeline;
   submit: SubmitDeps;
   allowPrivateUrls: boolean;
+  /** This gateway's own address: files it serves may be handed to upstreams as file_url. */
+  publicUrl: string;
 }
 
 export interface TaskCreateSpec<Normalised> {

@@ -26,7 +26,7 @@ describe('speech translation', () => {
   const post = async (key: string, fields: Record<string, string | Buffer>) => {
     const form = new FormData();
     for (const [name, value] of Object.entries(fields)) {
-      if (Buffer.isBuffer(value)) form.append(name, new Blob([value], { type: 'audio/wav' }), 'speech.wav');
+      if (Buffer.isBuffer(value)) form.append(name, new Blob([new Uint8Array(value)], { type: 'audio/wav' }), 'speech.wav');
       else form.append(name, value);
     }
     return fetch(`${gw.url}/v1/audio/translations`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });

@@ -11,6 +11,7 @@ import type { ConfigInput } from '../../src/config/schema.js';
 import { sandboxCatalogue } from '../../src/config/sandbox-catalogue.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { freePort } from './processes.js';
 
 export const ADMIN_TOKEN = 'adm-test-token-0123456789abcdef';
 
@@ -32,11 +33,13 @@ export interface TestGateway {
 }
 
 export async function startTestGateway(overrides: Partial<ConfigInput> = {}): Promise<TestGateway> {
-  const sandbox = await startSandbox({ port: 0, taskMs: 200 });
+  const sandbox = await startSandbox({ port: 0, taskMs: 300 });
   const dataDir = mkdtempSync(path.join(tmpdir(), 'tollroute-test-'));
+  // A known port (not 0), so the gateway's public URL (result_url, file URLs) is right.
   const { config } = buildConfig({
     ...sandboxCatalogue(sandbox.url),
-    port: 0,
+    port: await freePort(),
+    tasks: { poll_interval_ms: { image: 50, video: 50, erase: 50, minutes: 50 }, tick_ms: 25, lease_ms: 5_000, submit_lease_ms: 5_000 },
     admin_token: ADMIN_TOKEN,
     data_dir: dataDir,
     network: { allow_private_urls: true },

@@ -1,10 +1,8 @@
-// Async image generation: POST creates a task (answered at once), GET reads it, and the gallery
-// lists the images the account has generated.
+// Async image generation: POST creates a task (answered at once), GET reads it. Generated images
+// join the account's gallery (GET /v1/assets?kind=image).
 import type { FastifyPluginAsync } from 'fastify';
-import { listAssets } from '../../store/assets.js';
 import type { TaskRow } from '../../store/tasks.js';
 import type { ImageTaskRequest } from '../../tasks/kinds/image.js';
-import { requireCaller } from '../auth.js';
 import { taskCreateHandler, taskReadHandler, type TaskRouteDeps } from '../task-handler.js';
 
 const ImagesAsyncBody = {
@@ -52,11 +50,4 @@ export const imageRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps) 
   });
 
   app.get('/v1/images/async/:taskId', { handler: taskReadHandler(deps, { kind: 'image', view: imageTaskView }) });
-
-  app.get('/v1/images/gallery', async (request) => {
-    const caller = requireCaller(request);
-    await deps.pipeline.admit(caller, request.log);
-    const images = await listAssets(deps.store.db, { accountId: caller.accountId, kind: 'image' });
-    return { object: 'list', data: images.map((a) => ({ id: a.id, url: a.url, task_id: a.task_id, created_at: seconds(a.created_at) })) };
-  });
 };

@@ -1,0 +1,36 @@
+// Meeting minutes (spec 4.3): funds frozen at submission, settled on the real duration (and the
+// summary's tokens for service-minutes), refunded on failure.
+import type { FastifyPluginAsync } from 'fastify';
+import { normaliseMinutesRequest, type MinutesRequest } from '../../tasks/minutes-request.js';
+import { requireSafeUrl, taskCreateHandler, taskReadHandler, type TaskRouteDeps } from '../task-handler.js';
+import { taskRecordView } from '../task-views.js';
+
+// The spec's limit on a recording: at most two hours. Held in full, settled on the real length.
+const MAX_AUDIO_SECONDS = 2 * 60 * 60;
+// A summary's prompt is the transcript: about 4 tokens a second of speech, and a tenth of that back.
+const SUMMARY_TOKENS_PER_SECOND = { input: 4, output: 0.4 };
+
+export const minutesRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps) => {
+  app.post('/v1/audio/minutes', {
+    handler: taskCreateHandler<MinutesRequest>(deps, {
+      kind: 'minutes',
+      normalise: (body) => {
+        const request = normaliseMinutesRequest(body);
+        requireSafeUrl(request.file_url, 'file_url', deps.allowPrivateUrls || request.file_url.startsWith(`${deps.publicUrl}/`));
+        return request;
+      },
+      modelOf: (request) => request.model,
+      callbackUrlOf: (request) => request.callback_url,
+      estimate: (request) =>
+        request.model === 'service-minutes'
+          ? {
+              second: MAX_AUDIO_SECONDS,
+              input_token: MAX_AUDIO_SECONDS * SUMMARY_TOKENS_PER_SECOND.input,
+              output_token: Math.ceil(MAX_AUDIO_SECONDS * SUMMARY_TOKENS_PER_SECOND.output),
+            }
+          : { second: MAX_AUDIO_SECONDS },
+      view: (task) => ({ id: task.id, request_id: task.request_id, model: task.model, status: 'processing', created_at: new Date(task.created_at).toISOString() }),
+    }),
+  });
+  app.get('/v1/audio/minutes/:taskId', { handler: taskReadHandler(deps, { kind: 'minutes', view: (task) => taskRecordView(task, { liveAs: 'processing' }) }) });
+};

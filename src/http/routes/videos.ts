@@ -1,0 +1,69 @@
+// Video generation: the gateway path (`/v1/videos/generations`, our task wrapping upstream_id) and
+// the ARK-compatible path (`…/contents/generations/tasks`, the upstream's own shape, id = upstream
+// id) — one body, one billing, one routing. DELETE cancels a queued task on the ARK path.
+import type { FastifyPluginAsync } from 'fastify';
+import { releaseHoldIn } from '../../billing/ledger.js';
+import { invalidRequest, notFound } from '../../errors.js';
+import { findAccountTask, finishTask, type TaskRow } from '../../store/tasks.js';
+import { cancelArkTask } from '../../upstreams/ark/client.js';
+import { UpstreamHttpError } from '../../upstreams/http.js';
+import { normaliseVideoRequest, videoHoldSeconds, type VideoRequest } from '../../tasks/video-request.js';
+import { requireCaller } from '../auth.js';
+import { taskCreateHandler, taskReadHandler, type TaskCreateSpec, type TaskRouteDeps } from '../task-handler.js';
+import { taskCreatedView, taskRecordView } from '../task-views.js';
+
+const ARK_PREFIXES = ['/api/v3', '/v3', '/api/v1', '/v1'];
+const seconds = (ms: number) => Math.floor(ms / 1000);
+
+/** The ARK-compatible record: the upstream's last answer, with our view of the state and the public model id. */
+function arkRecordView(task: TaskRow) {
+  const record = task.upstream_record ? (JSON.parse(task.upstream_record) as Record<string, unknown>) : {};
+  const status = task.status === 'submitting' ? 'queued' : task.status === 'processing' ? 'running' : task.status;
+  return { ...record, id: task.upstream_id, model: task.model, status, created_at: record.created_at ?? seconds(task.created_at), updated_at: record.updated_at ?? seconds(task.updated_at) };
+}
+
+function createSpec(view: (task: TaskRow) => unknown): TaskCreateSpec<VideoRequest> {
+  return {
+    kind: 'video',
+    normalise: (body) => normaliseVideoRequest(body),
+    modelOf: (request) => request.model,
+    callbackUrlOf: (request) => request.callback_url,
+    // -1 leaves the length to the model: hold for the longest it makes.
+    estimate: (request, model) => ({ second: videoHoldSeconds(request, model.config.max_video_seconds) }),
+    view,
+  };
+}
+
+export const videoRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps) => {
+  app.post('/v1/videos/generations', { handler: taskCreateHandler(deps, createSpec((task) => taskCreatedView(task))) });
+  app.get('/v1/videos/generations/:taskId', { handler: taskReadHandler(deps, { kind: 'video', view: (task) => taskRecordView(task) }) });
+
+  for (const prefix of ARK_PREFIXES) {
+    const path = `${prefix}/contents/generations/tasks`;
+    app.post(path, {
+      handler: taskCreateHandler(deps, createSpec((task) => ({ id: task.upstream_id, model: task.model, status: 'queued', created_at: new Date(task.created_at).toISOString() }))),
+    });
+    app.get(`${path}/:taskId`, { handler: taskReadHandler(deps, { kind: 'video', view: arkRecordView }) });
+    app.delete(`${path}/:taskId`, async (request) => {
+      const caller = requireCaller(request);
+      await deps.pipeline.admit(caller, request.log);
+      const { taskId } = request.params as { taskId: string };
+      const task = await findAccountTask(deps.store.db, { accountId: caller.accountId, kind: 'video', id: taskId });
+      if (!task) throw notFound(`task ${taskId} not found`);
+      if (task.status !== 'queued' || !task.upstream_id) throw invalidRequest(`only a queued task can be cancelled; this one is ${task.status === 'submitting' ? 'queued' : task.status}`);
+      const model = deps.pipeline.catalogue.resolve(task.model, 'video');
+      try {
+        await cancelArkTask(model.upstream, task.upstream_id, AbortSignal.timeout(30_000));
+      } catch (error) {
+        // The upstream started it meanwhile: a running task cannot be stopped, so it is billed.
+        if (error instanceof UpstreamHttpError && error.statusCode < 500) throw invalidRequest('only a queued task can be cancelled; this one has started');
+        throw error;
+      }
+      await deps.store.db.transaction().execute(async (trx) => {
+        const cancelled = await finishTask(trx, { id: task.id, status: 'cancelled', now: Date.now() });
+        if (cancelled?.hold_id) await releaseHoldIn(trx, cancelled.hold_id, { note: `task ${task.id} cancelled` });
+      });
+      return {};
+    });
+  }
+};

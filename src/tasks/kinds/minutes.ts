@@ -1,0 +1,85 @@
+// Meeting minutes. vendor-minutes runs on the minutes product (transcript plus the features
+// asked for); service-minutes runs recognition 2.0, then a chat model writes summary and
+// chapters. Billed on the audio's real duration, plus the summary's tokens for service-minutes.
+import type { Catalogue } from '../../pipeline/catalogue.js';
+import { createChatCompletion } from '../../upstreams/openai-chat/client.js';
+import { fetchResultFile, queryAsr, queryLark, submitAsr, submitLark } from '../../upstreams/volc-minutes/client.js';
+import { serviceMinutesSubmitBody, vendorMinutesSubmitBody, type MinutesRequest } from '../minutes-request.js';
+import type { PollOutcome, TaskKindHandler } from '../types.js';
+import { readSummaryAnswer, SUMMARY_INSTRUCTIONS, transcriptFromAsr, transcriptFromLark } from './minutes-result.js';
+
+const LARK_FILES = {
+  summary: 'SummarizationFile',
+  chapters: 'ChapterFile',
+  translation: 'TranslationFile',
+} as const;
+
+export function minutesHandler({ catalogue, publicUrl }: { catalogue: Catalogue; publicUrl: string }): TaskKindHandler {
+  const resultUrl = (id: string) => `${publicUrl}/v1/audio/minutes/${id}`;
+
+  async function pollVendor(upstreamId: string, model: Parameters<TaskKindHandler['poll']>[1], signal: AbortSignal, taskId: string): Promise<PollOutcome> {
+    const data = await queryLark(model.upstream, upstreamId, signal);
+    if (data.Status === 'running') return { state: 'running', status: 'processing', upstreamRecord: data };
+    if (data.Status !== 'success' || !data.Result?.AudioTranscriptionFile) {
+      return { state: 'failed', error: { code: `upstream_${data.ErrCode ?? 'failed'}`, message: data.ErrMessage || 'the minutes upstream failed the task' }, upstreamRecord: data, webhook: { result_url: resultUrl(taskId) } };
+    }
+    const files = data.Result;
+    const transcript = transcriptFromLark(await fetchResultFile(files.AudioTranscriptionFile!, signal));
+    const result: Record<string, unknown> = { duration_seconds: data.Duration ?? 0, transcript };
+    for (const [field, file] of Object.entries(LARK_FILES)) {
+      const url = files[file];
+      if (url) result[field] = await fetchResultFile(url, signal);
+    }
+    if (files.InformationExtractionFile) {
+      const extracted = (await fetchResultFile(files.InformationExtractionFile, signal)) as { todo_list?: unknown; question_answer?: unknown };
+      if (extracted.todo_list) result.todos = extracted.todo_list;
+      if (extracted.question_answer) result.qa = extracted.question_answer;
+    }
+    if (result.chapters && typeof result.chapters === 'object' && 'chapter_summary' in (result.chapters as object)) {
+      result.chapters = (result.chapters as { chapter_summary: unknown }).chapter_summary;
+    }
+    return { state: 'succeeded', result, units: { second: Math.ceil(data.Duration ?? 0) }, upstreamRecord: data, webhook: { result_url: resultUrl(taskId) } };
+  }
+
+  async function pollService(task: Parameters<TaskKindHandler['poll']>[0], model: Parameters<TaskKindHandler['poll']>[1], request: MinutesRequest, signal: AbortSignal): Promise<PollOutcome> {
+    const answer = await queryAsr(model.upstream, task.upstream_id!, signal);
+    if (answer.state === 'running') return { state: 'running', status: 'processing' };
+    if (answer.state === 'failed') return { state: 'failed', error: { code: `upstream_${answer.code}`, message: answer.message }, webhook: { result_url: resultUrl(task.id) } };
+    const durationSeconds = Math.ceil((answer.result.audio_info?.duration ?? 0) / 1000);
+    const transcript = transcriptFromAsr(answer.result, request.need_word_time_series);
+    const summaryModel = catalogue.resolve(model.config.summary_model ?? 'sandbox-chat', 'chat');
+    const completion = await createChatCompletion(summaryModel.upstream, {
+      model: summaryModel.upstreamModel,
+      messages: [
+        { role: 'system', content: SUMMARY_INSTRUCTIONS },
+        { role: 'user', content: transcript.map((s) => `[${s.speaker ?? '?'}] ${s.text}`).join('\n') },
+      ],
+    }, signal);
+    const { summary, chapters } = readSummaryAnswer(completion.choices[0]?.message.content ?? '', transcript);
+    return {
+      state: 'succeeded',
+      result: { duration_seconds: durationSeconds, transcript, summary, chapters },
+      // Recognition by the second, the summary by its tokens, both at this model's prices.
+      units: { second: durationSeconds, input_token: completion.usage?.prompt_tokens ?? 0, output_token: completion.usage?.completion_tokens ?? 0 },
+      webhook: { result_url: resultUrl(task.id) },
+    };
+  }
+
+  return {
+    kind: 'minutes',
+    webhookType: 'minutes',
+    async submit(task, model, signal) {
+      const request = JSON.parse(task.request) as MinutesRequest;
+      if (request.model === 'vendor-minutes') {
+        return { upstreamId: await submitLark(model.upstream, { body: vendorMinutesSubmitBody(request), requestId: task.id, signal }) };
+      }
+      // Recognition 2.0 names its task by the request id we choose: our own task id.
+      await submitAsr(model.upstream, { body: serviceMinutesSubmitBody(request, task.id), requestId: task.id, signal });
+      return { upstreamId: task.id };
+    },
+    async poll(task, model, { signal }) {
+      const request = JSON.parse(task.request) as MinutesRequest;
+      return request.model === 'vendor-minutes' ? pollVendor(task.upstream_id!, model, signal, task.id) : pollService(task, model, request, signal);
+    },
+  };
+}
