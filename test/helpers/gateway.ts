@@ -32,8 +32,8 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-export async function startTestGateway(overrides: Partial<ConfigInput> = {}): Promise<TestGateway> {
-  const sandbox = await startSandbox({ port: 0, taskMs: 300 });
+export async function startTestGateway(overrides: Partial<ConfigInput> = {}, { sandboxTaskMs = 300 }: { sandboxTaskMs?: number } = {}): Promise<TestGateway> {
+  const sandbox = await startSandbox({ port: 0, taskMs: sandboxTaskMs });
   const dataDir = mkdtempSync(path.join(tmpdir(), 'tollroute-test-'));
   // A known port (not 0), so the gateway's public URL (result_url, file URLs) is right.
   const { config } = buildConfig({
