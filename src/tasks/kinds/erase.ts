@@ -27,7 +27,8 @@ export function eraseHandler(): TaskKindHandler {
       const record = await getErase(model.upstream, task.upstream_id!, signal);
       if (record.status === 'running') return { state: 'running', status: 'processing', upstreamRecord: record };
       if (record.status === 'completed' && record.result?.video_url) {
-        const duration = record.result.duration ?? request.source_duration_seconds;
+        // The video's own length, as generated (and billed) here; the upstream's figure only as a fallback.
+        const duration = request.source_duration_seconds > 0 ? request.source_duration_seconds : (record.result.duration ?? 0);
         return {
           state: 'succeeded',
           result: { video_url: record.result.video_url, original_video_url: request.source_video_url, source_task_id: request.source_task_id, duration_seconds: duration },
