@@ -1,0 +1,114 @@
+// Webhook delivery through a running gateway: the retry schedule (shortened), the drop after
+// four attempts, rotation, and the URL policy on callback_url and file_url.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { request } from 'undici';
+import { listWebhooksForTask } from '../../src/store/webhook-outbox.js';
+import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { startReceiver, type Receiver } from '../helpers/receiver.js';
+
+const RETRY_DELAYS_MS = [150, 300, 450];
+
+const call = async (gw: TestGateway, key: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+  const res = await request(`${gw.url}${path}`, { method: method as any, headers: { authorization: `Bearer ${key}`, ...headers, ...(body !== undefined && { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.body.text();
+  return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
+};
+
+describe('webhook delivery', () => {
+  let gw: TestGateway;
+  let receiver: Receiver;
+  before(async () => {
+    gw = await startTestGateway({ webhooks: { retry_delays_ms: RETRY_DELAYS_MS, timeout_ms: 2_000 } });
+    receiver = await startReceiver();
+  });
+  after(async () => {
+    await gw.close();
+    await receiver.close();
+  });
+
+  const videoWithCallback = async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
+    receiver.secret = (await gw.admin('GET', `/admin/accounts/${accountId}/webhook-secret`)).body.secret;
+    const created = await call(gw, key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: [{ type: 'text', text: 'hook' }], callback_url: receiver.url });
+    return { accountId, key, taskId: created.body.id as string };
+  };
+
+  test('a receiver failing three times gets the event a fourth time, on the retry schedule, each attempt signed anew', async () => {
+    receiver.answers.push(500, 503, 302);
+    const { taskId } = await videoWithCallback();
+    const attempts = await eventually(() => {
+      const mine = receiver.deliveries.filter((d) => d.payload.task_id === taskId);
+      return mine.length === 4 && mine;
+    }, 10_000);
+    assert.ok(attempts.every((d) => d.verified), 'every attempt verifies');
+    assert.equal(new Set(attempts.map((d) => d.headers['x-service-event-id'])).size, 1, 'one event id across attempts');
+    assert.deepEqual(new Set(attempts.map((d) => d.rawBody)).size, 1, 'the same payload each time');
+    const gaps = attempts.slice(1).map((d, i) => d.receivedAt - attempts[i]!.receivedAt);
+    gaps.forEach((gap, i) => assert.ok(gap >= RETRY_DELAYS_MS[i]! - 20, `gap ${i + 1} was ${gap} ms, expected about ${RETRY_DELAYS_MS[i]} ms`));
+    const [row] = await listWebhooksForTask(gw.gateway.store.db, taskId);
+    assert.deepEqual({ state: row!.state, attempts: row!.attempts }, { state: 'delivered', attempts: 4 });
+  });
+
+  test('after four failed attempts the event is dropped, and the task stays readable', async () => {
+    receiver.answers.push(500, 500, 500, 500);
+    const { key, taskId } = await videoWithCallback();
+    const row = await eventually(async () => {
+      const [outbox] = await listWebhooksForTask(gw.gateway.store.db, taskId);
+      return outbox?.state === 'dropped' && outbox;
+    }, 10_000);
+    assert.equal(row.attempts, 4);
+    assert.equal(receiver.deliveries.filter((d) => d.payload.task_id === taskId).length, 4);
+    assert.equal((await call(gw, key, 'GET', `/v1/videos/generations/${taskId}`)).body.status, 'succeeded');
+  });
+
+  test('a rotated secret signs the deliveries after the rotation', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
+    const rotated = (await gw.admin('POST', `/admin/accounts/${accountId}/webhook-secret`)).body.secret;
+    receiver.secret = rotated;
+    const created = await call(gw, key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'rotated', callback_url: receiver.url });
+    const delivery = await eventually(() => receiver.deliveries.find((d) => d.payload.task_id === created.body.id));
+    assert.equal(delivery.verified, true);
+  });
+
+  test('Idempotency-Key on task creation returns the first task and holds funds once', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
+    const body = { model: 'sandbox-video', content: [{ type: 'text', text: 'once' }] };
+    const first = await call(gw, key, 'POST', '/v1/videos/generations', body, { 'idempotency-key': 'video-1' });
+    const second = await call(gw, key, 'POST', '/v1/videos/generations', body, { 'idempotency-key': 'video-1' });
+    assert.deepEqual(second, first);
+    const ledger = (await gw.admin('GET', `/admin/accounts/${accountId}/ledger`)).body.data;
+    assert.equal(ledger.filter((row: any) => row.kind === 'hold').length, 1);
+  });
+});
+
+describe('user-supplied URLs with private targets refused', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startTestGateway({ network: { allow_private_urls: false } });
+  });
+  after(() => gw.close());
+
+  for (const [field, path, body] of [
+    ['callback_url', '/v1/videos/generations', { model: 'sandbox-video', content: [{ type: 'text', text: 'x' }], callback_url: 'http://127.0.0.1:9/hook' }],
+    ['callback_url', '/v1/images/async', { model: 'sandbox-image', prompt: 'x', callback_url: 'http://169.254.169.254/latest/meta-data' }],
+    ['file_url', '/v1/audio/minutes', { model: 'vendor-minutes', file_url: 'http://10.0.0.8/a.mp3', all_activate: true }],
+    ['callback_url', '/v1/images/async', { model: 'sandbox-image', prompt: 'x', callback_url: 'http://[::ffff:127.0.0.1]/hook' }],
+  ] as const) {
+    test(`${field} ${JSON.stringify((body as any)[field])} is refused with 400 and nothing held`, async () => {
+      const { accountId, key } = await gw.account({ creditMicros: 10_000_000 });
+      const res = await call(gw, key, 'POST', path, body);
+      assert.equal(res.status, 400);
+      assert.equal(res.body.type, 'invalid_request_error');
+      assert.match(res.body.error, new RegExp(`^${field}: `));
+      assert.equal((await gw.balance(accountId)).balance_micros, 10_000_000);
+    });
+  }
+
+  test('a callback_url with credentials in it is refused', async () => {
+    const { key } = await gw.account();
+    const res = await call(gw, key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'x', callback_url: 'https://user:pass@example.com/hook' });
+    assert.equal(res.status, 400);
+    assert.match(res.body.error, /^callback_url: /);
+  });
+});
