@@ -68,6 +68,14 @@ describe('admin API', () => {
     );
   });
 
+  test('?limit= pages the ledger, and a limit that is not 1 to 1000 is 400', async () => {
+    const { body: account } = await gw.admin('POST', '/admin/accounts', { name: 'paging' });
+    for (const amount of [1, 2, 3]) await gw.admin('POST', `/admin/accounts/${account.id}/credit`, { amount_micros: amount });
+    assert.deepEqual((await gw.admin('GET', `/admin/accounts/${account.id}/ledger?limit=2`)).body.data.map((r: any) => r.amount_micros), [3, 2]);
+    assert.equal((await gw.admin('GET', `/admin/accounts/${account.id}/ledger?limit=1001`)).status, 400);
+    assert.equal((await gw.admin('GET', `/admin/accounts/${account.id}/ledger?limit=abc`)).status, 400);
+  });
+
   test('the webhook secret is readable and rotates', async () => {
     const { body: account } = await gw.admin('POST', '/admin/accounts', { name: 'hooks' });
     const first = (await gw.admin('GET', `/admin/accounts/${account.id}/webhook-secret`)).body.secret;

@@ -10,11 +10,12 @@ import { listLedger } from '../../store/ledger-rows.js';
 import type { Store } from '../../store/open.js';
 import { listUsage } from '../../store/usage.js';
 import { adminTokenHook } from '../auth.js';
+import { LimitParam, readLimit } from '../schemas/query.js';
 import type { KeyResolver } from '../key-resolver.js';
 
 const micros = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
 const IdParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1 } } } as const;
-const ListQuery = { type: 'object', properties: { limit: { type: 'integer', minimum: 1, maximum: 1000 } } } as const;
+const ListQuery = { type: 'object', properties: { limit: LimitParam } } as const;
 
 export const adminRoutes: FastifyPluginAsync<{ store: Store; keys: KeyResolver; adminToken: string }> = async (app, { store, keys, adminToken }) => {
   app.addHook('onRequest', adminTokenHook(adminToken));
@@ -76,14 +77,12 @@ export const adminRoutes: FastifyPluginAsync<{ store: Store; keys: KeyResolver; 
 
   app.get('/admin/accounts/:id/ledger', { schema: { params: IdParams, querystring: ListQuery } }, async (request) => {
     const account = await accountOr404((request.params as { id: string }).id);
-    const { limit } = request.query as { limit?: number };
-    return { data: (await listLedger(store.db, { accountId: account.id, limit })).map(ledgerView) };
+    return { data: (await listLedger(store.db, { accountId: account.id, limit: readLimit(request.query) })).map(ledgerView) };
   });
 
   app.get('/admin/accounts/:id/usage', { schema: { params: IdParams, querystring: ListQuery } }, async (request) => {
     const account = await accountOr404((request.params as { id: string }).id);
-    const { limit } = request.query as { limit?: number };
-    return { data: (await listUsage(store.db, { accountId: account.id, limit })).map(usageView) };
+    return { data: (await listUsage(store.db, { accountId: account.id, limit: readLimit(request.query) })).map(usageView) };
   });
 
   app.get('/admin/accounts/:id/webhook-secret', { schema: { params: IdParams } }, async (request) => {

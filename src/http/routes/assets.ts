@@ -5,15 +5,16 @@ import type { Pipeline } from '../../pipeline/metered-call.js';
 import { listAssets } from '../../store/assets.js';
 import type { Store } from '../../store/open.js';
 import { requireCaller } from '../auth.js';
+import { LimitParam, readLimit } from '../schemas/query.js';
 
 export const assetRoutes: FastifyPluginAsync<{ store: Store; pipeline: Pipeline }> = async (app, deps) => {
   app.get('/v1/assets', {
-    schema: { querystring: { type: 'object', properties: { kind: { type: 'string', enum: ['image', 'video'] }, limit: { type: 'integer', minimum: 1, maximum: 1000 } } } },
+    schema: { querystring: { type: 'object', properties: { kind: { type: 'string', enum: ['image', 'video'] }, limit: LimitParam } } },
     handler: async (request) => {
       const caller = requireCaller(request);
       await deps.pipeline.admit(caller, request.log);
-      const { kind, limit } = request.query as { kind?: 'image' | 'video'; limit?: number };
-      const assets = await listAssets(deps.store.db, { accountId: caller.accountId, kind, limit });
+      const { kind } = request.query as { kind?: 'image' | 'video' };
+      const assets = await listAssets(deps.store.db, { accountId: caller.accountId, kind, limit: readLimit(request.query) });
       return {
         object: 'list',
         data: assets.map((a) => ({ id: a.id, kind: a.kind, url: a.url, task_id: a.task_id, source_task_id: a.source_task_id, created_at: new Date(a.created_at).toISOString() })),
