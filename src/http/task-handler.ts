@@ -3,7 +3,7 @@
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { Units } from '../billing/prices.js';
 import { invalidRequest, notFound } from '../errors.js';
-import { checkUrlSyntax } from '../net/url-policy.js';
+import { checkUrlTarget } from '../net/url-policy.js';
 import type { Pipeline } from '../pipeline/metered-call.js';
 import type { ResolvedModel } from '../pipeline/types.js';
 import type { Store } from '../store/open.js';
@@ -32,10 +32,13 @@ export interface TaskCreateSpec<Normalised> {
   view(task: TaskRow): unknown;
 }
 
-/** callback_url and file_url: http(s), no credentials, and no private targets unless the operator allows them. */
-export function requireSafeUrl(url: string | undefined | null, field: string, allowPrivate: boolean): void {
+/**
+ * callback_url and file_url: http(s), no credentials, and no private, loopback or link-local
+ * target (by address, or by what the name resolves to) unless the operator allows them.
+ */
+export async function requireSafeUrl(url: string | undefined | null, field: string, allowPrivate: boolean): Promise<void> {
   if (url === undefined || url === null) return;
-  const problem = checkUrlSyntax(url, { field, allowPrivate });
+  const problem = await checkUrlTarget(url, { field, allowPrivate });
   if (problem) throw invalidRequest(problem);
 }
 
@@ -54,7 +57,7 @@ export function taskCreateHandler<Normalised>(deps: TaskRouteDeps, spec: TaskCre
     return runIdempotent(deps.store, request, reply, async () => {
       const normalised = await spec.normalise(request.body, request);
       const callbackUrl = spec.callbackUrlOf(normalised);
-      requireSafeUrl(callbackUrl, 'callback_url', deps.allowPrivateUrls);
+      await requireSafeUrl(callbackUrl, 'callback_url', deps.allowPrivateUrls);
       const task = await submitTask(deps.submit, {
         kind: spec.kind, caller, modelId: spec.modelOf(normalised), request: normalised,
         estimate: (model) => spec.estimate(normalised, model), callbackUrl, requestId: request.id, signal,

@@ -2,6 +2,7 @@
 // An allow-list: an IPv4 address must be ipaddr.js's `unicast` (public) and an IPv6 address
 // global unicast (2000::/3) outside every special range; everything else, including any range
 // added to the IANA registries later, is refused until someone decides otherwise.
+import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
@@ -113,4 +114,31 @@ export function checkUrlSyntax(url: string, { field = 'url', allowPrivate = fals
   const literal = ipLiteralHost(parsed);
   const reason = literal ? refusedAddressReason(literal) : isLocalhostName(parsed.hostname) ? 'loopback' : undefined;
   return reason && `${field}: refused address ${parsed.hostname} (${reason})`;
+}
+
+/**
+ * checkUrlSyntax, then — for a host name — its DNS answers, every one of which must be allowed.
+ * Used where the gateway never connects itself (a file_url the upstream fetches) and, early, for
+ * callback_url; a name that cannot be resolved is refused too.
+ */
+export async function checkUrlTarget(
+  url: string,
+  options: UrlPolicyOptions & { lookup?: (hostname: string) => Promise<{ address: string }[]> } = {},
+): Promise<string | undefined> {
+  const problem = checkUrlSyntax(url, options);
+  if (problem || options.allowPrivate) return problem;
+  const parsed = new URL(url);
+  if (ipLiteralHost(parsed)) return undefined;
+  const field = options.field ?? 'url';
+  let answers: { address: string }[];
+  try {
+    answers = await (options.lookup ?? ((host) => dnsLookup(host, { all: true, verbatim: true })))(parsed.hostname);
+  } catch {
+    return `${field}: cannot resolve ${parsed.hostname}`;
+  }
+  for (const { address } of answers) {
+    const reason = refusedAddressReason(address);
+    if (reason) return `${field}: refused address ${parsed.hostname} resolves to ${address} (${reason})`;
+  }
+  return undefined;
 }

@@ -105,6 +105,13 @@ describe('user-supplied URLs with private targets refused', () => {
     });
   }
 
+  test('a host name that resolves to a loopback address is refused', async () => {
+    const { key } = await gw.account();
+    const res = await call(gw, key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'x', callback_url: 'http://localtest.me.localhost/hook' });
+    assert.equal(res.status, 400);
+    assert.match(res.body.error, /^callback_url: refused address/);
+  });
+
   test('a callback_url with credentials in it is refused', async () => {
     const { key } = await gw.account();
     const res = await call(gw, key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'x', callback_url: 'https://user:pass@example.com/hook' });

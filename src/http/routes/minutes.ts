@@ -14,9 +14,10 @@ export const minutesRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps
   app.post('/v1/audio/minutes', {
     handler: taskCreateHandler<MinutesRequest>(deps, {
       kind: 'minutes',
-      normalise: (body) => {
+      normalise: async (body) => {
         const request = normaliseMinutesRequest(body);
-        requireSafeUrl(request.file_url, 'file_url', deps.allowPrivateUrls || request.file_url.startsWith(`${deps.publicUrl}/`));
+        // The gateway's own uploads are fine wherever it runs: it serves them for the upstream to fetch.
+        await requireSafeUrl(request.file_url, 'file_url', deps.allowPrivateUrls || request.file_url.startsWith(`${deps.publicUrl}/files/`));
         return request;
       },
       modelOf: (request) => request.model,
