@@ -71,6 +71,21 @@ describe('webhook delivery', () => {
     assert.equal(delivery.verified, true);
   });
 
+  test('subtitle erase and minutes tasks call back too, with their own task_type', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 10_000_000 });
+    receiver.secret = (await gw.admin('GET', `/admin/accounts/${accountId}/webhook-secret`)).body.secret;
+    const video = await call(gw, key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: [{ type: 'text', text: 'source' }] });
+    await eventually(async () => (await call(gw, key, 'GET', `/v1/videos/generations/${video.body.id}`)).body.status === 'succeeded');
+    const erase = await call(gw, key, 'POST', '/v1/videos/erase-subtitle', { video_task_id: video.body.id, callback_url: receiver.url });
+    const minutes = await call(gw, key, 'POST', '/v1/audio/minutes', { model: 'vendor-minutes', file_url: 'https://media.example.com/m.mp3?duration_s=20', all_activate: true, callback_url: receiver.url });
+    const erased = await eventually(() => receiver.deliveries.find((d) => d.payload.task_id === erase.body.id));
+    const minuted = await eventually(() => receiver.deliveries.find((d) => d.payload.task_id === minutes.body.id));
+    assert.ok(erased.verified && minuted.verified);
+    assert.deepEqual({ type: erased.payload.task_type, status: erased.payload.status }, { type: 'erase_subtitle', status: 'succeeded' });
+    assert.match(erased.payload.video_url, /\.mp4$/);
+    assert.deepEqual({ type: minuted.payload.task_type, url: minuted.payload.result_url }, { type: 'minutes', url: `${gw.url}/v1/audio/minutes/${minutes.body.id}` });
+  });
+
   test('Idempotency-Key on task creation returns the first task and holds funds once', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
     const body = { model: 'sandbox-video', content: [{ type: 'text', text: 'once' }] };
