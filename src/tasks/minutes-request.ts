@@ -2,13 +2,14 @@
 // the field, or returned with defaults applied; and the two upstream submit bodies (protocols §5.1, §5.2).
 // Pure: no I/O, no clock, no ids (the caller passes the request id).
 import { invalidRequest } from '../errors.js';
+import { given, isFields, isOneOf, oneOf, readBoolean, readEnum, readHttpUrl, type Fields } from './fields.js';
+export { MAX_URL_LENGTH } from './fields.js';
 
 export const MINUTES_MODELS = ['vendor-minutes', 'service-minutes'] as const;
 export const MINUTES_LANGS = ['zh_cn', 'en_us'] as const;
 export const MINUTES_FILE_TYPES = ['audio', 'video'] as const;
 export const AUDIO_SUFFIXES = ['mp3', 'wav', 'aac', 'flac', 'ogg', 'm4a', 'amr', 'opus'] as const;
 export const VIDEO_SUFFIXES = ['mp4', 'avi', 'mkv', 'mov', 'flv', 'wmv', 'webm'] as const;
-export const MAX_URL_LENGTH = 8192; // signed URLs with session tokens run past 2 kB
 
 export type MinutesLang = (typeof MINUTES_LANGS)[number];
 export type MinutesFileType = (typeof MINUTES_FILE_TYPES)[number];
@@ -88,8 +89,6 @@ const TOP_LEVEL = new Set([
 ]);
 const FEATURE_FIELDS = new Set(['summary', 'chapters', 'todos', 'qa', 'question_answer', 'translate', 'target_lang']);
 const OTHER_LANG: Record<MinutesLang, MinutesLang> = { zh_cn: 'en_us', en_us: 'zh_cn' };
-
-type Fields = Record<string, unknown>;
 
 /**
  * Checks a minutes body and applies the defaults of spec 4.3. Unknown fields are refused, as on the video
@@ -275,39 +274,3 @@ function readHotWords(body: Fields): string[] {
   }
   return [...new Set(words.map((word) => word.trim()).filter((word) => word !== ''))];
 }
-
-function readHttpUrl(body: Fields, field: string): string | undefined {
-  const value = given(body, field);
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !isHttpUrl(value)) throw invalidRequest(`${field}: must be an http(s) URL`);
-  if (value.length > MAX_URL_LENGTH) throw invalidRequest(`${field}: at most ${MAX_URL_LENGTH} characters`);
-  const { username, password } = new URL(value);
-  if (username !== '' || password !== '') throw invalidRequest(`${field}: must not contain credentials`);
-  return value;
-}
-
-function isHttpUrl(value: string): boolean {
-  if (/\s/.test(value) || !URL.canParse(value)) return false;
-  const url = new URL(value);
-  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
-}
-
-function readEnum<T extends string, F extends T | undefined>(body: Fields, field: string, allowed: readonly T[], fallback: F): T | F {
-  const value = given(body, field);
-  if (value === undefined) return fallback;
-  if (!isOneOf(value, allowed)) throw invalidRequest(`${field}: ${oneOf(allowed)}`);
-  return value;
-}
-
-function readBoolean(body: Fields, field: string, fallback: boolean): boolean {
-  const value = given(body, field);
-  if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') throw invalidRequest(`${field}: must be a boolean`);
-  return value;
-}
-
-const isFields = (value: unknown): value is Fields => typeof value === 'object' && value !== null && !Array.isArray(value);
-const given = (fields: Fields, field: string): unknown => (Object.hasOwn(fields, field) ? fields[field] ?? undefined : undefined);
-const isOneOf = <T extends string>(value: unknown, allowed: readonly T[]): value is T =>
-  typeof value === 'string' && (allowed as readonly string[]).includes(value);
-const oneOf = (allowed: readonly string[]) => `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`;

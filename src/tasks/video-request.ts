@@ -2,6 +2,8 @@
 // checked here after Fastify's JSON parse, refused with a message naming the field, or returned with the
 // gateway's defaults applied. Pure: no I/O, no clock.
 import { invalidRequest } from '../errors.js';
+import { given, isFields, isHttpUrl, isOneOf, oneOf, readBoolean, readEnum, readHttpUrl, readInteger, type Fields } from './fields.js';
+export { MAX_URL_LENGTH } from './fields.js';
 
 export const VIDEO_RESOLUTIONS = ['480p', '720p', '1080p', '768P', '2K'] as const;
 export const VIDEO_RATIOS = ['16:9', '4:3', '1:1', '3:4', '9:16', '21:9', 'adaptive'] as const;
@@ -15,7 +17,6 @@ export const VIDEO_ROLES = ['first_frame', 'last_frame', 'reference_image', 'ref
  */
 export const MAX_VIDEO_SECONDS = 60;
 export const MAX_SEED = 2 ** 32 - 1;
-export const MAX_URL_LENGTH = 8192; // signed URLs with session tokens run past 2 kB
 
 export type VideoResolution = (typeof VIDEO_RESOLUTIONS)[number];
 export type VideoRatio = (typeof VIDEO_RATIOS)[number];
@@ -76,8 +77,6 @@ const MEDIA_ROLES: Record<Exclude<VideoContentItem['type'], 'text'>, readonly Vi
 };
 const MAX_REFERENCES = { reference_image: 9, reference_video: 3, reference_audio: 3 } as const;
 const REFERENCE_NOUN = { reference_image: 'reference images', reference_video: 'reference videos', reference_audio: 'reference audios' } as const;
-
-type Fields = Record<string, unknown>;
 
 /**
  * Checks a video creation body and applies the defaults of spec 4.4.
@@ -255,46 +254,3 @@ function readMediaUrl(item: Fields, type: 'image_url' | 'video_url' | 'audio_url
   }
   return url;
 }
-
-function readHttpUrl(body: Fields, field: string): string | undefined {
-  const value = given(body, field);
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !isHttpUrl(value)) throw invalidRequest(`${field}: must be an http(s) URL`);
-  if (value.length > MAX_URL_LENGTH) throw invalidRequest(`${field}: at most ${MAX_URL_LENGTH} characters`);
-  const { username, password } = new URL(value);
-  if (username !== '' || password !== '') throw invalidRequest(`${field}: must not contain credentials`);
-  return value;
-}
-
-function isHttpUrl(value: string): boolean {
-  if (/\s/.test(value) || !URL.canParse(value)) return false;
-  const url = new URL(value);
-  return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
-}
-
-function readEnum<T extends string>(body: Fields, field: string, allowed: readonly T[], fallback: T): T {
-  const value = given(body, field);
-  if (value === undefined) return fallback;
-  if (!isOneOf(value, allowed)) throw invalidRequest(`${field}: ${oneOf(allowed)}`);
-  return value;
-}
-
-function readBoolean(body: Fields, field: string, fallback: boolean): boolean {
-  const value = given(body, field);
-  if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') throw invalidRequest(`${field}: must be a boolean`);
-  return value;
-}
-
-function readInteger(body: Fields, field: string, fallback: number, inRange: (n: number) => boolean, rule: string): number {
-  const value = given(body, field);
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || !inRange(value)) throw invalidRequest(`${field}: ${rule}`);
-  return value;
-}
-
-const isFields = (value: unknown): value is Fields => typeof value === 'object' && value !== null && !Array.isArray(value);
-const given = (fields: Fields, field: string): unknown => (Object.hasOwn(fields, field) ? fields[field] ?? undefined : undefined);
-const isOneOf = <T extends string>(value: unknown, allowed: readonly T[]): value is T =>
-  typeof value === 'string' && (allowed as readonly string[]).includes(value);
-const oneOf = (allowed: readonly string[]) => `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`;
