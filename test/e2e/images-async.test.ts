@@ -20,18 +20,14 @@ describe('async images', () => {
   });
   beforeEach(() => gw.sandboxControl('DELETE', '/__sandbox/faults'));
 
-  const call = async (key: string, method: string, path: string, body?: unknown) => {
-    const res = await request(`${gw.url}${path}`, { method: method as any, headers: { authorization: `Bearer ${key}`, ...(body !== undefined && { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
-    return { status: res.statusCode, body: (await res.body.json()) as any };
-  };
   const finished = (key: string, id: string) => eventually(async () => {
-    const { body } = await call(key, 'GET', `/v1/images/async/${id}`);
+    const { body } = await gw.call(key, 'GET', `/v1/images/async/${id}`);
     return (body.status === 'succeeded' || body.status === 'failed') && body;
   });
 
   test('a task is queued at once, then succeeds with the images; each image is billed', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
-    const created = await call(key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'a toll gate at dawn', n: 2 });
+    const created = await gw.call(key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'a toll gate at dawn', n: 2 });
     assert.equal(created.status, 200);
     assert.deepEqual(Object.keys(created.body).sort(), ['created_at', 'id', 'model', 'status']);
     assert.deepEqual({ status: created.body.status, model: created.body.model }, { status: 'queued', model: 'sandbox-image' });
@@ -46,14 +42,14 @@ describe('async images', () => {
     assert.ok(!('error' in done));
     assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: 1_000_000 - 2 * PRICE_PER_IMAGE, held_micros: 0 });
 
-    const gallery = await call(key, 'GET', '/v1/assets?kind=image');
+    const gallery = await gw.call(key, 'GET', '/v1/assets?kind=image');
     assert.deepEqual(gallery.body.data.map((a: any) => a.url).sort(), done.result.data.map((i: any) => i.url).sort());
   });
 
   test('a failed task says why and refunds the frozen amount', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'images', task_outcome: 'failed', times: 1 });
-    const created = await call(key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'forbidden' });
+    const created = await gw.call(key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'forbidden' });
     const done = await finished(key, created.body.id);
     assert.equal(done.status, 'failed');
     assert.equal(typeof done.error, 'string');
@@ -65,15 +61,15 @@ describe('async images', () => {
   test("an unknown task and another account's task are both 404", async () => {
     const owner = await gw.account();
     const other = await gw.account();
-    const created = await call(owner.key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'mine' });
-    assert.equal((await call(other.key, 'GET', `/v1/images/async/${created.body.id}`)).status, 404);
-    assert.deepEqual(await call(owner.key, 'GET', '/v1/images/async/img_nope'), { status: 404, body: { error: 'task img_nope not found', type: 'not_found_error' } });
+    const created = await gw.call(owner.key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'mine' });
+    assert.equal((await gw.call(other.key, 'GET', `/v1/images/async/${created.body.id}`)).status, 404);
+    assert.deepEqual(await gw.call(owner.key, 'GET', '/v1/images/async/img_nope'), { status: 404, body: { error: 'task img_nope not found', type: 'not_found_error' } });
   });
 
   test('a callback_url gets a signed image webhook with the result_url', async () => {
     const { accountId, key } = await gw.account();
     receiver.secret = (await gw.admin('GET', `/admin/accounts/${accountId}/webhook-secret`)).body.secret;
-    const created = await call(key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'call me', callback_url: receiver.url });
+    const created = await gw.call(key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'call me', callback_url: receiver.url });
     const delivery = await eventually(() => receiver.deliveries.find((d) => d.payload.task_id === created.body.id));
     assert.equal(delivery.verified, true);
     assert.deepEqual(Object.keys(delivery.payload).sort(), ['created_at', 'finished_at', 'model', 'result_url', 'status', 'task_id', 'task_type']);
@@ -85,7 +81,7 @@ describe('async images', () => {
 
   test('a missing prompt is 400 and nothing is held', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
-    assert.deepEqual(await call(key, 'POST', '/v1/images/async', { model: 'sandbox-image' }), { status: 400, body: { error: 'prompt field is required', type: 'invalid_request_error' } });
+    assert.deepEqual(await gw.call(key, 'POST', '/v1/images/async', { model: 'sandbox-image' }), { status: 400, body: { error: 'prompt field is required', type: 'invalid_request_error' } });
     assert.equal((await gw.balance(accountId)).balance_micros, 1_000_000);
   });
 });

@@ -20,10 +20,6 @@ describe('messages', () => {
   beforeEach(() => gw.sandboxControl('DELETE', '/__sandbox/faults'));
 
   const client = (key: string) => new Anthropic({ apiKey: key, baseURL: gw.url, maxRetries: 0 });
-  const settled = (accountId: string) => eventually(async () => {
-    const account = await gw.balance(accountId);
-    return account.held_micros === 0 && account;
-  });
 
   for (const model of MODELS) {
     test(`${model}: messages.create answers in the messages format and bills exactly the usage`, async () => {
@@ -40,7 +36,7 @@ describe('messages', () => {
       assert.deepEqual(message.content, [{ type: 'text', text: 'Sandbox says: what is a toll road' }]);
       assert.equal(message.stop_reason, 'end_turn');
       assert.equal(message.usage.output_tokens, 7);
-      assert.equal((await settled(accountId)).balance_micros, 1_000_000 - bill(message.usage));
+      assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - bill(message.usage));
     });
 
     test(`${model}: messages.stream().finalMessage() gives the same text and usage as the plain call`, async () => {
@@ -51,7 +47,7 @@ describe('messages', () => {
       assert.deepEqual(streamed.content, plain.content);
       assert.equal(streamed.stop_reason, 'end_turn');
       assert.deepEqual({ i: streamed.usage.input_tokens, o: streamed.usage.output_tokens }, { i: plain.usage.input_tokens, o: plain.usage.output_tokens });
-      assert.equal((await settled(accountId)).balance_micros, 1_000_000 - 2 * bill(plain.usage));
+      assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - 2 * bill(plain.usage));
     });
 
     test(`${model}: a tool-use round trip works and every turn is billed`, async () => {
@@ -76,7 +72,7 @@ describe('messages', () => {
       }).finalMessage();
       assert.equal(second.stop_reason, 'end_turn');
       assert.deepEqual(second.content, [{ type: 'text', text: 'Sandbox says: summarise it' }]);
-      assert.equal((await settled(accountId)).balance_micros, 1_000_000 - bill(first.usage) - bill(second.usage));
+      assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - bill(first.usage) - bill(second.usage));
     });
   }
 
@@ -154,7 +150,7 @@ describe('messages', () => {
     const usage = await eventually(async () => (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data[0]);
     assert.equal(usage.units.output_token, 5);
     assert.equal(usage.amount_micros, usage.units.input_token * 2 + 5 * 8);
-    assert.equal((await settled(accountId)).balance_micros, 1_000_000 - usage.amount_micros);
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - usage.amount_micros);
   });
 
   test('an upstream refusal before the stream starts is a 502 and nothing is charged', async () => {
@@ -164,7 +160,7 @@ describe('messages', () => {
       client(key).messages.stream({ model: 'sandbox-claude', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }).finalMessage(),
       (error: any) => error.status === 502,
     );
-    assert.equal((await settled(accountId)).balance_micros, 1_000_000);
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
   });
 
   describe('refusals', () => {

@@ -16,10 +16,6 @@ describe('responses', () => {
   beforeEach(() => gw.sandboxControl('DELETE', '/__sandbox/faults'));
 
   const client = (key: string) => new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
-  const settled = (accountId: string) => eventually(async () => {
-    const account = await gw.balance(accountId);
-    return account.held_micros === 0 && account;
-  });
 
   test('a plain response is passed through and billed exactly on its usage', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
@@ -28,7 +24,7 @@ describe('responses', () => {
     assert.equal(response.model, 'sandbox-chat');
     assert.equal(response.output_text, 'Sandbox says: describe a toll booth');
     assert.ok(response.usage && response.usage.total_tokens === response.usage.input_tokens + response.usage.output_tokens);
-    assert.equal((await settled(accountId)).balance_micros, 1_000_000 - bill(response.usage));
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - bill(response.usage));
   });
 
   test('a streamed response ends with response.completed carrying usage, with the same text', async () => {
@@ -48,7 +44,7 @@ describe('responses', () => {
     assert.equal(types[0], 'response.created');
     assert.equal(text, plain.output_text);
     assert.deepEqual(completed.usage, plain.usage);
-    assert.equal((await settled(accountId)).balance_micros, 1_000_000 - 2 * bill(plain.usage!));
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - 2 * bill(plain.usage!));
   });
 
   test('an upstream without the responses API has its 404 passed through and the hold released', async () => {
@@ -63,7 +59,7 @@ describe('responses', () => {
     });
     assert.equal(res.statusCode, 404);
     assert.deepEqual(await res.body.json(), await direct.body.json());
-    assert.equal((await settled(accountId)).balance_micros, 1_000_000);
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
     const ledger = (await gw.admin('GET', `/admin/accounts/${accountId}/ledger`)).body.data;
     assert.deepEqual(ledger.map((row: any) => row.kind), ['release', 'hold', 'credit']);
   });

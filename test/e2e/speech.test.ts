@@ -19,10 +19,6 @@ describe('speech synthesis', () => {
     await gw.sandboxControl('DELETE', '/__sandbox/requests');
   });
 
-  const settled = (accountId: string) => eventually(async () => {
-    const account = await gw.balance(accountId);
-    return account.held_micros === 0 && account;
-  });
   const speak = (body: unknown, { query = '?model=sandbox-tts', headers = {} }: { query?: string; headers?: Record<string, string> } = {}) =>
     request(`${gw.url}/v1/audio/speech/unidirectional${query}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   const lines = (text: string) => text.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
@@ -37,7 +33,7 @@ describe('speech synthesis', () => {
     assert.ok(objects.some((o) => typeof o.data === 'string' && o.data.length > 0), 'audio fragments');
     assert.ok(objects.some((o) => o.sentence?.words?.length > 0), 'subtitles with word timestamps');
     assert.deepEqual(objects.at(-1), { code: 20000000, message: 'ok', data: null, usage: { text_words: chars(text) } });
-    assert.equal((await settled(accountId)).balance_micros, 1_000_000 - chars(text) * PRICE_PER_CHARACTER);
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - chars(text) * PRICE_PER_CHARACTER);
   });
 
   test('context_texts are never billed', async () => {
@@ -45,7 +41,7 @@ describe('speech synthesis', () => {
     const text = 'Only this.';
     const res = await speak({ req_params: { text, speaker: 's', additions: JSON.stringify({ context_texts: ['say it slowly and warmly please'] }) } }, { headers: { 'x-api-key': key } });
     await res.body.dump();
-    assert.equal((await settled(accountId)).balance_micros, 1_000_000 - chars(text) * PRICE_PER_CHARACTER);
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - chars(text) * PRICE_PER_CHARACTER);
   });
 
   test('the upstream gets the body as sent with the channel credentials, never the caller key', async () => {
@@ -101,7 +97,7 @@ describe('speech synthesis', () => {
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'speech', status: 500, times: 1 });
     const res = await speak({ req_params: { text: 'Hi.', speaker: 's' } }, { headers: { authorization: `Bearer ${key}` } });
     assert.deepEqual({ status: res.statusCode, body: await res.body.json() }, { status: 502, body: { error: 'upstream provider error', type: 'server_error' } });
-    assert.equal((await settled(accountId)).balance_micros, 1_000_000);
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
   });
 
   test('a client that disconnects stops the upstream call and pays the estimate when no usage came', async () => {
@@ -121,7 +117,7 @@ describe('speech synthesis', () => {
       return last?.aborted && last;
     });
     assert.equal(upstreamCall.aborted, true);
-    assert.equal((await settled(accountId)).balance_micros, 1_000_000 - chars(text) * PRICE_PER_CHARACTER);
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - chars(text) * PRICE_PER_CHARACTER);
   });
 
   test('the OpenAI-compatible endpoint answers the audio bytes and bills the same way', async () => {
@@ -136,7 +132,7 @@ describe('speech synthesis', () => {
     const expected = Buffer.concat(native.filter((o) => typeof o.data === 'string' && o.data).map((o) => Buffer.from(o.data, 'base64')));
     assert.equal(audio.subarray(0, 3).toString('latin1'), 'ID3');
     assert.deepEqual(audio, expected);
-    assert.equal((await settled(accountId)).balance_micros, 1_000_000 - 2 * chars(input) * PRICE_PER_CHARACTER);
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - 2 * chars(input) * PRICE_PER_CHARACTER);
   });
 
   test('response_format wav gets a WAV header over PCM', async () => {

@@ -19,10 +19,6 @@ describe('speech translation', () => {
     await gw.sandboxControl('DELETE', '/__sandbox/requests');
   });
 
-  const settled = (accountId: string) => eventually(async () => {
-    const account = await gw.balance(accountId);
-    return account.held_micros === 0 && account;
-  });
   const post = async (key: string, fields: Record<string, string | Buffer>) => {
     const form = new FormData();
     for (const [name, value] of Object.entries(fields)) {
@@ -40,7 +36,7 @@ describe('speech translation', () => {
     const usage = (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data[0];
     // 1500 ms of audio: ceil(1500 / 40) input tokens; six words of translation.
     assert.deepEqual(usage.units, { input_token: 38, output_token: 6 });
-    assert.equal((await settled(accountId)).balance_micros, 1_000_000 - bill({ input_token: 38, output_token: 6 }));
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - bill({ input_token: 38, output_token: 6 }));
   });
 
   test('the languages and voice go upstream; the caller key does not', async () => {
@@ -62,7 +58,7 @@ describe('speech translation', () => {
     const audio = Buffer.from(await res.arrayBuffer());
     assert.equal(audio.subarray(0, 4).toString('ascii'), 'OggS');
     assert.ok(audio.includes(Buffer.from('OpusHead')));
-    assert.equal((await settled(accountId)).balance_micros, 1_000_000 - bill({ input_token: 25, output_token: 6 }));
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - bill({ input_token: 25, output_token: 6 }));
   });
 
   for (const [property, wav, message] of [
@@ -111,6 +107,6 @@ describe('speech translation', () => {
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'ast', task_outcome: 'failed', times: 1 });
     const res = await post(key, { model: 'sandbox-ast', file: makeWav({ ms: 300 }) });
     assert.deepEqual({ status: res.status, body: await res.json() }, { status: 502, body: { error: 'upstream provider error', type: 'server_error' } });
-    assert.equal((await settled(accountId)).balance_micros, 1_000_000);
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
   });
 });

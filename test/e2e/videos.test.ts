@@ -23,19 +23,14 @@ describe('video generation', () => {
   });
   beforeEach(() => gw.sandboxControl('DELETE', '/__sandbox/faults'));
 
-  const call = async (key: string, method: string, path: string, body?: unknown) => {
-    const res = await request(`${gw.url}${path}`, { method: method as any, headers: { authorization: `Bearer ${key}`, ...(body !== undefined && { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await res.body.text();
-    return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
-  };
   const finished = (key: string, id: string) => eventually(async () => {
-    const { body } = await call(key, 'GET', `/v1/videos/generations/${id}`);
+    const { body } = await gw.call(key, 'GET', `/v1/videos/generations/${id}`);
     return ['succeeded', 'failed', 'cancelled'].includes(body.status) && body;
   });
 
   test('the gateway path wraps the upstream id, succeeds with a video and bills its seconds', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
-    const created = await call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: prompt, duration: 5 });
+    const created = await gw.call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: prompt, duration: 5 });
     assert.equal(created.status, 200);
     assert.deepEqual(Object.keys(created.body).sort(), ['created_at', 'id', 'model', 'status', 'upstream_id']);
     assert.match(created.body.upstream_id, /^cgt-/);
@@ -53,7 +48,7 @@ describe('video generation', () => {
   test('the ARK-compatible path answers the upstream shape with id = upstream id, under every prefix', async () => {
     const { key } = await gw.account({ creditMicros: 5_000_000 });
     for (const prefix of ['/api/v3', '/v3', '/api/v1', '/v1']) {
-      const created = await call(key, 'POST', `${prefix}/contents/generations/tasks`, { model: 'sandbox-video', content: prompt });
+      const created = await gw.call(key, 'POST', `${prefix}/contents/generations/tasks`, { model: 'sandbox-video', content: prompt });
       assert.equal(created.status, 200, prefix);
       assert.deepEqual(Object.keys(created.body).sort(), ['created_at', 'id', 'model', 'status']);
       assert.match(created.body.id, /^cgt-/);
@@ -62,10 +57,10 @@ describe('video generation', () => {
 
   test('both GETs accept either id; the ARK GET returns the upstream record', async () => {
     const { key } = await gw.account({ creditMicros: 5_000_000 });
-    const created = await call(key, 'POST', '/api/v3/contents/generations/tasks', { model: 'sandbox-video', content: prompt, return_last_frame: true });
+    const created = await gw.call(key, 'POST', '/api/v3/contents/generations/tasks', { model: 'sandbox-video', content: prompt, return_last_frame: true });
     const upstreamId = created.body.id;
     const gatewayView = await finished(key, upstreamId);
-    const ark = await call(key, 'GET', `/api/v3/contents/generations/tasks/${gatewayView.id}`);
+    const ark = await gw.call(key, 'GET', `/api/v3/contents/generations/tasks/${gatewayView.id}`);
     assert.equal(ark.body.id, upstreamId);
     assert.equal(ark.body.status, 'succeeded');
     assert.equal(ark.body.content.video_url, gatewayView.result.video_url);
@@ -76,7 +71,7 @@ describe('video generation', () => {
 
   test('duration -1 holds the model\'s longest video and settles on the real length', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
-    const created = await call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: prompt, duration: -1 });
+    const created = await gw.call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: prompt, duration: -1 });
     assert.equal((await gw.balance(accountId)).held_micros, 15 * PRICE_PER_SECOND);
     const done = await finished(key, created.body.id);
     assert.equal(done.result.duration_seconds, 12);
@@ -86,7 +81,7 @@ describe('video generation', () => {
   test('what reaches the upstream is the ARK body with defaults applied and no callback_url', async () => {
     const { key } = await gw.account({ creditMicros: 5_000_000 });
     await gw.sandboxControl('DELETE', '/__sandbox/requests');
-    await call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: prompt, callback_url: receiver.url, safety_identifier: 'user-hash' });
+    await gw.call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: prompt, callback_url: receiver.url, safety_identifier: 'user-hash' });
     const [sent] = (await gw.sandboxControl('GET', '/__sandbox/requests')).data;
     assert.deepEqual(sent.body, { model: 'sandbox-video', content: prompt, resolution: '720p', ratio: 'adaptive', duration: 5, safety_identifier: 'user-hash' });
     assert.equal(sent.headers.authorization, 'Bearer sk-sandbox');
@@ -102,7 +97,7 @@ describe('video generation', () => {
   ] as const) {
     test(`${name} is 400 naming the field, with nothing held`, async () => {
       const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
-      const res = await call(key, 'POST', '/v1/videos/generations', body);
+      const res = await gw.call(key, 'POST', '/v1/videos/generations', body);
       assert.equal(res.status, 400);
       assert.deepEqual(res.body, { error: message, type: 'invalid_request_error' });
       assert.equal((await gw.balance(accountId)).balance_micros, 5_000_000);
@@ -113,7 +108,7 @@ describe('video generation', () => {
     const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
     receiver.secret = (await gw.admin('GET', `/admin/accounts/${accountId}/webhook-secret`)).body.secret;
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'video', task_outcome: 'failed', times: 1 });
-    const created = await call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: prompt, callback_url: receiver.url });
+    const created = await gw.call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: prompt, callback_url: receiver.url });
     const done = await finished(key, created.body.id);
     assert.equal(done.status, 'failed');
     assert.equal(done.error.code, 'OutputVideoSensitiveContentDetected');
@@ -128,7 +123,7 @@ describe('video generation', () => {
   test('a success webhook carries exactly the spec fields, signed', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
     receiver.secret = (await gw.admin('GET', `/admin/accounts/${accountId}/webhook-secret`)).body.secret;
-    const created = await call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: prompt, callback_url: receiver.url });
+    const created = await gw.call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: prompt, callback_url: receiver.url });
     const done = await finished(key, created.body.id);
     const delivery = await eventually(() => receiver.deliveries.find((d) => d.payload.task_id === created.body.id));
     assert.equal(delivery.verified, true);
@@ -141,19 +136,19 @@ describe('video generation', () => {
 
   test('DELETE on the ARK path cancels a queued task and refunds it', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
-    const created = await call(key, 'POST', '/v1/contents/generations/tasks', { model: 'sandbox-video', content: prompt });
-    const cancelled = await call(key, 'DELETE', `/v1/contents/generations/tasks/${created.body.id}`);
+    const created = await gw.call(key, 'POST', '/v1/contents/generations/tasks', { model: 'sandbox-video', content: prompt });
+    const cancelled = await gw.call(key, 'DELETE', `/v1/contents/generations/tasks/${created.body.id}`);
     assert.deepEqual(cancelled, { status: 200, body: {} });
-    const record = await call(key, 'GET', `/v1/contents/generations/tasks/${created.body.id}`);
+    const record = await gw.call(key, 'GET', `/v1/contents/generations/tasks/${created.body.id}`);
     assert.equal(record.body.status, 'cancelled');
     assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: 5_000_000, held_micros: 0 });
   });
 
   test('DELETE of a finished task is refused and keeps the bill', async () => {
     const { key } = await gw.account({ creditMicros: 5_000_000 });
-    const created = await call(key, 'POST', '/v1/contents/generations/tasks', { model: 'sandbox-video', content: prompt });
+    const created = await gw.call(key, 'POST', '/v1/contents/generations/tasks', { model: 'sandbox-video', content: prompt });
     await finished(key, created.body.id);
-    const refused = await call(key, 'DELETE', `/v1/contents/generations/tasks/${created.body.id}`);
+    const refused = await gw.call(key, 'DELETE', `/v1/contents/generations/tasks/${created.body.id}`);
     assert.deepEqual(refused, { status: 400, body: { error: 'only a queued task can be cancelled; this one is succeeded', type: 'invalid_request_error' } });
   });
 });

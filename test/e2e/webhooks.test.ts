@@ -9,11 +9,6 @@ import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 const RETRY_DELAYS_MS = [150, 300, 450];
 
-const call = async (gw: TestGateway, key: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-  const res = await request(`${gw.url}${path}`, { method: method as any, headers: { authorization: `Bearer ${key}`, ...headers, ...(body !== undefined && { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await res.body.text();
-  return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
-};
 
 describe('webhook delivery', () => {
   let gw: TestGateway;
@@ -30,7 +25,7 @@ describe('webhook delivery', () => {
   const videoWithCallback = async () => {
     const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
     receiver.secret = (await gw.admin('GET', `/admin/accounts/${accountId}/webhook-secret`)).body.secret;
-    const created = await call(gw, key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: [{ type: 'text', text: 'hook' }], callback_url: receiver.url });
+    const created = await gw.call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: [{ type: 'text', text: 'hook' }], callback_url: receiver.url });
     return { accountId, key, taskId: created.body.id as string };
   };
 
@@ -59,14 +54,14 @@ describe('webhook delivery', () => {
     }, 10_000);
     assert.equal(row.attempts, 4);
     assert.equal(receiver.deliveries.filter((d) => d.payload.task_id === taskId).length, 4);
-    assert.equal((await call(gw, key, 'GET', `/v1/videos/generations/${taskId}`)).body.status, 'succeeded');
+    assert.equal((await gw.call(key, 'GET', `/v1/videos/generations/${taskId}`)).body.status, 'succeeded');
   });
 
   test('a rotated secret signs the deliveries after the rotation', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
     const rotated = (await gw.admin('POST', `/admin/accounts/${accountId}/webhook-secret`)).body.secret;
     receiver.secret = rotated;
-    const created = await call(gw, key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'rotated', callback_url: receiver.url });
+    const created = await gw.call(key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'rotated', callback_url: receiver.url });
     const delivery = await eventually(() => receiver.deliveries.find((d) => d.payload.task_id === created.body.id));
     assert.equal(delivery.verified, true);
   });
@@ -74,10 +69,10 @@ describe('webhook delivery', () => {
   test('subtitle erase and minutes tasks call back too, with their own task_type', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 10_000_000 });
     receiver.secret = (await gw.admin('GET', `/admin/accounts/${accountId}/webhook-secret`)).body.secret;
-    const video = await call(gw, key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: [{ type: 'text', text: 'source' }] });
-    await eventually(async () => (await call(gw, key, 'GET', `/v1/videos/generations/${video.body.id}`)).body.status === 'succeeded');
-    const erase = await call(gw, key, 'POST', '/v1/videos/erase-subtitle', { video_task_id: video.body.id, callback_url: receiver.url });
-    const minutes = await call(gw, key, 'POST', '/v1/audio/minutes', { model: 'vendor-minutes', file_url: 'https://media.example.com/m.mp3?duration_s=20', all_activate: true, callback_url: receiver.url });
+    const video = await gw.call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: [{ type: 'text', text: 'source' }] });
+    await eventually(async () => (await gw.call(key, 'GET', `/v1/videos/generations/${video.body.id}`)).body.status === 'succeeded');
+    const erase = await gw.call(key, 'POST', '/v1/videos/erase-subtitle', { video_task_id: video.body.id, callback_url: receiver.url });
+    const minutes = await gw.call(key, 'POST', '/v1/audio/minutes', { model: 'vendor-minutes', file_url: 'https://media.example.com/m.mp3?duration_s=20', all_activate: true, callback_url: receiver.url });
     const erased = await eventually(() => receiver.deliveries.find((d) => d.payload.task_id === erase.body.id));
     const minuted = await eventually(() => receiver.deliveries.find((d) => d.payload.task_id === minutes.body.id));
     assert.ok(erased.verified && minuted.verified);
@@ -89,8 +84,8 @@ describe('webhook delivery', () => {
   test('Idempotency-Key on task creation returns the first task and holds funds once', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
     const body = { model: 'sandbox-video', content: [{ type: 'text', text: 'once' }] };
-    const first = await call(gw, key, 'POST', '/v1/videos/generations', body, { 'idempotency-key': 'video-1' });
-    const second = await call(gw, key, 'POST', '/v1/videos/generations', body, { 'idempotency-key': 'video-1' });
+    const first = await gw.call(key, 'POST', '/v1/videos/generations', body, { 'idempotency-key': 'video-1' });
+    const second = await gw.call(key, 'POST', '/v1/videos/generations', body, { 'idempotency-key': 'video-1' });
     assert.deepEqual(second, first);
     const ledger = (await gw.admin('GET', `/admin/accounts/${accountId}/ledger`)).body.data;
     assert.equal(ledger.filter((row: any) => row.kind === 'hold').length, 1);
@@ -112,7 +107,7 @@ describe('user-supplied URLs with private targets refused', () => {
   ] as const) {
     test(`${field} ${JSON.stringify((body as any)[field])} is refused with 400 and nothing held`, async () => {
       const { accountId, key } = await gw.account({ creditMicros: 10_000_000 });
-      const res = await call(gw, key, 'POST', path, body);
+      const res = await gw.call(key, 'POST', path, body);
       assert.equal(res.status, 400);
       assert.equal(res.body.type, 'invalid_request_error');
       assert.match(res.body.error, new RegExp(`^${field}: `));
@@ -122,14 +117,14 @@ describe('user-supplied URLs with private targets refused', () => {
 
   test('a host name that resolves to a loopback address is refused', async () => {
     const { key } = await gw.account();
-    const res = await call(gw, key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'x', callback_url: 'http://localtest.me.localhost/hook' });
+    const res = await gw.call(key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'x', callback_url: 'http://localtest.me.localhost/hook' });
     assert.equal(res.status, 400);
     assert.match(res.body.error, /^callback_url: refused address/);
   });
 
   test('a callback_url with credentials in it is refused', async () => {
     const { key } = await gw.account();
-    const res = await call(gw, key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'x', callback_url: 'https://user:pass@example.com/hook' });
+    const res = await gw.call(key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'x', callback_url: 'https://user:pass@example.com/hook' });
     assert.equal(res.status, 400);
     assert.match(res.body.error, /^callback_url: /);
   });

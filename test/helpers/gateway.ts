@@ -25,6 +25,10 @@ export interface TestGateway {
   /** Raw log text, for checks that a secret never appears anywhere. */
   logText(): string;
   admin<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
+  /** A JSON call with an API key. */
+  call(key: string, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+  /** The account once every hold has ended (settlements of streams land just after the stream). */
+  settled(accountId: string): Promise<{ balance_micros: number; held_micros: number }>;
   /** A new account with `creditMicros` and a key on it. */
   account(opts?: { creditMicros?: number; rpm?: number }): Promise<{ accountId: string; key: string; keyId: string }>;
   balance(accountId: string): Promise<{ balance_micros: number; held_micros: number }>;
@@ -76,6 +80,11 @@ export async function startTestGateway(overrides: Partial<ConfigInput> = {}, { s
     logs,
     logText: () => raw,
     admin,
+    call: (key, method, p, body, headers = {}) => call(url, method, p, body, { authorization: `Bearer ${key}`, ...headers }),
+    settled: (accountId) => eventually(async () => {
+      const account = (await admin('GET', `/admin/accounts/${accountId}`)).body;
+      return account.held_micros === 0 && account;
+    }),
     async account({ creditMicros = 10_000_000, rpm } = {}) {
       const created = await admin('POST', '/admin/accounts', { name: 'test', credit_micros: creditMicros });
       const key = await admin('POST', `/admin/accounts/${created.body.id}/keys`, rpm ? { rpm } : {});
