@@ -28,7 +28,8 @@ const VIDEO_TASKS = taskShelf<VideoTask>('video');
 export const FRAMES_PER_SECOND = 24;
 /** What `duration: -1` ("the model chooses") comes out as. */
 export const MODEL_CHOSEN_DURATION = 12;
-const RESOLUTIONS = ['480p', '720p', '1080p'];
+// The resolutions the gateway's contract lists (spec 4.4); real models each take a subset.
+const RESOLUTIONS = ['480p', '720p', '1080p', '768P', '2K'];
 const RATIOS = ['16:9', '4:3', '1:1', '3:4', '9:16', '21:9', 'adaptive'];
 const CONTENT_TYPES = ['text', 'image_url', 'video_url', 'audio_url', 'draft_task'];
 
