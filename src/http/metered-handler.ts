@@ -1,11 +1,12 @@
 // Fastify's side of a metered call: plain values and an AbortSignal into the pipeline, the
 // answer back out — JSON in one piece, or a stream piped with backpressure.
 import { pipeline as pipeStreams } from 'node:stream';
-import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import type { FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { Pipeline } from '../pipeline/metered-call.js';
 import type { MeteredEndpoint } from '../pipeline/types.js';
 import type { Store } from '../store/open.js';
 import { requireCaller } from './auth.js';
+import { abortOnClientGone } from './client-gone.js';
 import { runIdempotent } from './idempotency.js';
 
 export interface MeteredRoute<Body> extends MeteredEndpoint<Body> {
@@ -17,15 +18,6 @@ export interface MeteredRoute<Body> extends MeteredEndpoint<Body> {
   readBody?(request: FastifyRequest): Promise<Body>;
   /** What Idempotency-Key compares between two requests (default: the body). */
   fingerprint?(body: Body): unknown;
-}
-
-/** One AbortController per call, aborted if the client leaves before the answer is complete. */
-function abortOnClientGone(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort(new Error('client closed the connection'));
-  });
-  return controller.signal;
 }
 
 export function meteredHandler<Body>(deps: { pipeline: Pipeline; store: Store }, route: MeteredRoute<Body>): RouteHandlerMethod {

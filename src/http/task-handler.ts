@@ -1,6 +1,6 @@
 // Fastify's side of asynchronous tasks: creation (validate → submitTask → the kind's view, with
 // Idempotency-Key) and reads (rate-limited, the account's own tasks only).
-import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import type { FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { Units } from '../billing/prices.js';
 import { invalidRequest, notFound } from '../errors.js';
 import { checkUrlTarget } from '../net/url-policy.js';
@@ -11,6 +11,7 @@ import type { TaskKind } from '../store/schema.js';
 import { findAccountTask, type TaskRow } from '../store/tasks.js';
 import { submitTask, type SubmitDeps } from '../tasks/submit.js';
 import { requireCaller } from './auth.js';
+import { abortOnClientGone } from './client-gone.js';
 import { runIdempotent } from './idempotency.js';
 
 export interface TaskRouteDeps {
@@ -40,14 +41,6 @@ export async function requireSafeUrl(url: string | undefined | null, field: stri
   if (url === undefined || url === null) return;
   const problem = await checkUrlTarget(url, { field, allowPrivate });
   if (problem) throw invalidRequest(problem);
-}
-
-function abortOnClientGone(reply: FastifyReply): AbortSignal {
-  const controller = new AbortController();
-  reply.raw.once('close', () => {
-    if (!reply.raw.writableFinished) controller.abort(new Error('client closed the connection'));
-  });
-  return controller.signal;
 }
 
 export function taskCreateHandler<Normalised>(deps: TaskRouteDeps, spec: TaskCreateSpec<Normalised>): RouteHandlerMethod {
