@@ -1,7 +1,8 @@
 // Fastify's side of a metered call: plain values and an AbortSignal into the pipeline, the
 // answer back out — JSON in one piece, or a stream piped with backpressure.
-import { pipeline as pipeStreams } from 'node:stream';
-import type { FastifyRequest, RouteHandlerMethod } from 'fastify';
+import type { ServerResponse } from 'node:http';
+import type { Readable } from 'node:stream';
+import type { FastifyBaseLogger, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { Pipeline } from '../pipeline/metered-call.js';
 import type { MeteredEndpoint } from '../pipeline/types.js';
 import type { Store } from '../store/open.js';
@@ -18,6 +19,30 @@ export interface MeteredRoute<Body> extends MeteredEndpoint<Body> {
   readBody?(request: FastifyRequest): Promise<Body>;
   /** What Idempotency-Key compares between two requests (default: the body). */
   fingerprint?(body: Body): unknown;
+  /** The protocol's own error event, written when the upstream fails after the headers went out. */
+  streamFailure?: string;
+}
+
+/**
+ * Pipes a streamed answer out with backpressure. A client that leaves destroys the source, which
+ * stops the upstream call. A source that fails after the headers ends with the protocol's error
+ * event when it has one; otherwise the connection is destroyed rather than ended as if whole.
+ */
+function sendStream(source: Readable, raw: ServerResponse, log: FastifyBaseLogger, failureEvent: string | undefined) {
+  raw.once('close', () => {
+    if (!raw.writableFinished) source.destroy();
+  });
+  source.pipe(raw, { end: false });
+  source.once('end', () => {
+    raw.end();
+    log.info({ statusCode: raw.statusCode }, 'stream completed');
+  });
+  source.once('error', (error) => {
+    source.unpipe(raw);
+    log.info({ err: error }, 'stream ended early');
+    if (failureEvent && !raw.destroyed) raw.end(failureEvent);
+    else raw.destroy();
+  });
 }
 
 export function meteredHandler<Body>(deps: { pipeline: Pipeline; store: Store }, route: MeteredRoute<Body>): RouteHandlerMethod {
@@ -44,10 +69,6 @@ export function meteredHandler<Body>(deps: { pipeline: Pipeline; store: Store },
       'cache-control': 'no-cache',
       'x-request-id': request.id,
     });
-    // pipeline: backpressure both ways, and either end failing destroys the other (no half-open upstream).
-    pipeStreams(answer.body, reply.raw, (error) => {
-      if (error) request.log.info({ err: error }, 'stream ended early');
-      else request.log.info({ statusCode: reply.raw.statusCode }, 'stream completed');
-    });
+    sendStream(answer.body, reply.raw, request.log, route.streamFailure);
   };
 }

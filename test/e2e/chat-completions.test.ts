@@ -4,6 +4,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { request } from 'undici';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { postForEvents } from '../helpers/sse.js';
 
 const INPUT_PRICE = 2; // micros per token, DESIGN section 9
 const OUTPUT_PRICE = 8;
@@ -113,6 +114,15 @@ describe('chat completions', () => {
     assert.ok(usage.units.input_token > 0);
     assert.equal(usage.amount_micros, bill({ prompt_tokens: usage.units.input_token, completion_tokens: 3 }));
     assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: 1_000_000 - usage.amount_micros, held_micros: 0 });
+  });
+
+  test('a stream the upstream breaks after the headers ends with an error event, not a clean end', async () => {
+    const { key } = await gw.account({ creditMicros: 1_000_000 });
+    await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'chat', drop_after_chunks: 3, times: 1 });
+    const { status, events } = await postForEvents(`${gw.url}/v1/chat/completions`, { model: 'sandbox-chat', messages: [{ role: 'user', content: '[[words:20]]' }], stream: true }, { authorization: `Bearer ${key}` });
+    assert.equal(status, 200);
+    assert.deepEqual(events.at(-1)!.data, { error: { message: 'upstream provider error', type: 'server_error', param: null, code: null } });
+    assert.ok(!events.some((e) => e.data === '[DONE]'));
   });
 
   test('a client that disconnects mid-stream stops the upstream call and is billed for what was generated', async () => {

@@ -153,6 +153,19 @@ describe('messages', () => {
     assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - usage.amount_micros);
   });
 
+  test('a native stream the upstream breaks ends with the messages error event', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+    await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'messages', drop_after_chunks: 5, times: 1 });
+    const { events } = await postForEvents(`${gw.url}/v1/messages`, {
+      model: 'sandbox-claude', max_tokens: 100, stream: true, messages: [{ role: 'user', content: '[[words:30]]' }],
+    }, { 'x-api-key': key, 'anthropic-version': '2023-06-01' });
+    assert.deepEqual(events.at(-1), { event: 'error', data: { type: 'error', error: { type: 'api_error', message: 'upstream provider error' } } });
+    const usage = await eventually(async () => (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data[0]);
+    // message_start, content_block_start, ping, then two words: the native count had not arrived.
+    assert.equal(usage.units.output_token, 2);
+    assert.equal(usage.amount_micros, usage.units.input_token * 2 + 2 * 8);
+  });
+
   test('an upstream refusal before the stream starts is a 502 and nothing is charged', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'messages', status: 529, times: 1 });

@@ -4,6 +4,7 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { request } from 'undici';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { postForEvents } from '../helpers/sse.js';
 
 const bill = (usage: { input_tokens: number; output_tokens: number }) => usage.input_tokens * 2 + usage.output_tokens * 8;
 
@@ -62,6 +63,19 @@ describe('responses', () => {
     assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
     const ledger = (await gw.admin('GET', `/admin/accounts/${accountId}/ledger`)).body.data;
     assert.deepEqual(ledger.map((row: any) => row.kind), ['release', 'hold', 'credit']);
+  });
+
+  test('a stream the upstream breaks ends with an error event and bills what was generated', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+    await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'responses', drop_after_chunks: 7, times: 1 });
+    const { events } = await postForEvents(`${gw.url}/v1/responses`, { model: 'sandbox-chat', input: '[[words:40]]', stream: true }, { authorization: `Bearer ${key}` });
+    const last = events.at(-1)!;
+    assert.equal(last.event, 'error');
+    assert.deepEqual({ code: last.data.code, message: last.data.message, nested: last.data.error.message }, { code: 'server_error', message: 'upstream provider error', nested: 'upstream provider error' });
+    const deltas = events.filter((e) => e.event === 'response.output_text.delta').length;
+    const usage = await eventually(async () => (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data[0]);
+    assert.equal(usage.units.output_token, deltas);
+    assert.ok(deltas > 0);
   });
 
   test('the hold is sized by max_output_tokens', async () => {

@@ -92,6 +92,16 @@ describe('speech synthesis', () => {
     assert.ok(firstAfterMs < totalMs - 300, `first line after ${firstAfterMs} ms, whole answer after ${totalMs} ms`);
   });
 
+  test('a stream the upstream breaks ends with a server-error line and bills the estimate', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+    await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'speech', drop_after_chunks: 2, times: 1 });
+    const text = 'One. Two. Three. Four.';
+    const res = await speak({ req_params: { text, speaker: 's' } }, { headers: { authorization: `Bearer ${key}` } });
+    const objects = lines(await res.body.text());
+    assert.deepEqual(objects.at(-1), { code: 55000000, message: 'upstream provider error', data: null });
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - chars(text) * PRICE_PER_CHARACTER);
+  });
+
   test('an upstream failure before the first byte is 502 and the hold is released', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'speech', status: 500, times: 1 });

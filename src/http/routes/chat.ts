@@ -6,6 +6,7 @@ import type { Store } from '../../store/open.js';
 import { createChatCompletion, streamChatCompletion } from '../../upstreams/openai-chat/client.js';
 import type { ChatRequest } from '../../upstreams/openai-chat/types.js';
 import { tokensOf } from '../../upstreams/openai-chat/usage.js';
+import { MESSAGES } from '../../errors.js';
 import { meteredHandler } from '../metered-handler.js';
 import { ChatCompletionBody } from '../schemas/chat.js';
 
@@ -14,6 +15,8 @@ export const chatRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }
     schema: { body: ChatCompletionBody },
     handler: meteredHandler<ChatRequest>(deps, {
       endpoint: 'chat.completions',
+      // OpenAI's clients raise a `data:` object carrying `error`.
+      streamFailure: `data: ${JSON.stringify({ error: { message: MESSAGES.upstream, type: 'server_error', param: null, code: null } })}\n\n`,
       modelType: 'chat',
       streams: (body) => body.stream === true,
       estimate: (body, model) => ({

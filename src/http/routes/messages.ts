@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { estimatePromptTokens, outputTokenCap } from '../../billing/estimates.js';
-import { invalidRequest } from '../../errors.js';
+import { invalidRequest, MESSAGES } from '../../errors.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import type { CallArgs, MeteredAnswer } from '../../pipeline/types.js';
 import type { Store } from '../../store/open.js';
@@ -57,6 +57,8 @@ export const messagesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Sto
     preValidation: requireVersion,
     handler: meteredHandler<MessagesRequest>(deps, {
       endpoint: 'messages',
+      // A native stream that breaks ends as a translated one does: with the messages `error` event.
+      streamFailure: `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'api_error', message: MESSAGES.upstream } })}\n\n`,
       modelType: 'chat',
       streams: (body) => body.stream === true,
       estimate: (body, model) => ({

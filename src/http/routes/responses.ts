@@ -2,7 +2,7 @@
 // billed on the usage of its terminal event. An upstream without the API has its refusal relayed.
 import type { FastifyPluginAsync } from 'fastify';
 import { estimatePromptTokens, outputTokenCap } from '../../billing/estimates.js';
-import { upstreamPassThrough } from '../../errors.js';
+import { MESSAGES, upstreamPassThrough } from '../../errors.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import type { Store } from '../../store/open.js';
 import { UpstreamHttpError } from '../../upstreams/http.js';
@@ -28,6 +28,8 @@ export const responsesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: St
     schema: { body: ResponsesBody },
     handler: meteredHandler<ResponsesRequest>(deps, {
       endpoint: 'responses',
+      // The recorded streams nest the error; the SDK type has it at the top: both, as openai-node reads either.
+      streamFailure: `event: error\ndata: ${JSON.stringify({ type: 'error', code: 'server_error', message: MESSAGES.upstream, param: null, error: { type: 'server_error', code: 'server_error', message: MESSAGES.upstream, param: null } })}\n\n`,
       modelType: 'chat',
       streams: (body) => body.stream === true,
       estimate: (body, model) => ({

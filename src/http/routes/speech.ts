@@ -7,7 +7,7 @@ import type { Store } from '../../store/open.js';
 import { streamSpeech } from '../../upstreams/volc-speech/client.js';
 import { AUDIO_FORMATS, linesToAudio, streamingWavHeader, type AudioFormat } from '../../upstreams/volc-speech/to-audio.js';
 import { characterCount } from '../../upstreams/volc-speech/usage.js';
-import { invalidRequest } from '../../errors.js';
+import { invalidRequest, MESSAGES } from '../../errors.js';
 import { meteredHandler } from '../metered-handler.js';
 import { OpenAiSpeechBody, UnidirectionalSpeechBody, UnidirectionalSpeechQuery } from '../schemas/speech.js';
 
@@ -41,6 +41,8 @@ export const speechRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store
     schema: { body: UnidirectionalSpeechBody, querystring: UnidirectionalSpeechQuery },
     handler: meteredHandler<UnidirectionalBody>(deps, {
       endpoint: 'audio.speech.unidirectional',
+      // The upstream's own server-error line (volcengine-formats 1.4).
+      streamFailure: `${JSON.stringify({ code: 55_000_000, message: MESSAGES.upstream, data: null })}\n`,
       modelType: 'tts',
       modelOf: speechModel,
       streams: () => true,
