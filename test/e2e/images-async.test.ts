@@ -84,4 +84,23 @@ describe('async images', () => {
     assert.deepEqual(await gw.call(key, 'POST', '/v1/images/async', { model: 'sandbox-image' }), { status: 400, body: { error: 'prompt field is required', type: 'invalid_request_error' } });
     assert.equal((await gw.balance(accountId)).balance_micros, 1_000_000);
   });
+
+  test('a per-token model reports usage in the result and is billed on its tokens', async () => {
+    const tokens = await startTestGateway({
+      models: { 'image-tokens': { type: 'image', channel: 'sandbox-openai', upstream_model: 'sandbox-image-token', price: { input_token: 5_000_000, output_token: 10_000_000 } } },
+    });
+    try {
+      const { accountId, key } = await tokens.account({ creditMicros: 10_000_000 });
+      const created = await tokens.call(key, 'POST', '/v1/images/async', { model: 'image-tokens', prompt: 'three word prompt' });
+      const done = await eventually(async () => {
+        const { body } = await tokens.call(key, 'GET', `/v1/images/async/${created.body.id}`);
+        return body.status === 'succeeded' && body;
+      });
+      const { input_tokens, output_tokens } = done.result.usage;
+      assert.ok(input_tokens > 0 && output_tokens > 0);
+      assert.equal((await tokens.settled(accountId)).balance_micros, 10_000_000 - (input_tokens * 5 + output_tokens * 10));
+    } finally {
+      await tokens.close();
+    }
+  });
 });
