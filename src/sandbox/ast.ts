@@ -13,7 +13,7 @@ import {
 } from './ast-proto.js';
 import type { FaultBook, FaultRule } from './faults.js';
 import type { LoggedRequest, RequestsLog } from './requests-log.js';
-import { SPEECH_CODES, headerValue, seededBytes, speechErrorForStatus } from './speech.js';
+import { SPEECH_CODES, headerValue, speechErrorForStatus } from './speech.js';
 import { oggOpusPages } from './ogg.js';
 import { hashOf, words } from './text.js';
 

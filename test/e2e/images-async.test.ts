@@ -1,7 +1,6 @@
 // Async image generation end to end: task states, gallery, refunds, callbacks.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { request } from 'undici';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 

@@ -1,8 +1,7 @@
 // POST /v1/search end to end: routing by Type or model, bounds, per-call billing.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { request } from 'undici';
-import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 describe('search', () => {
   let gw: TestGateway;

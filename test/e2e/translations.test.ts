@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
-import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { makeWav } from '../helpers/wav.js';
 
 // sandbox-ast: input 3 micros a token, output 12 (DESIGN section 9).

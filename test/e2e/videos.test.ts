@@ -2,7 +2,6 @@
 // cancellation and the terminal-state webhook.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { request } from 'undici';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 

@@ -2,7 +2,6 @@
 // four attempts, rotation, and the URL policy on callback_url and file_url.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { request } from 'undici';
 import { listWebhooksForTask } from '../../src/store/webhook-outbox.js';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';

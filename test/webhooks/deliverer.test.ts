@@ -57,7 +57,6 @@ describe('webhook deliverer', () => {
     createWebhookDeliverer({ store, retryDelaysMs: SPEC_DELAYS, timeoutMs: 2_000, allowPrivate: true, log: logged.log, now, ...options });
   const enqueue = (url = receiver.url()): Promise<WebhookRow> =>
     enqueueWebhook(store.db, { accountId, taskId: 'task_1', eventId: 'evt_1', url, payload, now: clock });
-  const timestamps = () => receiver.received.map((r) => Number(r.headers['x-service-timestamp']));
 
   test('a webhook answered 2xx on its first attempt is delivered, signed and labelled', async () => {
     const row = await enqueue();
