@@ -117,9 +117,15 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       // A stream that breaks before its first byte is a failed call: the client gets a 502, not a 200 cut short.
       if (answer.kind === 'stream') await firstData(answer.body);
     } catch (error) {
-      metrics.observeUpstream(upstreamLabels('error'), (performance.now() - startedAt) / 1000);
-      // release, not settle: the upstream produced nothing we could bill
-      await release(hold.holdId, request.signal.aborted ? 'client went away' : 'upstream failed', log);
+      metrics.observeUpstream(upstreamLabels(request.signal.aborted ? 'client_gone' : 'error'), (performance.now() - startedAt) / 1000);
+      if (request.signal.aborted) {
+        // The caller left while the upstream worked: nothing was seen, so the estimate is the bill
+        // (DESIGN section 5: never a silent zero, or leaving early would be a way not to pay).
+        await settle(model, hold.holdId, estimate, request.requestId, log);
+      } else {
+        // release, not settle: the upstream failed and produced nothing we could bill
+        await release(hold.holdId, 'upstream failed', log);
+      }
       if (error instanceof GatewayError) throw error;
       log.warn({ err: error, model: model.id }, 'upstream call failed');
       throw upstreamError(error);

@@ -155,6 +155,25 @@ describe('chat completions', () => {
     assert.equal((await gw.balance(accountId)).held_micros, 0);
   });
 
+  test('a client that leaves before a plain answer stops the upstream call and pays the estimate', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+    await gw.sandboxControl('DELETE', '/__sandbox/requests');
+    await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'chat', delay_ms: 2_000, times: 1 });
+    await assert.rejects(
+      request(`${gw.url}/v1/chat/completions`, {
+        method: 'POST', signal: AbortSignal.timeout(300),
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'sandbox-chat', messages: [{ role: 'user', content: 'slow one' }], max_tokens: 50 }),
+      }),
+    );
+    const usage = await eventually(async () => (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data[0]);
+    assert.equal(usage.units.output_token, 50, 'the output cap the request asked for');
+    assert.equal(usage.amount_micros, usage.units.input_token * 2 + 50 * 8);
+    assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: 1_000_000 - usage.amount_micros, held_micros: 0 });
+    const upstreamCall = await eventually(async () => (await gw.sandboxControl('GET', '/__sandbox/requests')).data.find((r: any) => r.aborted));
+    assert.equal(upstreamCall.body.messages[0].content, 'slow one');
+  });
+
   test('a call the balance cannot cover is refused with 402 and charges nothing', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 100 });
     const res = await request(`${gw.url}/v1/chat/completions`, {
