@@ -39,8 +39,31 @@ function openSqlite(path: string): Store {
   // Another process (a second instance, the CLI) may hold the write lock for a moment: wait, don't fail.
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return { db, dialect: 'sqlite', close: () => db.destroy() };
+}
+
+const STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * Kysely prepares every query afresh; the gateway runs the same few dozen statements on every
+ * call, so they are prepared once and reused (better-sqlite3 statements are re-runnable).
+ */
+function withStatementCache(sqlite: Database.Database): Pick<Database.Database, 'prepare' | 'close'> {
+  const cache = new Map<string, Database.Statement>();
+  return {
+    prepare(source: string) {
+      let statement = cache.get(source);
+      if (!statement) {
+        // Oldest out first when full: queries built from varying input (IN lists) must not grow it forever.
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+        statement = sqlite.prepare(source);
+        cache.set(source, statement);
+      }
+      return statement;
+    },
+    close: () => sqlite.close(),
+  } as Pick<Database.Database, 'prepare' | 'close'>;
 }
 
 // int8 (BIGINT, COUNT) arrives as text; money and instants fit a double exactly below 2^53,
