@@ -33,10 +33,7 @@ function sendStream(source: Readable, raw: ServerResponse, log: FastifyBaseLogge
     if (!raw.writableFinished) source.destroy();
   });
   source.pipe(raw, { end: false });
-  source.once('end', () => {
-    raw.end();
-    log.info({ statusCode: raw.statusCode }, 'stream completed');
-  });
+  source.once('end', () => raw.end());
   source.once('error', (error) => {
     source.unpipe(raw);
     log.info({ err: error }, 'stream ended early');

@@ -33,13 +33,21 @@ export function createMetrics(): GatewayMetrics {
   };
 }
 
-/** Counts every answer when its connection's response ends: hijacked streams included. */
+/**
+ * Counts and logs every answer once, when its response ends: streams included (Fastify's own
+ * request logging, off in server.ts, would miss hijacked streams and write two lines a call).
+ */
 export function registerRequestMetrics(app: FastifyInstance, metrics: GatewayMetrics) {
   app.addHook('onRequest', async (request, reply) => {
     const startedAt = performance.now();
     reply.raw.once('close', () => {
-      const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.raw.statusCode) };
-      metrics.observeRequest(labels, (performance.now() - startedAt) / 1000);
+      const seconds = (performance.now() - startedAt) / 1000;
+      const statusCode = reply.raw.statusCode;
+      metrics.observeRequest({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(statusCode) }, seconds);
+      request.log.info(
+        { req: { method: request.method, url: request.url.split('?')[0] }, res: { statusCode, complete: reply.raw.writableFinished }, responseTimeMs: Math.round(seconds * 1e4) / 10 },
+        'request completed',
+      );
     });
   });
   app.get('/metrics', async (_request, reply) => {

@@ -53,6 +53,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomUUID()}`;
     },
     requestIdHeader: false,
+    // One line per request, written when the answer ends (metrics.ts), streams included.
+    disableRequestLogging: true,
     requestTimeout: config.limits.request_timeout_ms,
     forceCloseConnections: 'idle',
     // Our own 503 below answers in the spec's error shape.
