@@ -2,8 +2,10 @@
 // generator (this process) competes with them only as a real client would.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+
+// One way to find a free port, shared with the tests.
+export { freePort } from '../test/helpers/processes.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
@@ -13,17 +15,6 @@ const STOP_TIMEOUT_MS = 5_000;
 
 // Variables that would override the bench's config file in the children.
 const OVERRIDING_ENV = /^(PORT|HOST|SANDBOX_PORT|LOG_LEVEL|TOLLROUTE_.*)$/;
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export interface BenchChild {
   name: string;
