@@ -36,7 +36,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
   const metrics = createMetrics();
   const keys = createKeyResolver(store);
   const catalogue = createCatalogue(config.models, upstreams);
-  const pipeline = createPipeline({ store, catalogue, limiter, defaultRpm: config.limits.default_rpm, metrics });
+  const pipeline = createPipeline({ store, catalogue, limiter, defaultRpm: config.limits.default_rpm, metrics, callTimeoutMs: config.limits.request_timeout_ms });
   const handlers = {
     image: imageHandler({ publicUrl: config.public_url }),
     video: videoHandler(),
@@ -54,7 +54,8 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
   });
   const app = await buildServer({ config, store, pipeline, tasks, keys, metrics, logger });
 
-  // A plain call never outlives the request timeout; a hold older than that has lost its owner.
+  // No call outlives request_timeout_ms (the pipeline stops it there), so an open hold older than
+  // that, plus a minute for its settlement, has lost its owner.
   const sweep = () => releaseStaleHolds(store, { olderThanMs: config.limits.request_timeout_ms + 60_000, log: logger }).catch(() => {});
   await sweep();
   const sweeper = setInterval(sweep, SWEEP_INTERVAL_MS);

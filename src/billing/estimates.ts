@@ -11,7 +11,7 @@ export function estimatePromptTokens(messages: unknown): number {
   return Math.ceil(Buffer.byteLength(text, 'utf8') / 3) + 4 * count;
 }
 
-/** The output cap the request asked for, else the model's own. */
+/** The output cap the request asked for (it goes upstream as asked), else the model's default cap. */
 export function outputTokenCap(requested: number | null | undefined, modelCap: number): number {
-  return typeof requested === 'number' && requested > 0 ? Math.min(requested, modelCap) : modelCap;
+  return typeof requested === 'number' && requested > 0 ? requested : modelCap;
 }

@@ -24,3 +24,16 @@ export function priceMicros(units: Units, price: ModelConfig['price']): number {
   if (!Number.isSafeInteger(total)) throw new RangeError(`charge out of range: ${total}`);
   return total;
 }
+
+/**
+ * Units as read from an upstream, made safe to price: a count that is not a finite, non-negative
+ * number (a broken or hostile upstream) is replaced by the estimate's, and fractions round up.
+ */
+export function usableUnits(units: Units, estimate: Units): Units {
+  const safe: Units = {};
+  for (const [unit, count] of Object.entries(units) as [PriceUnit, unknown][]) {
+    const value = typeof count === 'number' && Number.isFinite(count) && count >= 0 && count <= Number.MAX_SAFE_INTEGER ? count : estimate[unit] ?? 0;
+    safe[unit] = Math.ceil(value);
+  }
+  return safe;
+}

@@ -78,6 +78,8 @@ export const ConfigSchema = z
         redis: z.string().regex(/^rediss?:\/\//, 'expected a redis:// URL').optional(),
         body_limit_bytes: positiveInt.default(10 * 1024 * 1024),
         upload_limit_bytes: positiveInt.default(100 * 1024 * 1024),
+        // The longest one call may run, streams included: past it the upstream call is stopped and
+        // billed on what was delivered.
         request_timeout_ms: positiveInt.default(600_000),
         shutdown_grace_ms: positiveInt.default(10_000),
       })

@@ -2,7 +2,7 @@
 // replayed; the call (and its charge) never runs twice.
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { conflict, invalidRequest, unprocessable } from '../errors.js';
+import { conflict, GatewayError, invalidRequest, unprocessable } from '../errors.js';
 import { abandonIdempotent, beginIdempotent, completeIdempotent } from '../store/idempotency.js';
 import type { Store } from '../store/open.js';
 import { requireCaller } from './auth.js';
@@ -49,6 +49,11 @@ export async function runIdempotent(
   try {
     result = await call();
   } catch (error) {
+    if (error instanceof GatewayError && error.status === 499) {
+      // The caller left and was billed the estimate: a retry with this key gets that answer, not a second charge.
+      await completeIdempotent(store.db, { accountId, key, statusCode: 499, body: JSON.stringify({ error: error.message, type: error.type }) });
+      throw error;
+    }
     // A refused or failed call charged nothing: free the key so a retry can run.
     await abandonIdempotent(store.db, { accountId, key });
     throw error;

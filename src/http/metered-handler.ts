@@ -46,7 +46,8 @@ export function meteredHandler<Body>(deps: { pipeline: Pipeline; store: Store },
   const modelOf = route.modelOf ?? ((request: FastifyRequest) => (request.body as { model?: string } | undefined)?.model);
   return async function handleMeteredCall(request, reply) {
     const body = route.readBody ? await route.readBody(request) : (request.body as Body);
-    const signal = abortOnClientGone(reply);
+    // Stopped when the client leaves, or when the call overruns its deadline.
+    const signal = AbortSignal.any([abortOnClientGone(reply), AbortSignal.timeout(deps.pipeline.callTimeoutMs)]);
     const modelId = route.readBody ? (body as { model?: string }).model : modelOf(request);
     const call = () => deps.pipeline.run(route, { caller: requireCaller(request), modelId, body, requestId: request.id, signal }, request.log);
 

@@ -2,9 +2,9 @@
 // model → rate limit → estimate → HOLD → upstream → answer → SETTLE on real usage, or RELEASE.
 import { finished, type Readable } from 'node:stream';
 import type { ModelConfig } from '../config/schema.js';
-import { GatewayError, rateLimited, upstream as upstreamError } from '../errors.js';
+import { clientClosed, GatewayError, rateLimited, upstream as upstreamError } from '../errors.js';
 import { holdFunds, releaseHold, settleHold } from '../billing/ledger.js';
-import { priceMicros, type Units } from '../billing/prices.js';
+import { priceMicros, usableUnits, type Units } from '../billing/prices.js';
 import type { RateLimiter } from '../limits/index.js';
 import type { Store } from '../store/open.js';
 import type { Catalogue } from './catalogue.js';
@@ -27,6 +27,8 @@ export interface PipelineDeps {
   limiter: RateLimiter;
   defaultRpm: number;
   metrics: PipelineMetrics;
+  /** The longest a metered call may run, streams included; past it the upstream call is stopped. */
+  callTimeoutMs: number;
 }
 
 export interface Pipeline {
@@ -36,25 +38,30 @@ export interface Pipeline {
   /** Resolves when every settlement already started has been written (for shutdown). */
   settled(): Promise<void>;
   catalogue: Catalogue;
+  callTimeoutMs: number;
 }
 
-/** Resolves once the stream has data to read (or has ended cleanly); rejects if it fails first. */
+/**
+ * Resolves once the stream has data to read; rejects if it fails or ends empty first (an empty
+ * 200 delivered nothing, so it is a failed call, not a billable one).
+ */
 function firstData(body: Readable): Promise<void> {
   return new Promise((resolve, reject) => {
     const done = (error?: Error) => {
       body.off('readable', onReadable);
       body.off('error', done);
-      body.off('end', onEnd);
       if (error) reject(error);
       else resolve();
     };
-    const onReadable = () => done();
-    const onEnd = () => done();
+    // 'readable' fires when data is buffered, or at the end: nothing buffered then means empty.
+    const onReadable = () => done(body.readableLength > 0 ? undefined : new Error('the upstream stream ended without data'));
     body.on('readable', onReadable);
     body.once('error', done);
-    body.once('end', onEnd);
   });
 }
+
+/** The call's own deadline (AbortSignal.timeout), as against a client that left. */
+const isDeadline = (reason: unknown) => reason instanceof DOMException && reason.name === 'TimeoutError';
 
 export const holdFor = (model: ModelConfig, estimate: Units) => model.hold_micros ?? priceMicros(estimate, model.price);
 
@@ -74,14 +81,16 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     if (!allowed) throw rateLimited();
   }
 
-  async function settle(model: ResolvedModel, holdId: string, units: Units, requestId: string, log: PipelineLogger) {
-    const chargeMicros = priceMicros(units, model.config.price);
+  /** Settles on what the upstream reported, made safe to price; never throws (billing must not break an answer). */
+  async function settle(model: ResolvedModel, holdId: string, readUnits: () => Units, estimate: Units, requestId: string, log: PipelineLogger) {
     try {
+      const units = usableUnits(readUnits(), estimate);
+      const chargeMicros = priceMicros(units, model.config.price);
       const outcome = await settleHold(store, holdId, { chargeMicros, units, requestId });
       if (outcome.applied) metrics.addBilled(model.id, chargeMicros);
-      log.info({ holdId, units, chargeMicros, model: model.id }, 'hold settled');
+      log.info({ holdId, units, chargeMicros, model: model.id, applied: outcome.applied }, 'hold settled');
     } catch (error) {
-      // The hold stays open; the recovery sweep ends it. Never let billing break an answer.
+      // The hold stays open; the recovery sweep ends it.
       log.error({ err: error, holdId }, 'settling the hold failed');
     }
   }
@@ -117,15 +126,16 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       // A stream that breaks before its first byte is a failed call: the client gets a 502, not a 200 cut short.
       if (answer.kind === 'stream') await firstData(answer.body);
     } catch (error) {
-      metrics.observeUpstream(upstreamLabels(request.signal.aborted ? 'client_gone' : 'error'), (performance.now() - startedAt) / 1000);
-      if (request.signal.aborted) {
+      const clientLeft = request.signal.aborted && !isDeadline(request.signal.reason);
+      metrics.observeUpstream(upstreamLabels(clientLeft ? 'client_gone' : 'error'), (performance.now() - startedAt) / 1000);
+      if (clientLeft) {
         // The caller left while the upstream worked: nothing was seen, so the estimate is the bill
         // (DESIGN section 5: never a silent zero, or leaving early would be a way not to pay).
-        await settle(model, hold.holdId, estimate, request.requestId, log);
-      } else {
-        // release, not settle: the upstream failed and produced nothing we could bill
-        await release(hold.holdId, 'upstream failed', log);
+        await settle(model, hold.holdId, () => estimate, estimate, request.requestId, log);
+        throw clientClosed();
       }
+      // release, not settle: the upstream failed (or overran the call deadline) and produced nothing we could bill
+      await release(hold.holdId, 'upstream failed', log);
       if (error instanceof GatewayError) throw error;
       log.warn({ err: error, model: model.id }, 'upstream call failed');
       throw upstreamError(error);
@@ -133,7 +143,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
     if (answer.kind === 'json') {
       metrics.observeUpstream(upstreamLabels('ok'), (performance.now() - startedAt) / 1000);
-      await settle(model, hold.holdId, answer.units, request.requestId, log);
+      await settle(model, hold.holdId, () => answer.units, estimate, request.requestId, log);
       return answer;
     }
 
@@ -141,12 +151,21 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     finished(answer.body, (error) => {
       metrics.observeUpstream(upstreamLabels(error ? 'interrupted' : 'ok'), (performance.now() - startedAt) / 1000);
       if (error) log.warn({ err: error, holdId: hold.holdId }, 'stream ended early; billing what was generated');
-      const settling = settle(model, hold.holdId, answer.units(), request.requestId, log);
+      let units: Units | undefined;
+      try {
+        units = answer.units();
+      } catch (unitsError) {
+        log.error({ err: unitsError, holdId: hold.holdId }, 'reading the stream usage failed; billing the estimate');
+        units = estimate;
+      }
+      const settling = units
+        ? settle(model, hold.holdId, () => units, estimate, request.requestId, log)
+        : release(hold.holdId, 'upstream failed before any output', log);
       pendingSettlements.add(settling);
       void settling.finally(() => pendingSettlements.delete(settling));
     });
     return answer;
   }
 
-  return { run, admit, catalogue, settled: async () => void (await Promise.allSettled([...pendingSettlements])) };
+  return { run, admit, catalogue, callTimeoutMs: deps.callTimeoutMs, settled: async () => void (await Promise.allSettled([...pendingSettlements])) };
 }

@@ -26,13 +26,16 @@ export interface JsonAnswer {
   units: Units;
 }
 
-/** A streamed answer: billed once the body ends, breaks or is abandoned, on `units()` then. */
+/**
+ * A streamed answer: billed once the body ends, breaks or is abandoned, on `units()` then —
+ * or released when `units()` is undefined: the upstream failed before producing anything.
+ */
 export interface StreamAnswer {
   kind: 'stream';
   statusCode?: number;
   contentType: string;
   body: Readable;
-  units(): Units;
+  units(): Units | undefined;
 }
 
 export type MeteredAnswer = JsonAnswer | StreamAnswer;

@@ -3,7 +3,7 @@
 // webhook in the same transaction, so a crash at any point leaves work that a restart finishes.
 import { randomBytes } from 'node:crypto';
 import { releaseHoldIn, settleHoldIn } from '../billing/ledger.js';
-import { priceMicros } from '../billing/prices.js';
+import { priceMicros, usableUnits } from '../billing/prices.js';
 import type { Catalogue } from '../pipeline/catalogue.js';
 import type { ResolvedModel } from '../pipeline/types.js';
 import { insertAssets } from '../store/assets.js';
@@ -70,8 +70,9 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
         : await finishTask(trx, { id: task.id, status: 'failed', error: JSON.stringify(outcome.error), upstreamRecord, now: at });
       if (!finished) return; // another instance got there first: it settles, we do nothing
       if (outcome.state === 'succeeded' && model) {
-        const chargeMicros = priceMicros(outcome.units, model.config.price);
-        if (finished.hold_id) await settleHoldIn(trx, finished.hold_id, { chargeMicros, units: outcome.units, requestId: finished.request_id ?? undefined, now: at });
+        const units = usableUnits(outcome.units, {});
+        const chargeMicros = priceMicros(units, model.config.price);
+        if (finished.hold_id) await settleHoldIn(trx, finished.hold_id, { chargeMicros, units, requestId: finished.request_id ?? undefined, now: at });
         await insertAssets(trx, (outcome.assets ?? []).map((asset) => ({
           id: newId('asset'), account_id: finished.account_id, kind: asset.kind, url: asset.url, task_id: finished.id,
           source_task_id: asset.sourceTaskId ?? null, created_at: at,
@@ -108,6 +109,12 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
     }
     const interval = options.pollIntervalMs[kind];
     let outcome: PollOutcome;
+    // A long poll (an image being generated) keeps its lease, so no other instance starts it again.
+    const heartbeat = setInterval(() => {
+      store.db.updateTable('tasks').set({ lease_until: now() + options.leaseMs }).where('id', '=', task.id).where('lease_owner', '=', owner).execute()
+        .catch((error) => log.warn({ err: error, taskId: task.id }, 'renewing a task lease failed'));
+    }, Math.max(1, Math.floor(options.leaseMs / 3)));
+    heartbeat.unref();
     try {
       outcome = await handler.poll(task, model, {
         signal: controller.signal,
@@ -123,6 +130,8 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
       const attempts = task.attempts + 1;
       await recordPoll(store.db, { id: task.id, owner, status: task.status as 'queued' | 'processing', attempts, nextPollAt: now() + nextPollDelay(interval, attempts, true), now: now() });
       return;
+    } finally {
+      clearInterval(heartbeat);
     }
     if (outcome.state === 'running') {
       if (now() - task.created_at > options.taskTimeoutMs) {
@@ -133,7 +142,15 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
       await recordPoll(store.db, { id: task.id, owner, status: outcome.status, upstreamRecord, attempts, nextPollAt: now() + nextPollDelay(interval, attempts, false), now: now() });
       return;
     }
-    return finish(task, model, outcome);
+    try {
+      await finish(task, model, outcome);
+    } catch (error) {
+      // A terminal step that keeps failing (a result we cannot store, say) must not keep the task
+      // and its hold alive forever: past the timeout it fails, and the hold is released.
+      if (now() - task.created_at <= options.taskTimeoutMs) throw error;
+      log.error({ err: error, taskId: task.id }, 'finishing the task keeps failing; failing it and releasing its hold');
+      await finish(task, model, { state: 'failed', error: { code: 'finish_failed', message: 'the gateway could not record the result' } });
+    }
   }
 
   async function runOnce(): Promise<number> {

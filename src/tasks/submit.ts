@@ -61,7 +61,10 @@ export async function submitTask(deps: SubmitDeps, args: SubmitRequest, log: Pip
   const task = (await findTask(store.db, taskId))!;
   let submitted: { upstreamId: string | null; upstreamRecord?: unknown };
   try {
-    submitted = await deps.handlers[args.kind].submit(task, model, args.signal);
+    // Bounded well inside the submit lease: past the lease the engine fails the task, and an
+    // upstream that answered later would hold a task nobody tracks.
+    const signal = AbortSignal.any([args.signal, AbortSignal.timeout(Math.floor(deps.submitLeaseMs / 2))]);
+    submitted = await deps.handlers[args.kind].submit(task, model, signal);
   } catch (error) {
     // The upstream never took the task: fail it and give the money back, in one step.
     await store.db.transaction().execute(async (trx) => {

@@ -5,7 +5,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { releaseHoldIn } from '../../billing/ledger.js';
 import { invalidRequest, notFound } from '../../errors.js';
 import { findAccountTask, finishTask, type TaskRow } from '../../store/tasks.js';
-import { cancelArkTask } from '../../upstreams/ark/client.js';
+import { cancelArkTask, getArkTask } from '../../upstreams/ark/client.js';
 import { UpstreamHttpError } from '../../upstreams/http.js';
 import { normaliseVideoRequest, videoHoldSeconds, type VideoRequest } from '../../tasks/video-request.js';
 import { requireCaller } from '../auth.js';
@@ -52,6 +52,10 @@ export const videoRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps) 
       if (!task) throw notFound(`task ${taskId} not found`);
       if (task.status !== 'queued' || !task.upstream_id) throw invalidRequest(`only a queued task can be cancelled; this one is ${task.status === 'submitting' ? 'queued' : task.status}`);
       const model = deps.pipeline.catalogue.resolve(task.model, 'video');
+      // Our status may lag the upstream's: ask first. On a finished task ARK's DELETE would delete
+      // the record and answer 2xx, and we would refund a video that was made.
+      const upstreamRecord = await getArkTask(model.upstream, task.upstream_id, AbortSignal.timeout(30_000));
+      if (upstreamRecord.status !== 'queued') throw invalidRequest('only a queued task can be cancelled; this one has started');
       try {
         await cancelArkTask(model.upstream, task.upstream_id, AbortSignal.timeout(30_000));
       } catch (error) {

@@ -25,7 +25,11 @@ export function minutesHandler({ catalogue, publicUrl }: { catalogue: Catalogue;
     }
     const files = data.Result;
     const transcript = transcriptFromLark(await fetchResultFile(files.AudioTranscriptionFile!, signal));
-    const result: Record<string, unknown> = { duration_seconds: data.Duration ?? 0, transcript };
+    // The minutes product reports no duration (volcengine-formats 5.1): the transcript's end is the
+    // audio's length; a Duration field, where an upstream gives one, wins.
+    const lastEndMs = transcript.reduce((end, sentence) => Math.max(end, sentence.end_ms), 0);
+    const durationSeconds = typeof data.Duration === 'number' && data.Duration > 0 ? data.Duration : Math.ceil(lastEndMs / 1000);
+    const result: Record<string, unknown> = { duration_seconds: durationSeconds, transcript };
     for (const [field, file] of Object.entries(LARK_FILES)) {
       const url = files[file];
       if (url) result[field] = await fetchResultFile(url, signal);
@@ -38,7 +42,7 @@ export function minutesHandler({ catalogue, publicUrl }: { catalogue: Catalogue;
     if (result.chapters && typeof result.chapters === 'object' && 'chapter_summary' in (result.chapters as object)) {
       result.chapters = (result.chapters as { chapter_summary: unknown }).chapter_summary;
     }
-    return { state: 'succeeded', result, units: { second: Math.ceil(data.Duration ?? 0) }, upstreamRecord: data, webhook: { result_url: resultUrl(taskId) } };
+    return { state: 'succeeded', result, units: { second: Math.ceil(durationSeconds) }, upstreamRecord: data, webhook: { result_url: resultUrl(taskId) } };
   }
 
   async function pollService(task: Parameters<TaskKindHandler['poll']>[0], model: Parameters<TaskKindHandler['poll']>[1], request: MinutesRequest, signal: AbortSignal): Promise<PollOutcome> {

@@ -23,6 +23,7 @@ export class MessagesStreamMeter {
   private usage: NativeUsage = {};
   private sawStart = false;
   private sawDelta = false;
+  private failed = false;
   generatedChunks = 0;
 
   observe(event: { type?: string; message?: { usage?: NativeUsage }; usage?: NativeUsage }): void {
@@ -33,9 +34,12 @@ export class MessagesStreamMeter {
       this.sawDelta = true;
       for (const [field, value] of Object.entries(event.usage)) if (typeof value === 'number') (this.usage as Record<string, number>)[field] = value;
     } else if (event.type === 'content_block_delta') this.generatedChunks += 1;
+    else if (event.type === 'error') this.failed = true;
   }
 
-  tokens(estimatedInput: number): TokenUsage {
+  /** Undefined when the upstream failed before generating anything (nothing to bill). */
+  tokens(estimatedInput: number): TokenUsage | undefined {
+    if (this.failed && this.generatedChunks === 0 && !this.sawDelta) return undefined;
     const seen = nativeTokens(this.usage);
     return {
       input_token: this.sawStart ? seen.input_token : estimatedInput,

@@ -11,7 +11,7 @@ import type { Upstream } from '../pool.js';
 
 export interface TranslatedStream {
   body: Readable;
-  tokens(estimatedInput: number): TokenUsage;
+  tokens(estimatedInput: number): TokenUsage | undefined;
 }
 
 const UPSTREAM_FAILED = 'upstream provider error';
@@ -36,9 +36,9 @@ export async function streamChatAsMessages(
         } catch {
           continue; // a malformed line carries nothing a messages client could use
         }
-        if ((chunk as { error?: unknown }).error) throw new Error('upstream sent an error event');
-        seenAny = true;
         meter.observe(chunk);
+        if (meter.failed) throw new Error('upstream sent an error event');
+        seenAny = true;
         const out = encode(translator.push(chunk));
         if (out) yield out;
       }

@@ -16,16 +16,23 @@ export class ChatStreamMeter {
   usage: ChatUsage | undefined;
   /** Chunks that carried generated content; upstreams send about one token per chunk. */
   generatedChunks = 0;
+  /** The upstream sent an error object in the stream. */
+  failed = false;
 
   observe(chunk: ChatCompletionChunk): void {
+    if ((chunk as { error?: unknown }).error) this.failed = true;
     if (chunk.usage) this.usage = chunk.usage;
     const delta = chunk.choices?.[0]?.delta;
     if (delta && (delta.content || delta.tool_calls?.length)) this.generatedChunks += 1;
   }
 
-  /** The upstream's own count when it sent one; else the prompt estimate and what was generated. */
-  tokens(estimatedInput: number): TokenUsage {
+  /**
+   * The upstream's own count when it sent one; else the prompt estimate and what was generated;
+   * undefined when it failed before generating anything (nothing to bill).
+   */
+  tokens(estimatedInput: number): TokenUsage | undefined {
     if (this.usage) return tokensOf(this.usage);
+    if (this.failed && this.generatedChunks === 0) return undefined;
     return { input_token: estimatedInput, output_token: this.generatedChunks };
   }
 }

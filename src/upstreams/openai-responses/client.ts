@@ -25,14 +25,19 @@ export const responsesTokens = (usage: ResponsesUsage): TokenUsage => ({ input_t
 export class ResponsesStreamMeter {
   usage: ResponsesUsage | undefined;
   generatedChunks = 0;
+  failed = false;
 
   observe(event: { type?: string; response?: ResponseObject }): void {
     if (event.type && TERMINAL.has(event.type) && event.response?.usage) this.usage = event.response.usage;
     else if (event.type === 'response.output_text.delta' || event.type === 'response.function_call_arguments.delta') this.generatedChunks += 1;
+    else if (event.type === 'error' || event.type === 'response.failed') this.failed = true;
   }
 
-  tokens(estimatedInput: number): TokenUsage {
-    return this.usage ? responsesTokens(this.usage) : { input_token: estimatedInput, output_token: this.generatedChunks };
+  /** Undefined when the upstream failed before generating anything (nothing to bill). */
+  tokens(estimatedInput: number): TokenUsage | undefined {
+    if (this.usage) return responsesTokens(this.usage);
+    if (this.failed && this.generatedChunks === 0) return undefined;
+    return { input_token: estimatedInput, output_token: this.generatedChunks };
   }
 }
 

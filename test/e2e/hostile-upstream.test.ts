@@ -1,0 +1,138 @@
+// Upstreams that misbehave: broken usage numbers, an error as the first event, an empty 200,
+// a call that outruns its deadline, and a client that leaves an idempotent call. Money stays right.
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { after, before, describe, test } from 'node:test';
+import { request } from 'undici';
+import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { postForEvents } from '../helpers/sse.js';
+
+/** An OpenAI-style upstream whose answer each test scripts through the user message. */
+async function startHostileUpstream(): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c) => (raw += c));
+    req.on('end', () => {
+      const body = JSON.parse(raw);
+      const script = body.messages.at(-1).content as string;
+      const chunk = (delta: object, extra: object = {}) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: body.model, choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`;
+      if (script === 'bad usage json') {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ id: 'c1', object: 'chat.completion', model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 'n/a' } }));
+      } else if (script === 'bad usage stream') {
+        res.setHeader('content-type', 'text/event-stream');
+        res.write(chunk({ role: 'assistant', content: 'hi' }));
+        res.end(`data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: -5, completion_tokens: 1e300 } })}\n\ndata: [DONE]\n\n`);
+      } else if (script === 'error first') {
+        res.setHeader('content-type', 'text/event-stream');
+        res.end(`data: ${JSON.stringify({ error: { message: 'overloaded', type: 'server_error' } })}\n\n`);
+      } else if (script === 'empty') {
+        res.setHeader('content-type', 'text/event-stream');
+        res.end();
+      } else {
+        res.statusCode = 400;
+        res.end('{}');
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, server };
+}
+
+describe('misbehaving upstreams', () => {
+  let gw: TestGateway;
+  let upstream: { url: string; server: Server };
+  before(async () => {
+    upstream = await startHostileUpstream();
+    gw = await startTestGateway({
+      channels: { hostile: { kind: 'openai', base_url: upstream.url, api_key: 'sk-hostile' } },
+      models: { hostile: { type: 'chat', channel: 'hostile', price: { input_token: 2_000_000, output_token: 8_000_000 } } },
+    });
+  });
+  after(async () => {
+    await gw.close();
+    upstream.server.closeAllConnections();
+    upstream.server.close();
+  });
+
+  const chat = (key: string, content: string, stream = false) =>
+    request(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'hostile', messages: [{ role: 'user', content }], max_tokens: 10, stream }),
+    });
+
+  test('a usage count that is not a number is billed on the estimate for that unit', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+    const res = await chat(key, 'bad usage json');
+    assert.equal(res.statusCode, 200);
+    await res.body.dump();
+    const [usage] = (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data;
+    assert.deepEqual(usage.units, { input_token: 3, output_token: 10 });
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - (3 * 2 + 10 * 8));
+  });
+
+  test('absurd usage in a stream neither crashes the gateway nor bills nonsense', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+    const { status } = await postForEvents(`${gw.url}/v1/chat/completions`, { model: 'hostile', messages: [{ role: 'user', content: 'bad usage stream' }], max_tokens: 10, stream: true }, { authorization: `Bearer ${key}` });
+    assert.equal(status, 200);
+    const usage = await eventually(async () => (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data[0]);
+    assert.equal(usage.units.output_token, 10, 'the estimate replaces an impossible count');
+    assert.ok(Number.isSafeInteger(usage.amount_micros));
+    assert.equal((await request(`${gw.url}/healthz`)).statusCode, 200, 'still serving');
+  });
+
+  test('a stream whose first event is an error charges nothing', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+    const { events } = await postForEvents(`${gw.url}/v1/chat/completions`, { model: 'hostile', messages: [{ role: 'user', content: 'error first' }], stream: true }, { authorization: `Bearer ${key}` });
+    assert.equal(events[0]!.data.error.message, 'overloaded');
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
+    assert.equal((await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data.length, 0);
+  });
+
+  test('an empty 200 stream is a 502 and charges nothing', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+    const res = await chat(key, 'empty', true);
+    assert.deepEqual({ status: res.statusCode, body: await res.body.json() }, { status: 502, body: { error: 'upstream provider error', type: 'server_error' } });
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
+  });
+});
+
+describe('call deadlines and abandoned idempotent calls', () => {
+  let gw: TestGateway;
+  before(async () => {
+    gw = await startTestGateway({ limits: { request_timeout_ms: 1_000 } });
+  });
+  after(() => gw.close());
+
+  test('a stream that outruns the call deadline is stopped, ends with an error event and is billed for what it delivered', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+    await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'chat', chunk_delay_ms: 50, times: 1 });
+    const { events } = await postForEvents(`${gw.url}/v1/chat/completions`, { model: 'sandbox-chat', messages: [{ role: 'user', content: '[[words:200]]' }], stream: true }, { authorization: `Bearer ${key}` });
+    assert.equal(events.at(-1)!.data.error.message, 'upstream provider error');
+    const words = events.filter((e) => e.data?.choices?.[0]?.delta?.content).length;
+    assert.ok(words > 3 && words < 200, `${words} words before the deadline`);
+    const usage = await eventually(async () => (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data[0]);
+    assert.ok(usage.units.output_token >= words && usage.units.output_token < 200);
+    const ledger = (await gw.admin('GET', `/admin/accounts/${accountId}/ledger`)).body.data;
+    assert.deepEqual(ledger.map((row: any) => row.kind), ['settle', 'hold', 'credit'], 'settled, never released for free');
+  });
+
+  test('a client that leaves an Idempotency-Key call is billed once, and the retry gets that outcome', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+    await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'chat', delay_ms: 700, times: 1 });
+    const send = (signal?: AbortSignal) => request(`${gw.url}/v1/chat/completions`, {
+      method: 'POST', signal,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': 'leave-early' },
+      body: JSON.stringify({ model: 'sandbox-chat', messages: [{ role: 'user', content: 'slow' }], max_tokens: 20 }),
+    });
+    await assert.rejects(send(AbortSignal.timeout(200)));
+    const retry = await eventually(async () => {
+      const res = await send();
+      const body = await res.body.json();
+      return res.statusCode === 499 && body;
+    });
+    assert.deepEqual(retry, { error: 'the client closed the request before the answer; the estimate was billed', type: 'invalid_request_error' });
+    assert.equal((await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data.length, 1);
+  });
+});
