@@ -151,3 +151,23 @@ describe('video generation', () => {
     assert.deepEqual(refused, { status: 400, body: { error: 'only a queued task can be cancelled; this one is succeeded', type: 'invalid_request_error' } });
   });
 });
+
+describe('cancelling a video whose upstream task already started', () => {
+  let gw: TestGateway;
+  before(async () => {
+    // We look at the upstream rarely, so our copy of the state still says queued.
+    gw = await startTestGateway({ tasks: { poll_interval_ms: { image: 50, video: 60_000, erase: 50, minutes: 50 }, tick_ms: 25 } }, { sandboxTaskMs: 300 });
+  });
+  after(() => gw.close());
+
+  test('is refused after asking the upstream, and the hold stays for the video being made', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
+    const startedAt = Date.now();
+    const created = await gw.call(key, 'POST', '/v1/contents/generations/tasks', { model: 'sandbox-video', content: [{ type: 'text', text: 'started' }] });
+    // The sandbox keeps a task queued for a third of its 300 ms, then runs it.
+    await eventually(async () => (await gw.call(key, 'GET', `/api/v3/contents/generations/tasks/${created.body.id}`)).body.status === 'queued' && Date.now() - startedAt > 150);
+    const refused = await gw.call(key, 'DELETE', `/v1/contents/generations/tasks/${created.body.id}`);
+    assert.deepEqual(refused, { status: 400, body: { error: 'only a queued task can be cancelled; this one has started', type: 'invalid_request_error' } });
+    assert.equal((await gw.balance(accountId)).held_micros, 5 * PRICE_PER_SECOND);
+  });
+});
