@@ -13,15 +13,15 @@ declare module 'fastify' {
 
 const KEY_PREFIX = 'tr-';
 
-/** The key from `Authorization: Bearer …` or `x-api-key` (any endpoint, DESIGN section 5). */
+/**
+ * The key from `Authorization: Bearer …` or `x-api-key` (any endpoint, DESIGN section 5). When
+ * both are sent, the one that is a tr- key counts: a client may carry another Authorization.
+ */
 export function presentedKey(request: FastifyRequest): string | undefined {
-  const authorization = request.headers.authorization;
-  if (authorization) {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-    return match?.[1];
-  }
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
   const header = request.headers['x-api-key'];
-  return Array.isArray(header) ? header[0] : header;
+  const apiKey = Array.isArray(header) ? header[0] : header;
+  return [bearer, apiKey].find((key) => key?.startsWith(KEY_PREFIX)) ?? bearer ?? apiKey;
 }
 
 export function apiKeyHook(keys: KeyResolver) {

@@ -31,6 +31,8 @@ export function describeSchemaError(errors: SchemaError[], dataVar: string): Err
     const field = path ? `${path}.${String(error.params.additionalProperty)}` : String(error.params.additionalProperty);
     return invalidRequest(`${field}: unknown field`);
   }
+  // An empty model is no model: the spec's own message.
+  if (path === 'model' && error.keyword === 'minLength') return invalidRequest(MESSAGES.modelRequired);
   const where = path || dataVar;
   const detail =
     error.keyword === 'enum' ? `must be one of ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`

@@ -84,7 +84,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   await app.register(fileServeRoutes, fileDeps);
   await app.register(async (v1) => {
     v1.addHook('onRequest', apiKeyHook(keys));
-    await v1.register(modelRoutes, { catalogue: pipeline.catalogue });
+    await v1.register(modelRoutes, { pipeline });
     await v1.register(chatRoutes, { pipeline, store });
     await v1.register(messagesRoutes, { pipeline, store });
     await v1.register(responsesRoutes, { pipeline, store });

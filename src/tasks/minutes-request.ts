@@ -111,7 +111,6 @@ export function normaliseMinutesRequest(body: unknown): MinutesRequest {
     throw invalidRequest('file_type: cannot be inferred from the file_url suffix; set it to "audio" or "video"');
   }
   const sourceLang = readEnum(body, 'source_lang', MINUTES_LANGS, 'zh_cn');
-  const allActivate = readBoolean(body, 'all_activate', false);
   const speakerIdentification = readBoolean(body, 'speaker_identification', true);
   const numberOfSpeakers = given(body, 'number_of_speakers') ?? 0;
   if (typeof numberOfSpeakers !== 'number' || !Number.isSafeInteger(numberOfSpeakers) || numberOfSpeakers < 0) {
@@ -125,15 +124,15 @@ export function normaliseMinutesRequest(body: unknown): MinutesRequest {
     hot_words: readHotWords(body),
     need_word_time_series: readBoolean(body, 'need_word_time_series', false),
   };
-  const features = readFeatures(given(body, 'features'), sourceLang);
   const callbackUrl = readHttpUrl(body, 'callback_url');
   if (callbackUrl !== undefined) common.callback_url = callbackUrl;
 
   if (model === 'service-minutes') {
-    // Refused rather than ignored: the caller asked for a transcript without speakers and would get one with.
-    if (!speakerIdentification) throw invalidRequest('speaker_identification: always on for service-minutes');
+    // Spec 4.3: service-minutes ignores all_activate and features, and always separates speakers.
     return { model, ...common, speaker_identification: true };
   }
+  const allActivate = readBoolean(body, 'all_activate', false);
+  const features = readFeatures(given(body, 'features'), sourceLang);
   const anyFeature = features.summary || features.chapters || features.todos || features.qa || features.translate;
   if (!allActivate && !anyFeature) throw invalidRequest('features: vendor-minutes needs all_activate or at least one feature');
   return { model, ...common, all_activate: allActivate, speaker_identification: speakerIdentification, features };
@@ -235,7 +234,6 @@ function readFeatures(value: unknown, sourceLang: MinutesLang): MinutesFeatures 
   }
   const targetLang = given(features, 'target_lang');
   if (targetLang !== undefined && !isOneOf(targetLang, MINUTES_LANGS)) throw invalidRequest(`features.target_lang: ${oneOf(MINUTES_LANGS)}`);
-  if (targetLang === sourceLang) throw invalidRequest('features.target_lang: must differ from source_lang');
   return {
     summary: flag('summary') ?? false,
     chapters: flag('chapters') ?? false,

@@ -46,6 +46,8 @@ export interface VideoRequest {
   service_tier: VideoServiceTier;
   callback_url?: string;
   safety_identifier?: string;
+  /** Set by the gateway (never read from the body): the task was created on the ARK-compatible path. */
+  created_via?: 'ark';
 }
 
 /** The ARK create body (protocols/volcengine-formats.md §2.2). */

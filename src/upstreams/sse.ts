@@ -56,11 +56,11 @@ class SseFramer {
  * A Transform that forwards each complete event as soon as its closing blank line arrives:
  * never a timer, never more than one partial event held.
  */
-export function createSseTap(read: SseReader): Transform {
+export function createSseTap(read: SseReader, rewrite?: (raw: string) => string): Transform {
   const framer = new SseFramer();
   const forward = (events: { raw: string; separator: string }[]) => {
     let out = '';
-    for (const { raw, separator } of events) if (read(parseSseEvent(raw)) !== false) out += raw + separator;
+    for (const { raw, separator } of events) if (read(parseSseEvent(raw)) !== false) out += (rewrite ? rewrite(raw) : raw) + separator;
     return out.length > 0 ? out : undefined;
   };
   return new Transform({
@@ -84,7 +84,7 @@ export async function* readSseEvents(body: Readable): AsyncGenerator<SseEvent> {
  * An upstream's SSE body passed through, each JSON event shown to `observe` on the way (for
  * usage); `observe` may answer false to hold an event back. Malformed data is passed on as it came.
  */
-export function observeSseJson(body: Readable, observe: (value: any) => boolean | void): Readable {
+export function observeSseJson(body: Readable, observe: (value: any) => boolean | void, options: { modelAlias?: ModelAlias } = {}): Readable {
   const tap = createSseTap(({ data }) => {
     if (!data.startsWith('{')) return;
     let value: unknown;
@@ -94,8 +94,25 @@ export function observeSseJson(body: Readable, observe: (value: any) => boolean 
       return;
     }
     return observe(value);
-  });
+  }, renameModel(options.modelAlias));
   // pipeline: an upstream that breaks destroys the tap, and the tap's error reaches the reader.
   pipeline(body, tap, () => {});
   return tap;
+}
+
+/** The channel's model id and the public one the caller asked for. */
+export interface ModelAlias {
+  upstream: string;
+  public: string;
+}
+
+/**
+ * Streams carry the upstream's model id; the caller sees the public one, as in plain answers.
+ * Only when the two differ, and only the `"model":"…"` field, so other bytes pass untouched.
+ */
+function renameModel(alias: ModelAlias | undefined): ((raw: string) => string) | undefined {
+  if (!alias || alias.upstream === alias.public) return undefined;
+  const needle = `"model":${JSON.stringify(alias.upstream)}`;
+  const replacement = `"model":${JSON.stringify(alias.public)}`;
+  return (raw) => (raw.includes(needle) ? raw.replaceAll(needle, replacement) : raw);
 }

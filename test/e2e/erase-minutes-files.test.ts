@@ -138,7 +138,8 @@ describe('subtitle erase, minutes and files', () => {
     for (const [name, body, message] of [
       ['vendor-minutes with no feature', { model: 'vendor-minutes', file_url: 'https://x.example/a.mp3' }, 'features: vendor-minutes needs all_activate or at least one feature'],
       ['a file_url that is not http(s)', { model: 'vendor-minutes', file_url: 'file:///etc/passwd', all_activate: true }, 'file_url: must be an http(s) URL'],
-      ['an unknown model', { model: 'other-minutes', file_url: 'https://x.example/a.mp3' }, 'model: must be one of "vendor-minutes", "service-minutes"'],
+      ['an unknown model', { model: 'other-minutes', file_url: 'https://x.example/a.mp3' }, 'unknown model: other-minutes'],
+      ['a model of another type', { model: 'sandbox-chat', file_url: 'https://x.example/a.mp3' }, 'model sandbox-chat is not a minutes model'],
     ] as const) {
       test(`${name} is 400 naming the field, with nothing held`, async () => {
         const { accountId, key } = await gw.account({ creditMicros: 10_000_000 });

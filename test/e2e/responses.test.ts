@@ -78,6 +78,14 @@ describe('responses', () => {
     assert.ok(deltas > 0);
   });
 
+  test("an upstream's refusal of the request is a 400 in our error shape, with nothing charged", async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+    await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'responses', status: 400, times: 1 });
+    const res = await gw.call(key, 'POST', '/v1/responses', { model: 'sandbox-chat', input: 'hi' });
+    assert.deepEqual(res, { status: 400, body: { error: 'upstream refused the request: sandbox fault: status 400', type: 'invalid_request_error' } });
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
+  });
+
   test('the hold is sized by max_output_tokens', async () => {
     // Enough for 20 output tokens, far from enough for the model's 4096-token cap.
     const { key } = await gw.account({ creditMicros: 2_000 });

@@ -49,6 +49,7 @@ describe('search', () => {
     ['no Query', { Type: 'web' }, 'Query field is required'],
     ['no Type nor model', { Query: 'q' }, 'Type field is required (web or global), or a search model'],
     ['a model of another type', { model: 'sandbox-chat', Query: 'q' }, 'model sandbox-chat is not a search model'],
+    ['a model that disagrees with Type', { Type: 'web', model: 'vendor-global-search', Query: 'q' }, 'model: vendor-global-search disagrees with Type web (vendor-web-search)'],
   ] as const) {
     test(`${name} is refused with 400 and nothing charged`, async () => {
       const { accountId, key } = await gw.account({ creditMicros: 100_000 });

@@ -67,9 +67,15 @@ describe('speech synthesis', () => {
   test('no model in the query or the header is 400 and charges nothing', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000 });
     const res = await speak({ req_params: { text: 'Hi.', speaker: 's' } }, { query: '', headers: { authorization: `Bearer ${key}` } });
-    assert.equal(res.statusCode, 400);
-    assert.equal(((await res.body.json()) as any).type, 'invalid_request_error');
+    assert.deepEqual({ status: res.statusCode, body: await res.body.json() }, { status: 400, body: { error: 'model field is required', type: 'invalid_request_error' } });
     assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: 1_000, held_micros: 0 });
+  });
+
+  test('an empty model query parameter falls back to the header', async () => {
+    const { key } = await gw.account();
+    const res = await speak({ req_params: { text: 'Hi.', speaker: 's' } }, { query: '?model=', headers: { authorization: `Bearer ${key}`, 'x-api-resource-id': 'sandbox-tts' } });
+    assert.equal(res.statusCode, 200);
+    await res.body.dump();
   });
 
   test('a missing req_params.speaker is 400 naming it', async () => {

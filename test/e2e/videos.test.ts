@@ -133,6 +133,15 @@ describe('video generation', () => {
     });
   });
 
+  test('a task created on the ARK path calls back with the upstream id its caller knows', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
+    receiver.secret = (await gw.admin('GET', `/admin/accounts/${accountId}/webhook-secret`)).body.secret;
+    const created = await gw.call(key, 'POST', '/api/v3/contents/generations/tasks', { model: 'sandbox-video', content: prompt, callback_url: receiver.url });
+    const delivery = await eventually(() => receiver.deliveries.find((d) => d.payload.task_id === created.body.id));
+    assert.equal(delivery.verified, true);
+    assert.equal(delivery.payload.status, 'succeeded');
+  });
+
   test('DELETE on the ARK path cancels a queued task and refunds it', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
     const created = await gw.call(key, 'POST', '/v1/contents/generations/tasks', { model: 'sandbox-video', content: prompt });

@@ -40,6 +40,14 @@ describe('request errors', () => {
     assert.equal((await post(hello, { 'x-api-key': key })).status, 200);
   });
 
+  test('x-api-key counts even beside an Authorization header that carries no tr- key', async () => {
+    assert.equal((await post(hello, { 'x-api-key': key, authorization: 'Bearer sk-something-else' })).status, 200);
+  });
+
+  test('an empty model is 400 model field is required', async () => {
+    assert.deepEqual(await post({ ...hello, model: '' }), { status: 400, body: { error: 'model field is required', type: 'invalid_request_error' } });
+  });
+
   test('a missing model is 400 model field is required', async () => {
     assert.deepEqual(await post({ messages: hello.messages }), { status: 400, body: { error: 'model field is required', type: 'invalid_request_error' } });
   });
@@ -78,7 +86,7 @@ describe('request errors', () => {
   test('refused requests charge nothing', async () => {
     assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: 1_000_000 - (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data.reduce((sum: number, u: any) => sum + u.amount_micros, 0), held_micros: 0 });
     const usage = (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data;
-    assert.equal(usage.length, 1, 'only the x-api-key call was billed');
+    assert.equal(usage.length, 2, 'only the two x-api-key calls were billed');
   });
 });
 
@@ -116,5 +124,12 @@ describe('models list', () => {
 
   test('needs a key', async () => {
     assert.equal((await request(`${gw.url}/v1/models`)).statusCode, 401);
+  });
+
+  test("counts against the key's requests per minute", async () => {
+    const limited = await gw.account({ rpm: 2 });
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await gw.call(limited.key, 'GET', '/v1/models')).status);
+    assert.deepEqual(statuses, [200, 200, 429]);
   });
 });

@@ -42,6 +42,16 @@ describe('normaliseMinutesRequest', () => {
     });
   });
 
+  test('service-minutes ignores fields it does not use, even ones that would be wrong for vendor-minutes', () => {
+    assert.deepEqual(service({ all_activate: 'yes', features: { target_lang: 'zh_cn', sentiment: true } }), {
+      model: 'service-minutes', ...COMMON_DEFAULTS, speaker_identification: true,
+    });
+  });
+
+  test('service-minutes always separates speakers, even when asked not to', () => {
+    assert.deepEqual(service({ speaker_identification: false }), { model: 'service-minutes', ...COMMON_DEFAULTS, speaker_identification: true });
+  });
+
   test('service-minutes accepts speaker_identification set to true', () => {
     assert.deepEqual(service({ speaker_identification: true }), { model: 'service-minutes', ...COMMON_DEFAULTS, speaker_identification: true });
   });
@@ -138,10 +148,8 @@ describe('normaliseMinutesRequest', () => {
     ['a feature as a string', { ...v, features: { summary: 'true' } }, 'features.summary: must be a boolean'],
     ['qa and question_answer disagreeing', { ...v, features: { qa: true, question_answer: false } }, 'features.question_answer: conflicts with features.qa'],
     ['a target_lang outside the two', { ...v, features: { translate: true, target_lang: 'fr_fr' } }, 'features.target_lang: must be one of "zh_cn", "en_us"'],
-    ['a target_lang equal to source_lang', { ...v, features: { translate: true, target_lang: 'zh_cn' } }, 'features.target_lang: must differ from source_lang'],
     ['vendor-minutes with no feature on', { model: 'vendor-minutes', file_url: MP3 }, 'features: vendor-minutes needs all_activate or at least one feature'],
     ['vendor-minutes with every feature off', { model: 'vendor-minutes', file_url: MP3, all_activate: false, features: { summary: false, target_lang: 'en_us' } }, 'features: vendor-minutes needs all_activate or at least one feature'],
-    ['service-minutes with speakers turned off', { model: 'service-minutes', file_url: MP3, speaker_identification: false }, 'speaker_identification: always on for service-minutes'],
     ['a callback_url that is not http(s)', { ...v, callback_url: 'mailto:a@example.com' }, 'callback_url: must be an http(s) URL'],
   ];
   for (const [what, body, message] of refusals) {

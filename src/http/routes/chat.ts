@@ -26,7 +26,7 @@ export const chatRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }
       async call({ body, model, estimate, signal }) {
         const upstreamBody = { ...body, model: model.upstreamModel };
         if (body.stream === true) {
-          const { body: stream, meter } = await streamChatCompletion(model.upstream, upstreamBody, signal);
+          const { body: stream, meter } = await streamChatCompletion(model.upstream, upstreamBody, signal, model.id);
           return {
             kind: 'stream',
             contentType: 'text/event-stream; charset=utf-8',
@@ -35,7 +35,7 @@ export const chatRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }
           };
         }
         const completion = await createChatCompletion(model.upstream, upstreamBody, signal);
-        // The caller sees the public model id, not the channel's. No usage in the answer: the estimate bills.
+        // The caller sees the public model id, not the channel's (streams too). No usage: the estimate bills.
         return { kind: 'json', body: { ...completion, model: model.id }, units: completion.usage ? tokensOf(completion.usage) : estimate };
       },
     }),

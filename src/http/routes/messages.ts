@@ -33,7 +33,7 @@ const messageId = () => `msg_${randomBytes(12).toString('hex')}`;
 async function callNative({ body, model, estimate, signal }: CallArgs<MessagesRequest>): Promise<MeteredAnswer> {
   const upstreamBody = { ...body, model: model.upstreamModel };
   if (body.stream === true) {
-    const { body: stream, meter } = await streamNativeMessage(model.upstream, { body: upstreamBody, signal });
+    const { body: stream, meter } = await streamNativeMessage(model.upstream, { body: upstreamBody, signal, publicModel: model.id });
     return { kind: 'stream', contentType: SSE, body: stream, units: () => meter.tokens(estimate.input_token ?? 0) };
   }
   const message = await createNativeMessage(model.upstream, { body: upstreamBody, signal });

@@ -1,7 +1,7 @@
 // Meeting minutes (spec 4.3): funds frozen at submission, settled on the real duration (and the
 // summary's tokens for service-minutes), refunded on failure.
 import type { FastifyPluginAsync } from 'fastify';
-import { normaliseMinutesRequest, type MinutesRequest } from '../../tasks/minutes-request.js';
+import { MINUTES_MODELS, normaliseMinutesRequest, type MinutesRequest } from '../../tasks/minutes-request.js';
 import { requireSafeUrl, taskCreateHandler, taskReadHandler, type TaskRouteDeps } from '../task-handler.js';
 import { taskRecordView } from '../task-views.js';
 
@@ -15,6 +15,9 @@ export const minutesRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps
     handler: taskCreateHandler<MinutesRequest>(deps, {
       kind: 'minutes',
       normalise: async (body) => {
+        // A model that is not one of the two is named as DESIGN 5 names any wrong model: unknown, or of another type.
+        const model = (body as { model?: unknown } | null)?.model;
+        if (typeof model === 'string' && model !== '' && !(MINUTES_MODELS as readonly string[]).includes(model)) deps.pipeline.catalogue.resolve(model, 'minutes');
         const request = normaliseMinutesRequest(body);
         // The gateway's own uploads are fine wherever it runs: it serves them for the upstream to fetch.
         await requireSafeUrl(request.file_url, 'file_url', deps.allowPrivateUrls || request.file_url.startsWith(`${deps.publicUrl}/files/`));

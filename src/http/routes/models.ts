@@ -1,6 +1,8 @@
 // GET /v1/models: the configured catalogue, OpenAI's list shape plus `model_type`.
 import type { FastifyPluginAsync } from 'fastify';
 import type { Catalogue } from '../../pipeline/catalogue.js';
+import type { Pipeline } from '../../pipeline/metered-call.js';
+import { requireCaller } from '../auth.js';
 import { notFound } from '../../errors.js';
 import { MODEL_TYPES } from '../../config/schema.js';
 
@@ -12,7 +14,10 @@ const modelView = ({ id, config }: ReturnType<Catalogue['list']>[number]) => ({
   model_type: config.type,
 });
 
-export const modelRoutes: FastifyPluginAsync<{ catalogue: Catalogue }> = async (app, { catalogue }) => {
+export const modelRoutes: FastifyPluginAsync<{ pipeline: Pipeline }> = async (app, { pipeline }) => {
+  const { catalogue } = pipeline;
+  // Reads are free but still count against the key's requests per minute.
+  app.addHook('preHandler', async (request) => pipeline.admit(requireCaller(request), request.log));
   app.get('/v1/models', {
     schema: { querystring: { type: 'object', properties: { type: { type: 'string', enum: [...MODEL_TYPES] } } } },
     handler: async (request) => {

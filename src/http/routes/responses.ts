@@ -2,7 +2,7 @@
 // billed on the usage of its terminal event. An upstream without the API has its refusal relayed.
 import type { FastifyPluginAsync } from 'fastify';
 import { estimatePromptTokens, outputTokenCap } from '../../billing/estimates.js';
-import { MESSAGES, upstreamPassThrough } from '../../errors.js';
+import { invalidRequest, MESSAGES, upstreamPassThrough } from '../../errors.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import type { Store } from '../../store/open.js';
 import { UpstreamHttpError } from '../../upstreams/http.js';
@@ -19,9 +19,22 @@ interface ResponsesRequest {
   [field: string]: unknown;
 }
 
-// Refusals about the request itself (no such API, a bad field) are the caller's to read. Auth,
-// quota and server faults on our channel stay behind a 502.
-const RELAYED_STATUSES = new Set([400, 404, 405, 422]);
+// An upstream without the API (spec 4.7) has its answer relayed as it came. A refusal of the
+// request itself is the caller's to read, in our error shape; auth, quota and server faults on
+// our channel stay behind a 502.
+const NO_SUCH_API = new Set([404, 405]);
+const REQUEST_REFUSED = new Set([400, 422]);
+
+function upstreamMessage(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown };
+    const message = typeof parsed.error === 'string' ? parsed.error : parsed.error?.message ?? parsed.message;
+    if (typeof message === 'string' && message) return `upstream refused the request: ${message}`;
+  } catch {
+    // not JSON
+  }
+  return 'upstream refused the request';
+}
 
 export const responsesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }> = async (app, deps) => {
   app.post('/v1/responses', {
@@ -40,15 +53,16 @@ export const responsesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: St
         const upstreamBody = { ...body, model: model.upstreamModel };
         try {
           if (body.stream === true) {
-            const { body: stream, meter } = await streamResponse(model.upstream, upstreamBody, signal);
+            const { body: stream, meter } = await streamResponse(model.upstream, upstreamBody, signal, model.id);
             return { kind: 'stream', contentType: 'text/event-stream; charset=utf-8', body: stream, units: () => meter.tokens(estimate.input_token ?? 0) };
           }
           const response = await createResponse(model.upstream, upstreamBody, signal);
           return { kind: 'json', body: { ...response, model: model.id }, units: response.usage ? responsesTokens(response.usage) : estimate };
         } catch (error) {
-          if (error instanceof UpstreamHttpError && RELAYED_STATUSES.has(error.statusCode)) {
+          if (error instanceof UpstreamHttpError && NO_SUCH_API.has(error.statusCode)) {
             throw upstreamPassThrough(error.statusCode, error.body, error.contentType);
           }
+          if (error instanceof UpstreamHttpError && REQUEST_REFUSED.has(error.statusCode)) throw invalidRequest(upstreamMessage(error.body));
           throw error;
         }
       },

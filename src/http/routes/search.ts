@@ -9,6 +9,8 @@ import { SearchBody } from '../schemas/search.js';
 
 const MODEL_FOR_TYPE: Record<string, string> = { web: 'vendor-web-search', global: 'vendor-global-search' };
 const DEFAULT_COUNT = 10;
+// The global edition returns at most 20 documents (volcengine-formats 3.4).
+const GLOBAL_MAX_DOCS = 20;
 
 interface SearchRequest {
   Type?: string;
@@ -19,10 +21,12 @@ interface SearchRequest {
   [field: string]: unknown;
 }
 
-/** An explicit model routes; otherwise Type picks the product line. */
+/** Type picks the product line; an explicit search model routes too, and the two must agree. */
 function searchModel(request: FastifyRequest): string {
   const body = request.body as SearchRequest;
-  const model = body.model ?? (body.Type ? MODEL_FOR_TYPE[body.Type] : undefined);
+  const byType = body.Type ? MODEL_FOR_TYPE[body.Type] : undefined;
+  if (body.model && byType && body.model !== byType) throw invalidRequest(`model: ${body.model} disagrees with Type ${body.Type} (${byType})`);
+  const model = body.model ?? byType;
   if (!model) throw invalidRequest('Type field is required (web or global), or a search model');
   return model;
 }
@@ -43,7 +47,7 @@ export const searchRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store
         const { Type: _type, model: _model, Count, SearchType, ...rest } = body;
         const count = Count ?? DEFAULT_COUNT;
         const edition = model.config.search_edition;
-        const upstreamBody = edition === 'global' ? { ...rest, DocCount: count } : { ...rest, SearchType: SearchType ?? 'web', Count: count };
+        const upstreamBody = edition === 'global' ? { ...rest, DocCount: Math.min(count, GLOBAL_MAX_DOCS) } : { ...rest, SearchType: SearchType ?? 'web', Count: count };
         const answer = await search(model.upstream, { edition, body: upstreamBody, signal });
         const { Type: _t, model: _m, ...result } = answer;
         return { kind: 'json', body: result, units: { call: 1 } };

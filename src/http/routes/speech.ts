@@ -30,8 +30,9 @@ const SAMPLE_RATE = 24_000;
 function speechModel(request: FastifyRequest): string {
   const fromQuery = (request.query as { model?: string }).model;
   const header = request.headers['x-api-resource-id'];
-  const model = fromQuery ?? (Array.isArray(header) ? header[0] : header);
-  if (!model) throw invalidRequest('model is required: give the model query parameter or the X-Api-Resource-Id header');
+  const model = fromQuery || (Array.isArray(header) ? header[0] : header);
+  // The spec's message, for a model named by neither the query nor the header.
+  if (!model) throw invalidRequest(MESSAGES.modelRequired);
   return model;
 }
 

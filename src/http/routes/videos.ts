@@ -22,10 +22,11 @@ function arkRecordView(task: TaskRow) {
   return { ...record, id: task.upstream_id, model: task.model, status, created_at: record.created_at ?? seconds(task.created_at), updated_at: record.updated_at ?? seconds(task.updated_at) };
 }
 
-function createSpec(view: (task: TaskRow) => unknown): TaskCreateSpec<VideoRequest> {
+function createSpec(view: (task: TaskRow) => unknown, createdVia: 'gateway' | 'ark'): TaskCreateSpec<VideoRequest> {
   return {
     kind: 'video',
-    normalise: (body) => normaliseVideoRequest(body),
+    // Remembered so the callback names the task by the id this caller was given.
+    normalise: (body) => ({ ...normaliseVideoRequest(body), ...(createdVia === 'ark' && { created_via: 'ark' as const }) }),
     modelOf: (request) => request.model,
     callbackUrlOf: (request) => request.callback_url,
     // -1 leaves the length to the model: hold for the longest it makes.
@@ -35,13 +36,13 @@ function createSpec(view: (task: TaskRow) => unknown): TaskCreateSpec<VideoReque
 }
 
 export const videoRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps) => {
-  app.post('/v1/videos/generations', { handler: taskCreateHandler(deps, createSpec((task) => taskCreatedView(task))) });
+  app.post('/v1/videos/generations', { handler: taskCreateHandler(deps, createSpec((task) => taskCreatedView(task), 'gateway')) });
   app.get('/v1/videos/generations/:taskId', { handler: taskReadHandler(deps, { kind: 'video', view: (task) => taskRecordView(task) }) });
 
   for (const prefix of ARK_PREFIXES) {
     const path = `${prefix}/contents/generations/tasks`;
     app.post(path, {
-      handler: taskCreateHandler(deps, createSpec((task) => ({ id: task.upstream_id, model: task.model, status: 'queued', created_at: new Date(task.created_at).toISOString() }))),
+      handler: taskCreateHandler(deps, createSpec((task) => ({ id: task.upstream_id, model: task.model, status: 'queued', created_at: new Date(task.created_at).toISOString() }), 'ark')),
     });
     app.get(`${path}/:taskId`, { handler: taskReadHandler(deps, { kind: 'video', view: arkRecordView }) });
     app.delete(`${path}/:taskId`, async (request) => {

@@ -18,7 +18,7 @@ export const UnidirectionalSpeechBody = {
 
 export const UnidirectionalSpeechQuery = {
   type: 'object',
-  properties: { model: { type: 'string', minLength: 1 } },
+  properties: { model: { type: 'string' } },
 } as const;
 
 export const OpenAiSpeechBody = {

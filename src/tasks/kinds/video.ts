@@ -15,6 +15,8 @@ export interface VideoResult {
 }
 
 function outcomeOf(record: ArkTaskRecord, request: VideoRequest): PollOutcome {
+  // A caller of the ARK-compatible path only ever saw the upstream id: its callback carries that one.
+  const callbackId = request.created_via === 'ark' && record.id ? { task_id: record.id } : {};
   switch (record.status) {
     case 'queued':
       return { state: 'running', status: 'queued', upstreamRecord: record };
@@ -28,13 +30,13 @@ function outcomeOf(record: ArkTaskRecord, request: VideoRequest): PollOutcome {
       const result: VideoResult = { video_url: videoUrl, duration_seconds: duration, ...(record.content?.last_frame_url && { last_frame_url: record.content.last_frame_url }) };
       return {
         state: 'succeeded', result, units: { second: duration }, upstreamRecord: record,
-        assets: [{ kind: 'video', url: videoUrl }], webhook: { video_url: videoUrl },
+        assets: [{ kind: 'video', url: videoUrl }], webhook: { ...callbackId, video_url: videoUrl },
       };
     }
     default: {
       // failed, expired, cancelled upstream, or a status we do not know: a terminal failure, refunded.
       const message = record.error?.message ?? `the upstream task ended as ${record.status}`;
-      return { state: 'failed', error: { code: record.error?.code ?? `upstream_${record.status}`, message }, upstreamRecord: record };
+      return { state: 'failed', error: { code: record.error?.code ?? `upstream_${record.status}`, message }, upstreamRecord: record, webhook: callbackId };
     }
   }
 }

@@ -32,9 +32,11 @@ export async function createNativeMessage(
 
 export async function streamNativeMessage(
   upstream: Upstream,
-  args: { body: Record<string, unknown>; beta?: string; signal: AbortSignal },
+  args: { body: Record<string, unknown>; beta?: string; signal: AbortSignal; publicModel?: string },
 ): Promise<{ body: Readable; meter: MessagesStreamMeter }> {
   const response = await postJson(upstream, { path: '/v1/messages', body: { ...args.body, stream: true }, headers: headers(upstream, args.beta), signal: args.signal });
   const meter = new MessagesStreamMeter();
-  return { body: observeSseJson(response.body, (event) => meter.observe(event)), meter };
+  const upstreamModel = String(args.body.model);
+  const modelAlias = { upstream: upstreamModel, public: args.publicModel ?? upstreamModel };
+  return { body: observeSseJson(response.body, (event) => meter.observe(event), { modelAlias }), meter };
 }

@@ -35,12 +35,13 @@ export async function streamChatCompletion(
   upstream: Upstream,
   body: ChatRequest,
   signal: AbortSignal,
+  publicModel: string = body.model,
 ): Promise<ChatStream> {
   const clientWantsUsage = body.stream_options?.include_usage === true;
   const meter = new ChatStreamMeter();
   const stream = observeSseJson(await openChatStream(upstream, body, signal), (chunk: ChatCompletionChunk) => {
     meter.observe(chunk);
     if (!clientWantsUsage && chunk.usage && chunk.choices?.length === 0) return false;
-  });
+  }, { modelAlias: { upstream: body.model, public: publicModel } });
   return { body: stream, meter };
 }

@@ -48,8 +48,14 @@ export async function createResponse(upstream: Upstream, body: Record<string, un
   return (await response.body.json()) as ResponseObject;
 }
 
-export async function streamResponse(upstream: Upstream, body: Record<string, unknown>, signal: AbortSignal): Promise<{ body: Readable; meter: ResponsesStreamMeter }> {
+export async function streamResponse(
+  upstream: Upstream,
+  body: Record<string, unknown>,
+  signal: AbortSignal,
+  publicModel: string = String(body.model),
+): Promise<{ body: Readable; meter: ResponsesStreamMeter }> {
   const response = await postJson(upstream, { path: '/v1/responses', body: { ...body, stream: true }, headers: authHeaders(upstream), signal });
   const meter = new ResponsesStreamMeter();
-  return { body: observeSseJson(response.body, (event) => meter.observe(event)), meter };
+  const modelAlias = { upstream: String(body.model), public: publicModel };
+  return { body: observeSseJson(response.body, (event) => meter.observe(event), { modelAlias }), meter };
 }
