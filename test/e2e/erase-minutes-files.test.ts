@@ -171,6 +171,20 @@ describe('subtitle erase, minutes and files', () => {
       assert.equal(done.status, 'succeeded');
     });
 
+    test('the same upload with one Idempotency-Key answers the first file again', async () => {
+      const { key } = await gw.account();
+      const upload = async () => {
+        const form = new FormData();
+        form.append('file', new Blob([new Uint8Array(Buffer.from('same bytes'))]), 'same.txt');
+        const res = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'idempotency-key': 'upload-1' }, body: form });
+        return { status: res.status, replayed: res.headers.get('idempotent-replayed'), body: (await res.json()) as any };
+      };
+      const first = await upload();
+      const second = await upload();
+      assert.equal(first.status, 201);
+      assert.deepEqual({ status: second.status, replayed: second.replayed, body: second.body }, { status: 201, replayed: 'true', body: first.body });
+    });
+
     test('an upload needs a key', async () => {
       const form = new FormData();
       form.append('file', new Blob(['x']), 'x.txt');

@@ -1,6 +1,6 @@
 // POST /v1/files: a multipart upload kept under the data directory, answered with a URL the
 // gateway serves (unguessable, unauthenticated) so an upstream can fetch it as file_url.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -9,6 +9,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { GatewayError, invalidRequest, notFound } from '../../errors.js';
 import { findFile, insertFile, type FileRow } from '../../store/files.js';
 import { requireCaller } from '../auth.js';
+import { runIdempotent } from '../idempotency.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import type { Store } from '../../store/open.js';
 
@@ -32,12 +33,16 @@ export const fileUploadRoutes: FastifyPluginAsync<FilesDeps> = async (app, deps)
     const part = await request.file();
     if (!part) throw invalidRequest('file field is required');
     if (part.fieldname !== 'file') throw invalidRequest(`${part.fieldname}: unexpected field; send the upload as file`);
-    // The id is the URL's secret: 128 random bits.
+    // The id is the URL's secret: 128 random bits. The bytes land under it, hashed on the way in.
     const id = `file_${randomBytes(16).toString('hex')}`;
     await mkdir(folder, { recursive: true });
     const storagePath = path.join(folder, id);
+    const digest = createHash('sha256');
     let bytes = 0;
-    part.file.on('data', (chunk: Buffer) => (bytes += chunk.length));
+    part.file.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      digest.update(chunk);
+    });
     try {
       await pipeline(part.file, createWriteStream(storagePath));
       if (part.file.truncated) throw new GatewayError(413, 'invalid_request_error', 'file: larger than the upload limit');
@@ -45,10 +50,19 @@ export const fileUploadRoutes: FastifyPluginAsync<FilesDeps> = async (app, deps)
       await rm(storagePath, { force: true });
       throw error;
     }
-    const row = { id, account_id: caller.accountId, filename: part.filename || 'file', content_type: part.mimetype || null, bytes, storage_path: storagePath, created_at: Date.now() };
-    await insertFile(deps.store.db, row);
-    reply.code(201);
-    return { id, object: 'file', url: fileUrl(deps.publicUrl, row), bytes, filename: row.filename, created_at: new Date(row.created_at).toISOString() };
+    const filename = part.filename || 'file';
+    let kept = false;
+    try {
+      // Idempotency-Key: the same upload again answers the first file, and keeps one copy.
+      return await runIdempotent(deps.store, request, reply, async () => {
+        const row = { id, account_id: caller.accountId, filename, content_type: part.mimetype || null, bytes, storage_path: storagePath, created_at: Date.now() };
+        await insertFile(deps.store.db, row);
+        kept = true;
+        return { statusCode: 201, body: { id, object: 'file', url: fileUrl(deps.publicUrl, row), bytes, filename, created_at: new Date(row.created_at).toISOString() } };
+      }, { filename, bytes, sha256: digest.digest('hex') });
+    } finally {
+      if (!kept) await rm(storagePath, { force: true });
+    }
   });
 };
 
