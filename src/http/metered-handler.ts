@@ -11,7 +11,7 @@ import { abortOnClientGone } from './client-gone.js';
 import { runIdempotent } from './idempotency.js';
 
 export interface MeteredRoute<Body> extends MeteredEndpoint<Body> {
-  /** Where the model id comes from (default: the body's `model`). */
+  /** Where the model id comes from (default: the body's `model`, however the body was read). */
   modelOf?(request: FastifyRequest): string | undefined;
   /** Whether this request answers with a stream (streams are never replayed by Idempotency-Key). */
   streams?(body: Body): boolean;
@@ -43,12 +43,11 @@ function sendStream(source: Readable, raw: ServerResponse, log: FastifyBaseLogge
 }
 
 export function meteredHandler<Body>(deps: { pipeline: Pipeline; store: Store }, route: MeteredRoute<Body>): RouteHandlerMethod {
-  const modelOf = route.modelOf ?? ((request: FastifyRequest) => (request.body as { model?: string } | undefined)?.model);
   return async function handleMeteredCall(request, reply) {
     const body = route.readBody ? await route.readBody(request) : (request.body as Body);
     // Stopped when the client leaves, or when the call overruns its deadline.
     const signal = AbortSignal.any([abortOnClientGone(reply), AbortSignal.timeout(deps.pipeline.callTimeoutMs)]);
-    const modelId = route.readBody ? (body as { model?: string }).model : modelOf(request);
+    const modelId = route.modelOf ? route.modelOf(request) : (body as { model?: string } | undefined)?.model;
     const call = () => deps.pipeline.run(route, { caller: requireCaller(request), modelId, body, requestId: request.id, signal }, request.log);
 
     if (!route.streams?.(body)) {

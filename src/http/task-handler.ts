@@ -60,14 +60,19 @@ export function taskCreateHandler<Normalised>(deps: TaskRouteDeps, spec: TaskCre
   };
 }
 
+/** The caller's task named by `:taskId` (ours or the upstream's id), rate-limited like any call. */
+export async function callerTask(deps: TaskRouteDeps, request: FastifyRequest, kind: TaskKind): Promise<TaskRow> {
+  const caller = requireCaller(request);
+  await deps.pipeline.admit(caller, request.log);
+  const { taskId } = request.params as { taskId: string };
+  const task = await findAccountTask(deps.store.db, { accountId: caller.accountId, kind, id: taskId });
+  // Another account's task is answered exactly like a missing one.
+  if (!task) throw notFound(`task ${taskId} not found`);
+  return task;
+}
+
 export function taskReadHandler(deps: TaskRouteDeps, { kind, view }: { kind: TaskKind; view(task: TaskRow): unknown }): RouteHandlerMethod {
   return async function readTask(request) {
-    const caller = requireCaller(request);
-    await deps.pipeline.admit(caller, request.log);
-    const { taskId } = request.params as { taskId: string };
-    const task = await findAccountTask(deps.store.db, { accountId: caller.accountId, kind, id: taskId });
-    // Another account's task is answered exactly like a missing one.
-    if (!task) throw notFound(`task ${taskId} not found`);
-    return view(task);
+    return view(await callerTask(deps, request, kind));
   };
 }

@@ -15,6 +15,17 @@ export class UpstreamHttpError extends Error {
   ) {
     super(`upstream answered ${statusCode}`);
   }
+
+  /** The upstream's own reason, from the error shapes upstreams use ({error: {message}}, {error}, {message}). */
+  reason(): string | undefined {
+    try {
+      const parsed = JSON.parse(this.body) as { error?: { message?: unknown } | string; message?: unknown };
+      const message = typeof parsed.error === 'string' ? parsed.error : parsed.error?.message ?? parsed.message;
+      return typeof message === 'string' && message !== '' ? message : undefined;
+    } catch {
+      return undefined; // not JSON: the status says enough
+    }
+  }
 }
 
 export interface UpstreamResponse {

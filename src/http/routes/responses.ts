@@ -25,17 +25,6 @@ interface ResponsesRequest {
 const NO_SUCH_API = new Set([404, 405]);
 const REQUEST_REFUSED = new Set([400, 422]);
 
-function upstreamMessage(body: string): string {
-  try {
-    const parsed = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown };
-    const message = typeof parsed.error === 'string' ? parsed.error : parsed.error?.message ?? parsed.message;
-    if (typeof message === 'string' && message) return `upstream refused the request: ${message}`;
-  } catch {
-    // not JSON
-  }
-  return 'upstream refused the request';
-}
-
 export const responsesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }> = async (app, deps) => {
   app.post('/v1/responses', {
     schema: { body: ResponsesBody },
@@ -62,7 +51,7 @@ export const responsesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: St
           if (error instanceof UpstreamHttpError && NO_SUCH_API.has(error.statusCode)) {
             throw upstreamPassThrough(error.statusCode, error.body, error.contentType);
           }
-          if (error instanceof UpstreamHttpError && REQUEST_REFUSED.has(error.statusCode)) throw invalidRequest(upstreamMessage(error.body));
+          if (error instanceof UpstreamHttpError && REQUEST_REFUSED.has(error.statusCode)) throw invalidRequest(error.reason() ? `upstream refused the request: ${error.reason()}` : 'upstream refused the request');
           throw error;
         }
       },

@@ -3,13 +3,12 @@
 // id) — one body, one billing, one routing. DELETE cancels a queued task on the ARK path.
 import type { FastifyPluginAsync } from 'fastify';
 import { releaseHoldIn } from '../../billing/ledger.js';
-import { invalidRequest, notFound } from '../../errors.js';
-import { findAccountTask, finishTask, type TaskRow } from '../../store/tasks.js';
+import { invalidRequest } from '../../errors.js';
+import { finishTask, type TaskRow } from '../../store/tasks.js';
 import { cancelArkTask, getArkTask } from '../../upstreams/ark/client.js';
 import { UpstreamHttpError } from '../../upstreams/http.js';
 import { normaliseVideoRequest, videoHoldSeconds, type VideoRequest } from '../../tasks/video-request.js';
-import { requireCaller } from '../auth.js';
-import { taskCreateHandler, taskReadHandler, type TaskCreateSpec, type TaskRouteDeps } from '../task-handler.js';
+import { callerTask, taskCreateHandler, taskReadHandler, type TaskCreateSpec, type TaskRouteDeps } from '../task-handler.js';
 import { taskCreatedView, taskRecordView } from '../task-views.js';
 
 const ARK_PREFIXES = ['/api/v3', '/v3', '/api/v1', '/v1'];
@@ -46,11 +45,7 @@ export const videoRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps) 
     });
     app.get(`${path}/:taskId`, { handler: taskReadHandler(deps, { kind: 'video', view: arkRecordView }) });
     app.delete(`${path}/:taskId`, async (request) => {
-      const caller = requireCaller(request);
-      await deps.pipeline.admit(caller, request.log);
-      const { taskId } = request.params as { taskId: string };
-      const task = await findAccountTask(deps.store.db, { accountId: caller.accountId, kind: 'video', id: taskId });
-      if (!task) throw notFound(`task ${taskId} not found`);
+      const task = await callerTask(deps, request, 'video');
       if (task.status !== 'queued' || !task.upstream_id) throw invalidRequest(`only a queued task can be cancelled; this one is ${task.status === 'submitting' ? 'queued' : task.status}`);
       const model = deps.pipeline.catalogue.resolve(task.model, 'video');
       // Our status may lag the upstream's: ask first. On a finished task ARK's DELETE would delete

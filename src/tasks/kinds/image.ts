@@ -12,16 +12,6 @@ export interface ImageTaskRequest {
   [field: string]: unknown;
 }
 
-function upstreamReason(error: UpstreamHttpError): string {
-  try {
-    const parsed = JSON.parse(error.body) as { error?: { message?: string } };
-    if (parsed.error?.message) return parsed.error.message;
-  } catch {
-    // not JSON: the status says enough
-  }
-  return `the upstream answered ${error.statusCode}`;
-}
-
 export function imageHandler({ publicUrl }: { publicUrl: string }): TaskKindHandler {
   const resultUrl = (id: string) => `${publicUrl}/v1/images/async/${id}`;
   return {
@@ -48,7 +38,7 @@ export function imageHandler({ publicUrl }: { publicUrl: string }): TaskKindHand
       } catch (error) {
         // A refusal is final (and refunded); a broken connection is retried by the engine.
         if (error instanceof UpstreamHttpError) {
-          return { state: 'failed', error: { code: 'upstream_error', message: upstreamReason(error) }, webhook: { result_url: resultUrl(task.id) } };
+          return { state: 'failed', error: { code: 'upstream_error', message: error.reason() ?? `the upstream answered ${error.statusCode}` }, webhook: { result_url: resultUrl(task.id) } };
         }
         throw error;
       }
