@@ -2,7 +2,11 @@
 // HTTP server and background sweeps. main.ts and the tests both start gateways through here.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from './config/schema.js';
-import { releaseStaleHolds } from './billing/recovery.js';
+import path from 'node:path';
+import { createInstance } from './billing/instance.js';
+import { createProgressRecorder } from './billing/progress.js';
+import { createSettlements } from './billing/settlements.js';
+import { StoreHealth } from './store/health.js';
 import { createKeyResolver } from './http/key-resolver.js';
 import { createMetrics } from './http/metrics.js';
 import { buildServer } from './http/server.js';
@@ -27,8 +31,6 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-const SWEEP_INTERVAL_MS = 60_000;
-
 export async function createGateway(config: Config, logger: FastifyBaseLogger): Promise<Gateway> {
   const store = await openStore(config.store);
   const upstreams = createUpstreams(config.channels);
@@ -36,7 +38,24 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
   const metrics = createMetrics();
   const keys = createKeyResolver(store);
   const catalogue = createCatalogue(config.models, upstreams);
-  const pipeline = createPipeline({ store, catalogue, limiter, defaultRpm: config.limits.default_rpm, metrics, callTimeoutMs: config.limits.request_timeout_ms });
+  const health = new StoreHealth(logger);
+  const settlements = createSettlements({
+    store, health, metrics, log: logger, firstRetryMs: config.recovery.settle_retry_ms,
+    journalPath: path.join(config.data_dir, 'pending-settlements.jsonl'),
+  });
+  const progress = createProgressRecorder({ store, intervalMs: config.recovery.progress_interval_ms, log: logger });
+  // No call outlives request_timeout_ms (the pipeline stops it there): holds from before
+  // instances existed are ended once older than that, plus a minute for their settlement.
+  const instance = createInstance({
+    store, health, log: logger, onStoreBack: () => settlements.retryNow(),
+    heartbeatMs: config.recovery.heartbeat_ms, deadAfterMs: config.recovery.dead_after_ms, sweepMs: config.recovery.sweep_ms,
+    legacyHoldAgeMs: config.limits.request_timeout_ms + 60_000,
+  });
+  metrics.watchMoney({ storeWritable: () => health.ok, pendingSettlements: () => settlements.pending() });
+  const pipeline = createPipeline({
+    store, catalogue, limiter, defaultRpm: config.limits.default_rpm, metrics, callTimeoutMs: config.limits.request_timeout_ms,
+    health, settlements, progress, instanceId: instance.id,
+  });
   const handlers = {
     image: imageHandler({ publicUrl: config.public_url }),
     video: videoHandler(),
@@ -52,14 +71,11 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
     store, retryDelaysMs: config.webhooks.retry_delays_ms, timeoutMs: config.webhooks.timeout_ms,
     allowPrivate: config.network.allow_private_urls, log: logger, pollIntervalMs: config.tasks.tick_ms,
   });
-  const app = await buildServer({ config, store, pipeline, tasks, keys, metrics, logger });
+  const app = await buildServer({ config, store, pipeline, tasks, keys, metrics, logger, health });
 
-  // No call outlives request_timeout_ms (the pipeline stops it there), so an open hold older than
-  // that, plus a minute for its settlement, has lost its owner.
-  const sweep = () => releaseStaleHolds(store, { olderThanMs: config.limits.request_timeout_ms + 60_000, log: logger }).catch(() => {});
-  await sweep();
-  const sweeper = setInterval(sweep, SWEEP_INTERVAL_MS);
-  sweeper.unref();
+  // Ends a previous run left waiting first, then the holds of instances that died.
+  await settlements.replayJournal();
+  await instance.start();
 
   return {
     app,
@@ -73,7 +89,6 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
       return url;
     },
     async close() {
-      clearInterval(sweeper);
       let timer: NodeJS.Timeout | undefined;
       const grace = new Promise<void>((resolve) => {
         timer = setTimeout(() => {
@@ -85,6 +100,12 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
       await Promise.race([app.close(), grace]);
       clearTimeout(timer);
       await pipeline.settled();
+      await progress.flush();
+      progress.stop();
+      // Ends the store still refuses stay in the journal for the next start.
+      await settlements.drain(config.limits.shutdown_grace_ms);
+      settlements.stop();
+      await instance.stop();
       await Promise.allSettled([engine.stop(), webhooks.stop()]);
       await Promise.allSettled([upstreams.close(), limiter.close()]);
       await store.close();

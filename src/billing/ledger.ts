@@ -5,8 +5,8 @@ import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { DB } from '../store/schema.js';
 import { billing, invalidRequest, notFound } from '../errors.js';
-import { type AccountRow, adjustAccount, findAccount, insertAccount, moveToHeld } from '../store/accounts.js';
-import { closeHold, findHold, type HoldRow, insertHold, listStaleHolds } from '../store/holds.js';
+import { type AccountRow, adjustAccount, creditWithinLimit, findAccount, insertAccount, lockAccount, moveToHeld } from '../store/accounts.js';
+import { closeHold, findHold, type HoldRow, insertHold, setCharged } from '../store/holds.js';
 import { newId } from '../store/ids.js';
 import { insertLedgerRow, sumLedger } from '../store/ledger-rows.js';
 import type { Store } from '../store/open.js';
@@ -14,15 +14,22 @@ import { insertUsage } from '../store/usage.js';
 
 // `now` is optional everywhere: production uses the clock, tests pin it to compare whole rows.
 
+/**
+ * The most an account's balance plus held funds may reach: the largest integer a JS number holds
+ * exactly, so SQLite's INTEGER and PostgreSQL's BIGINT read back the same value (DESIGN §3).
+ */
+export const MAX_BALANCE_MICROS = Number.MAX_SAFE_INTEGER;
+
 export async function createAccount(
   store: Store,
-  { name, creditMicros = 0, now = Date.now() }: { name: string; creditMicros?: number; now?: number },
+  { name, creditMicros = 0, overdraftMicros = 0, now = Date.now() }: { name: string; creditMicros?: number; overdraftMicros?: number; now?: number },
 ): Promise<AccountRow> {
   requireMicros('creditMicros', creditMicros, { min: 0 });
+  requireMicros('overdraftMicros', overdraftMicros, { min: 0 });
   const id = newId('acct');
   return store.db.transaction().execute(async (trx) => {
     const account = await insertAccount(trx, {
-      id, name, balance_micros: creditMicros, held_micros: 0, webhook_secret: newWebhookSecret(), created_at: now,
+      id, name, balance_micros: creditMicros, held_micros: 0, webhook_secret: newWebhookSecret(), created_at: now, overdraft_micros: overdraftMicros,
     });
     if (creditMicros > 0) {
       await insertLedgerRow(trx, ledgerRow({ accountId: id, kind: 'credit', balanceDelta: creditMicros, now }));
@@ -41,8 +48,11 @@ export async function creditAccount(
 ): Promise<AccountRow> {
   requireMicros('amountMicros', amountMicros, { min: 1 });
   return store.db.transaction().execute(async (trx) => {
-    const account = await adjustAccount(trx, { accountId, balanceDeltaMicros: amountMicros, heldDeltaMicros: 0 });
-    if (!account) throw notFound(`account ${accountId} not found`);
+    const account = await creditWithinLimit(trx, { accountId, amountMicros, limitMicros: MAX_BALANCE_MICROS });
+    if (!account) {
+      if (!(await findAccount(trx, accountId))) throw notFound(`account ${accountId} not found`);
+      throw invalidRequest(`amount_micros: the balance would pass ${MAX_BALANCE_MICROS} micros, the most the store keeps exactly`);
+    }
     await insertLedgerRow(trx, ledgerRow({ accountId, kind: 'credit', balanceDelta: amountMicros, note, now }));
     return account;
   });
@@ -56,6 +66,8 @@ export interface HoldRequest {
   model: string;
   endpoint: string;
   taskId?: string | null;
+  /** The gateway instance running the call; null for a task's hold (the task engine owns it). */
+  instanceId?: string | null;
   now?: number;
 }
 
@@ -67,7 +79,7 @@ export async function holdFunds(store: Store, request: HoldRequest): Promise<{ h
 /** The hold step inside a caller's transaction (a task row and its hold are written together). */
 export async function holdFundsIn(
   trx: Kysely<DB>,
-  { accountId, keyId = null, amountMicros, requestId, model, endpoint, taskId = null, now = Date.now() }: HoldRequest,
+  { accountId, keyId = null, amountMicros, requestId, model, endpoint, taskId = null, instanceId = null, now = Date.now() }: HoldRequest,
 ): Promise<{ holdId: string; amountMicros: number }> {
   requireMicros('amountMicros', amountMicros, { min: 0 });
   const holdId = newId('hold');
@@ -77,6 +89,7 @@ export async function holdFundsIn(
   await insertHold(trx, {
     id: holdId, account_id: accountId, key_id: keyId, amount_micros: amountMicros, state: 'open',
     request_id: requestId, model, endpoint, task_id: taskId, charged_micros: null, created_at: now, ended_at: null,
+    instance_id: instanceId, progress: null,
   });
   await insertLedgerRow(trx, ledgerRow({
     accountId, kind: 'hold', balanceDelta: -amountMicros, heldDelta: amountMicros, holdId, requestId, model, now,
@@ -85,40 +98,69 @@ export async function holdFundsIn(
 }
 
 export interface SettleOptions {
+  /** What the usage costs at the model's price; the amount taken is capped (see settleHoldIn). */
   chargeMicros: number;
   units: Record<string, number>;
   requestId?: string;
+  /** Notes for the operator on the usage row (`clamped` when usage figures were made sane). */
+  flags?: string[];
   now?: number;
 }
 
-export async function settleHold(store: Store, holdId: string, options: SettleOptions): Promise<{ applied: boolean; chargedMicros: number }> {
+export interface SettleOutcome {
+  applied: boolean;
+  /** Taken from the account. */
+  chargedMicros: number;
+  /** What the usage came to beyond what could be taken (recorded, counted, never taken). */
+  unbilledMicros: number;
+}
+
+export async function settleHold(store: Store, holdId: string, options: SettleOptions): Promise<SettleOutcome> {
   requireMicros('chargeMicros', options.chargeMicros, { min: 0 });
   return store.db.transaction().execute((trx) => settleHoldIn(trx, holdId, options));
 }
 
-/** The settle step inside a caller's transaction (the task engine ends a task and its hold together). */
+/**
+ * The settle step inside a caller's transaction (the task engine ends a task and its hold together).
+ * The charge is capped at the hold plus the account's overdraft, and never takes the balance below
+ * minus the overdraft: with the default overdraft of 0, an account pays at most what was held.
+ */
 export async function settleHoldIn(
   trx: Kysely<DB>,
   holdId: string,
-  { chargeMicros, units, requestId, now = Date.now() }: SettleOptions,
-): Promise<{ applied: boolean; chargedMicros: number }> {
+  { chargeMicros, units, requestId, flags = [], now = Date.now() }: SettleOptions,
+): Promise<SettleOutcome> {
   requireMicros('chargeMicros', chargeMicros, { min: 0 });
   const hold = await closeHold(trx, { id: holdId, state: 'settled', chargedMicros: chargeMicros, now });
-  if (!hold) return { applied: false, chargedMicros: (await endedHold(trx, holdId)).charged_micros ?? 0 };
-  // The charge may exceed the hold: the balance then goes below zero rather than cut the answer.
-  const returned = hold.amount_micros - chargeMicros;
+  if (!hold) return { applied: false, chargedMicros: (await endedHold(trx, holdId)).charged_micros ?? 0, unbilledMicros: 0 };
+  let charged = Math.min(chargeMicros, hold.amount_micros);
+  if (chargeMicros > hold.amount_micros) {
+    charged += await overdraftRoom(trx, hold.account_id, chargeMicros - hold.amount_micros);
+    await setCharged(trx, holdId, charged);
+  }
+  const unbilled = chargeMicros - charged;
+  const returned = hold.amount_micros - charged;
   await adjustAccount(trx, { accountId: hold.account_id, balanceDeltaMicros: returned, heldDeltaMicros: -hold.amount_micros });
   await insertLedgerRow(trx, ledgerRow({
     accountId: hold.account_id, kind: 'settle', balanceDelta: returned, heldDelta: -hold.amount_micros,
     holdId, requestId: requestId ?? hold.request_id, model: hold.model, now,
   }));
+  const allFlags = unbilled > 0 ? [...flags, 'capped'] : flags;
   // Written even for a charge of 0: a free model's use is still use (DESIGN §3).
   await insertUsage(trx, {
     id: newId('use'), account_id: hold.account_id, key_id: hold.key_id, hold_id: holdId,
     request_id: requestId ?? hold.request_id, model: hold.model, endpoint: hold.endpoint,
-    units: JSON.stringify(units), amount_micros: chargeMicros, created_at: now,
+    units: JSON.stringify(units), amount_micros: charged, created_at: now, unbilled_micros: unbilled,
+    flags: allFlags.length > 0 ? allFlags.join(',') : null,
   });
-  return { applied: true, chargedMicros: chargeMicros };
+  return { applied: true, chargedMicros: charged, unbilledMicros: unbilled };
+}
+
+/** How much of `wanted` beyond the hold the account's overdraft allows, its balance read under a row lock. */
+async function overdraftRoom(trx: Kysely<DB>, accountId: string, wanted: number): Promise<number> {
+  const account = await lockAccount(trx, accountId);
+  if (!account || account.overdraft_micros <= 0) return 0;
+  return Math.max(0, Math.min(wanted, account.overdraft_micros, account.balance_micros + account.overdraft_micros));
 }
 
 export async function releaseHold(store: Store, holdId: string, options: { note?: string; now?: number } = {}): Promise<{ applied: boolean }> {
@@ -172,14 +214,6 @@ export async function checkAccountBalance(store: Store, accountId: string): Prom
   });
 }
 
-// Open holds of plain calls older than the longest a call can run: their instance is gone.
-export async function findStaleHolds(
-  store: Store,
-  { olderThanMs, now }: { olderThanMs: number; now: number },
-): Promise<HoldRow[]> {
-  return listStaleHolds(store.db, { createdBefore: now - olderThanMs });
-}
-
 // A hold not moved out of 'open' by us was either ended earlier or never existed.
 async function endedHold(db: Kysely<DB>, holdId: string): Promise<HoldRow> {
   const hold = await findHold(db, holdId);
@@ -188,7 +222,7 @@ async function endedHold(db: Kysely<DB>, holdId: string): Promise<HoldRow> {
 }
 
 function requireMicros(field: string, value: number, { min }: { min: number }): void {
-  if (!Number.isSafeInteger(value)) throw invalidRequest(`${field}: expected an integer number of micros, got ${value}`);
+  if (!Number.isSafeInteger(value)) throw invalidRequest(`${field}: expected an integer number of micros up to ${MAX_BALANCE_MICROS}, got ${value}`);
   if (value < min) throw invalidRequest(`${field}: expected at least ${min}, got ${value}`);
 }
 

@@ -13,7 +13,10 @@ const DIVISOR: Record<PriceUnit, number> = {
   image: 1,
 };
 
-/** The charge for `units` at `price`, each unit line rounded up to a whole micro. */
+/**
+ * The charge for `units` at `price`, each unit line rounded up to a whole micro. Never throws:
+ * a total past what an integer holds exactly saturates (the settle caps it at the hold anyway).
+ */
 export function priceMicros(units: Units, price: ModelConfig['price']): number {
   let total = 0;
   for (const [unit, count] of Object.entries(units) as [PriceUnit, number][]) {
@@ -21,19 +24,35 @@ export function priceMicros(units: Units, price: ModelConfig['price']): number {
     if (!count || !perUnit) continue;
     total += Math.ceil((count * perUnit) / DIVISOR[unit]);
   }
-  if (!Number.isSafeInteger(total)) throw new RangeError(`charge out of range: ${total}`);
-  return total;
+  return Number.isFinite(total) ? Math.min(total, Number.MAX_SAFE_INTEGER) : Number.MAX_SAFE_INTEGER;
+}
+
+export interface SaneUnits {
+  units: Units;
+  /** Some figure was not sane (negative, not a number, beyond its bound) and was replaced. */
+  clamped: boolean;
 }
 
 /**
- * Units as read from an upstream, made safe to price: a count that is not a finite, non-negative
- * number (a broken or hostile upstream) is replaced by the estimate's, and fractions round up.
+ * Units as read from an upstream, made sane to price, never thrown on (DESIGN §3): a figure that
+ * is not a number is replaced by `fallback`'s (the gateway's own count), a negative one by 0, one
+ * beyond `bounds` (the model's limits) by the bound, and fractions round up.
  */
-export function usableUnits(units: Units, estimate: Units): Units {
+export function saneUnits(units: Units, { bounds, fallback }: { bounds: Units; fallback: Units }): SaneUnits {
   const safe: Units = {};
+  let clamped = false;
   for (const [unit, count] of Object.entries(units) as [PriceUnit, unknown][]) {
-    const value = typeof count === 'number' && Number.isFinite(count) && count >= 0 && count <= Number.MAX_SAFE_INTEGER ? count : estimate[unit] ?? 0;
-    safe[unit] = Math.ceil(value);
+    const bound = bounds[unit] ?? Number.MAX_SAFE_INTEGER;
+    let value: number;
+    if (typeof count !== 'number' || Number.isNaN(count)) value = Math.min(fallback[unit] ?? 0, bound);
+    else if (count < 0) value = 0;
+    else if (Math.ceil(count) > bound) value = bound;
+    else value = Math.ceil(count);
+    if (typeof count !== 'number' || count < 0 || !(Math.ceil(count) <= bound)) clamped = true;
+    safe[unit] = value;
   }
-  return safe;
+  return { units: safe, clamped };
 }
+
+/** Task results: no bounds beyond what the settle's cap enforces. */
+export const usableUnits = (units: Units, fallback: Units): Units => saneUnits(units, { bounds: {}, fallback }).units;

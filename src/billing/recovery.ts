@@ -1,23 +1,73 @@
-// Holds left open by an instance that died mid-call: after the longest a call can run, no live
-// request owns them any more. They are released: the gateway cannot prove what was delivered.
-import { findStaleHolds, releaseHold } from './ledger.js';
+// Holds whose call died with its instance (a crash, a kill -9): any instance ends them, within a
+// minute of the death, from what the call recorded. A stream that recorded delivered output is
+// billed for it; anything else is released. Running idempotency records of the dead instance are
+// freed, so a retry with the same key runs again.
 import type { Store } from '../store/open.js';
+import { type HoldRow, listOrphanedHolds } from '../store/holds.js';
+import { releaseRunningOfDeadInstances } from '../store/idempotency.js';
+import { removeDeadInstances } from '../store/instances.js';
+import { releaseHold, settleHold } from './ledger.js';
 
 export interface RecoveryLogger {
   info(obj: object, msg?: string): void;
   error(obj: object, msg?: string): void;
 }
 
-export async function releaseStaleHolds(store: Store, { olderThanMs, log, now = Date.now() }: { olderThanMs: number; log: RecoveryLogger; now?: number }): Promise<number> {
-  let released = 0;
-  for (const hold of await findStaleHolds(store, { olderThanMs, now })) {
-    try {
-      const { applied } = await releaseHold(store, hold.id, { note: 'recovered: open past the request timeout' });
-      if (applied) released += 1;
-    } catch (error) {
-      log.error({ err: error, holdId: hold.id }, 'releasing a stale hold failed');
-    }
+/** What a stream wrote into `holds.progress`: the units delivered so far and what they cost. */
+export interface RecordedProgress {
+  units: Record<string, number>;
+  charge_micros: number;
+}
+
+export function parseProgress(text: string | null): RecordedProgress | undefined {
+  if (!text) return undefined;
+  try {
+    const progress = JSON.parse(text) as RecordedProgress;
+    return Number.isSafeInteger(progress.charge_micros) && progress.charge_micros >= 0 ? progress : undefined;
+  } catch {
+    return undefined;
   }
-  if (released > 0) log.info({ released }, 'released stale holds');
-  return released;
+}
+
+export interface RecoveryOptions {
+  /** An instance silent since before this instant is dead. */
+  heartbeatBefore: number;
+  /** Holds from before instances existed: ended once older than the longest call. */
+  legacyCreatedBefore: number;
+  log: RecoveryLogger;
+}
+
+const BATCH = 200;
+
+async function endOrphan(store: Store, hold: HoldRow): Promise<'settled' | 'released' | 'gone'> {
+  const progress = parseProgress(hold.progress);
+  if (progress && progress.charge_micros > 0) {
+    const { applied } = await settleHold(store, hold.id, { chargeMicros: progress.charge_micros, units: progress.units, flags: ['recovered'] });
+    return applied ? 'settled' : 'gone';
+  }
+  const { applied } = await releaseHold(store, hold.id, { note: 'recovered: its instance stopped before the call ended' });
+  return applied ? 'released' : 'gone';
+}
+
+export async function endOrphanedHolds(store: Store, options: RecoveryOptions): Promise<{ settled: number; released: number }> {
+  const counts = { settled: 0, released: 0 };
+  for (;;) {
+    const holds = await listOrphanedHolds(store.db, { heartbeatBefore: options.heartbeatBefore, legacyCreatedBefore: options.legacyCreatedBefore, limit: BATCH });
+    let failures = 0;
+    for (const hold of holds) {
+      try {
+        const ended = await endOrphan(store, hold);
+        if (ended !== 'gone') counts[ended] += 1;
+      } catch (error) {
+        failures += 1;
+        options.log.error({ err: error, holdId: hold.id }, 'ending an orphaned hold failed; the next sweep retries');
+      }
+    }
+    // A full batch goes round again, unless it failed (the store refuses): then the next sweep does.
+    if (holds.length < BATCH || failures > 0) break;
+  }
+  const freedKeys = await releaseRunningOfDeadInstances(store.db, { heartbeatBefore: options.heartbeatBefore });
+  await removeDeadInstances(store.db, { heartbeatBefore: options.heartbeatBefore });
+  if (counts.settled + counts.released + freedKeys > 0) options.log.info({ ...counts, freedIdempotencyKeys: freedKeys }, 'ended the holds of stopped instances');
+  return counts;
 }

@@ -1,5 +1,6 @@
 // The shape of tollroute.yaml. Every option is documented in tollroute.example.yaml.
 import { z } from 'zod';
+import { DEFAULT_TOKENIZER, TOKENIZERS } from '../billing/tokens.js';
 
 const positiveInt = z.number().int().positive();
 const micros = z.number().int().nonnegative();
@@ -42,8 +43,15 @@ const ModelSchema = z
     channel: z.string().min(1),
     upstream_model: z.string().min(1).optional(),
     price: PriceSchema.default({}),
-    // The output cap used for the hold when a request names no max_tokens.
+    // The most output one call may ask for (a larger max_tokens is a 400), and the output cap
+    // held for when a request names none.
     max_output_tokens: positiveInt.default(4096),
+    // The most input one call can carry: an upstream usage figure beyond it is clamped.
+    context_window: positiveInt.default(1_048_576),
+    // How the gateway counts prompts itself (holds; streams the caller left without usage).
+    tokenizer: z.enum(TOKENIZERS).default(DEFAULT_TOKENIZER),
+    // Input tokens an image part of a prompt is held for.
+    image_input_tokens: positiveInt.default(1_600),
     // A fixed hold amount, overriding the estimate.
     hold_micros: micros.optional(),
     // service-minutes: the chat model that writes the summary and chapters.
@@ -86,6 +94,20 @@ export const ConfigSchema = z
       .strict()
       .default({}),
     network: z.object({ allow_private_urls: z.boolean().default(false) }).strict().default({}),
+    // Crash recovery (DESIGN §3): instances heartbeat; the open holds of one silent for
+    // dead_after_ms are ended by any instance's sweep, from the progress streams recorded.
+    recovery: z
+      .object({
+        heartbeat_ms: positiveInt.default(5_000),
+        dead_after_ms: positiveInt.default(20_000),
+        sweep_ms: positiveInt.default(10_000),
+        // How often streams write what they delivered so far (one batched transaction for all).
+        progress_interval_ms: positiveInt.default(1_000),
+        // First retry of a settle the store refused; doubles up to 30 s, retried until it lands.
+        settle_retry_ms: positiveInt.default(500),
+      })
+      .strict()
+      .default({}),
     // The address callers (and upstreams fetching uploaded files) reach this gateway at.
     public_url: z.string().url().optional(),
     tasks: z

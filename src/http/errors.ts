@@ -1,6 +1,7 @@
 // The only place that writes the error body {"error", "type"}.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { GatewayError, invalidRequest, MESSAGES, notFound } from '../errors.js';
+import { GatewayError, invalidRequest, MESSAGES, notFound, unavailable } from '../errors.js';
+import { faultCode, type StoreHealth } from '../store/health.js';
 
 interface SchemaError {
   keyword: string;
@@ -66,8 +67,13 @@ function toGatewayError(error: FastifyError): GatewayError | undefined {
   return undefined;
 }
 
-export function registerErrorHandlers(app: FastifyInstance) {
+export function registerErrorHandlers(app: FastifyInstance, health: StoreHealth) {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    // A store that refuses writes (full disk, lost connection) is a 503, its real cause in the log.
+    if (health.failed(error)) {
+      request.log.error({ err: error, code: faultCode(error) }, 'the store refused a write');
+      return sendError(reply, unavailable('the gateway cannot record charges right now; retry shortly'));
+    }
     const known = toGatewayError(error);
     if (known) {
       if (known.status >= 500) request.log.warn({ err: known.cause ?? known }, known.message);

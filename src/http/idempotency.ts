@@ -2,7 +2,7 @@
 // replayed; the call (and its charge) never runs twice.
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { conflict, GatewayError, invalidRequest, unprocessable } from '../errors.js';
+import { conflict, invalidRequest, unprocessable } from '../errors.js';
 import { abandonIdempotent, beginIdempotent, completeIdempotent } from '../store/idempotency.js';
 import type { Store } from '../store/open.js';
 import { requireCaller } from './auth.js';
@@ -24,7 +24,7 @@ function keyOf(request: FastifyRequest): string | undefined {
 
 /** Runs `call` once per (account, Idempotency-Key); without the header it simply runs it. */
 export async function runIdempotent(
-  store: Store,
+  { store, instanceId }: { store: Store; instanceId: string },
   request: FastifyRequest,
   reply: FastifyReply,
   call: () => Promise<JsonResult>,
@@ -39,7 +39,7 @@ export async function runIdempotent(
   const accountId = requireCaller(request).accountId;
   // The route is part of the fingerprint: one key reused on another endpoint is a different request.
   const bodyHash = createHash('sha256').update(`${request.method} ${request.routeOptions.url}\n${JSON.stringify(fingerprint ?? null)}`).digest('hex');
-  const begun = await beginIdempotent(store.db, { accountId, key, bodyHash, now: Date.now() });
+  const begun = await beginIdempotent(store.db, { accountId, key, bodyHash, now: Date.now(), instanceId });
   if (begun.kind === 'mismatch') throw unprocessable('Idempotency-Key was already used with a different request');
   if (begun.kind === 'running') throw conflict('a request with this Idempotency-Key is still running');
   if (begun.kind === 'replay') {
@@ -49,13 +49,9 @@ export async function runIdempotent(
   try {
     result = await call();
   } catch (error) {
-    if (error instanceof GatewayError && error.status === 499) {
-      // The caller left and was billed the estimate: a retry with this key gets that answer, not a second charge.
-      await completeIdempotent(store.db, { accountId, key, statusCode: 499, body: JSON.stringify({ error: error.message, type: error.type }) });
-      throw error;
-    }
-    // A refused or failed call charged nothing: free the key so a retry can run.
-    await abandonIdempotent(store.db, { accountId, key });
+    // A refused or failed call charged nothing: free the key so a retry can run. (A caller that
+    // left does not end up here: the call runs on to its answer, which is kept for the retry.)
+    await abandonIdempotent(store.db, { accountId, key }).catch(() => {});
     throw error;
   }
   const text = JSON.stringify(result.body);

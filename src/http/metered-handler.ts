@@ -4,7 +4,8 @@ import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { Pipeline } from '../pipeline/metered-call.js';
-import type { MeteredEndpoint } from '../pipeline/types.js';
+import { invalidRequest } from '../errors.js';
+import type { MeteredEndpoint, StreamAnswer } from '../pipeline/types.js';
 import type { Store } from '../store/open.js';
 import { requireCaller } from './auth.js';
 import { abortOnClientGone } from './client-gone.js';
@@ -25,33 +26,52 @@ export interface MeteredRoute<Body> extends MeteredEndpoint<Body> {
 
 /**
  * Pipes a streamed answer out with backpressure. A client that leaves destroys the source, which
- * stops the upstream call. A source that fails after the headers ends with the protocol's error
- * event when it has one; otherwise the connection is destroyed rather than ended as if whole.
+ * stops the upstream call. A source that fails after the headers, or ends without its protocol's
+ * end marker, ends with the protocol's error event when it has one (unless the upstream's own
+ * error already went out); otherwise the connection is destroyed rather than ended as if whole.
  */
-function sendStream(source: Readable, raw: ServerResponse, log: FastifyBaseLogger, failureEvent: string | undefined) {
+function sendStream(answer: StreamAnswer, raw: ServerResponse, log: FastifyBaseLogger, failureEvent: string | undefined) {
+  const source: Readable = answer.body;
+  const endBroken = () => {
+    if (failureEvent && !raw.destroyed) raw.end(failureEvent);
+    else raw.destroy();
+  };
   raw.once('close', () => {
     if (!raw.writableFinished) source.destroy();
   });
   source.pipe(raw, { end: false });
-  source.once('end', () => raw.end());
+  source.once('end', () => {
+    if (answer.meter.completed || answer.meter.failed) raw.end();
+    else {
+      log.info('the upstream stream ended before its end marker');
+      endBroken();
+    }
+  });
   source.once('error', (error) => {
     source.unpipe(raw);
     log.info({ err: error }, 'stream ended early');
-    if (failureEvent && !raw.destroyed) raw.end(failureEvent);
-    else raw.destroy();
+    if (answer.meter.failed && !raw.destroyed) raw.end();
+    else endBroken();
   });
 }
 
 export function meteredHandler<Body>(deps: { pipeline: Pipeline; store: Store }, route: MeteredRoute<Body>): RouteHandlerMethod {
   return async function handleMeteredCall(request, reply) {
     const body = route.readBody ? await route.readBody(request) : (request.body as Body);
-    // Stopped when the client leaves, or when the call overruns its deadline.
-    const signal = AbortSignal.any([abortOnClientGone(reply), AbortSignal.timeout(deps.pipeline.callTimeoutMs)]);
+    const streams = route.streams?.(body) === true;
+    // Replaying a stream would mean keeping it whole; refused plainly rather than charged twice.
+    if (streams && request.headers['idempotency-key'] !== undefined) {
+      throw invalidRequest('Idempotency-Key: not supported on streamed calls; send it on a call that answers in one piece, or retry the stream without it');
+    }
+    // A stream stops when the client leaves; a call answered in one piece runs to its end and is
+    // settled on real usage (DESIGN §5). Both stop at the call's deadline.
+    const deadline = AbortSignal.timeout(deps.pipeline.callTimeoutMs);
+    const signal = streams ? AbortSignal.any([abortOnClientGone(reply), deadline]) : deadline;
     const modelId = route.modelOf ? route.modelOf(request) : (body as { model?: string } | undefined)?.model;
     const call = () => deps.pipeline.run(route, { caller: requireCaller(request), modelId, body, requestId: request.id, signal }, request.log);
 
-    if (!route.streams?.(body)) {
-      return runIdempotent(deps.store, request, reply, async () => {
+    if (!streams) {
+      return runIdempotent({ store: deps.store, instanceId: deps.pipeline.instanceId }, request, reply, async () => {
         const answer = await call();
         if (answer.kind !== 'json') throw new Error(`${route.endpoint}: expected a JSON answer`);
         return { statusCode: answer.statusCode ?? 200, body: answer.body };
@@ -66,6 +86,6 @@ export function meteredHandler<Body>(deps: { pipeline: Pipeline; store: Store },
       'cache-control': 'no-cache',
       'x-request-id': request.id,
     });
-    sendStream(answer.body, reply.raw, request.log, route.streamFailure);
+    sendStream(answer, reply.raw, request.log, route.streamFailure);
   };
 }

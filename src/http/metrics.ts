@@ -1,11 +1,13 @@
 // Prometheus metrics: requests, their latency, upstream latency and amounts billed.
 import type { FastifyInstance } from 'fastify';
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PipelineMetrics } from '../pipeline/metered-call.js';
 
 export interface GatewayMetrics extends PipelineMetrics {
   registry: Registry;
   observeRequest(labels: { method: string; route: string; status: string }, seconds: number): void;
+  /** Gauges read at scrape time: whether the store takes writes, and settlements waiting for it. */
+  watchMoney(read: { storeWritable(): boolean; pendingSettlements(): number }): void;
 }
 
 export function createMetrics(): GatewayMetrics {
@@ -21,11 +23,31 @@ export function createMetrics(): GatewayMetrics {
     labelNames: ['model', 'channel', 'outcome'], buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120], registers: [registry],
   });
   const billed = new Counter({ name: 'tollroute_billed_micros_total', help: 'Amounts settled, in micros', labelNames: ['model'], registers: [registry] });
+  const unbilled = new Counter({
+    name: 'tollroute_unbilled_micros_total', help: 'Usage beyond the hold plus overdraft: recorded on the usage row, not taken', labelNames: ['model'], registers: [registry],
+  });
+  const clamped = new Counter({ name: 'tollroute_usage_clamped_total', help: 'Upstream usage figures that were not sane and were clamped', labelNames: ['model'], registers: [registry] });
+  const authFailures = new Counter({
+    name: 'tollroute_upstream_auth_failures_total', help: 'Upstream refusals of the channel credentials (401/403): an operator alert', labelNames: ['channel'], registers: [registry],
+  });
+  let money = { storeWritable: () => true, pendingSettlements: () => 0 };
+  new Gauge({ name: 'tollroute_store_writable', help: '1 while the store takes writes, 0 while it refuses them', registers: [registry], collect() {
+    this.set(money.storeWritable() ? 1 : 0);
+  } });
+  new Gauge({ name: 'tollroute_pending_settlements', help: 'Hold ends waiting for the store to take them', registers: [registry], collect() {
+    this.set(money.pendingSettlements());
+  } });
 
   return {
     registry,
     observeUpstream: (labels, seconds) => upstream.observe(labels, seconds),
     addBilled: (model, amount) => billed.inc({ model }, amount),
+    addUnbilled: (model, amount) => unbilled.inc({ model }, amount),
+    countClamped: (model) => clamped.inc({ model }),
+    countUpstreamAuthFailure: (channel) => authFailures.inc({ channel }),
+    watchMoney: (read) => {
+      money = read;
+    },
     observeRequest({ method, route, status }, seconds) {
       requests.inc({ method, route, status });
       latency.observe({ method, route }, seconds);

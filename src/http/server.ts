@@ -5,6 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Config } from '../config/schema.js';
 import { unavailable } from '../errors.js';
 import type { Pipeline } from '../pipeline/metered-call.js';
+import type { StoreHealth } from '../store/health.js';
 import type { Store } from '../store/open.js';
 import { apiKeyHook } from './auth.js';
 import { describeSchemaError, registerErrorHandlers } from './errors.js';
@@ -36,6 +37,7 @@ export interface ServerDeps {
   keys: KeyResolver;
   metrics: GatewayMetrics;
   logger: FastifyBaseLogger;
+  health: StoreHealth;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -77,9 +79,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     }
   });
 
-  registerErrorHandlers(app);
+  registerErrorHandlers(app, deps.health);
   registerRequestMetrics(app, metrics);
-  await app.register(healthRoutes, { store, isClosing: () => closing });
+  await app.register(healthRoutes, { store, health: deps.health, isClosing: () => closing });
   await app.register(adminRoutes, { store, keys, adminToken: config.admin_token });
   await app.register(fileServeRoutes, fileDeps);
   await app.register(async (v1) => {

@@ -47,7 +47,7 @@ export function taskCreateHandler<Normalised>(deps: TaskRouteDeps, spec: TaskCre
   return async function createTask(request, reply) {
     const caller = requireCaller(request);
     const signal = abortOnClientGone(reply);
-    return runIdempotent(deps.store, request, reply, async () => {
+    return runIdempotent({ store: deps.store, instanceId: deps.pipeline.instanceId }, request, reply, async () => {
       const normalised = await spec.normalise(request.body, request);
       const callbackUrl = spec.callbackUrlOf(normalised);
       await requireSafeUrl(callbackUrl, 'callback_url', deps.allowPrivateUrls);

@@ -2,13 +2,18 @@
 // model → rate limit → estimate → HOLD → upstream → answer → SETTLE on real usage, or RELEASE.
 import { finished, type Readable } from 'node:stream';
 import type { ModelConfig } from '../config/schema.js';
-import { clientClosed, GatewayError, rateLimited, upstream as upstreamError } from '../errors.js';
-import { holdFunds, releaseHold, settleHold } from '../billing/ledger.js';
-import { priceMicros, usableUnits, type Units } from '../billing/prices.js';
+import { clientClosed, GatewayError, rateLimited, unavailable, upstream as upstreamError } from '../errors.js';
+import { holdFunds } from '../billing/ledger.js';
+import { priceMicros, type Units } from '../billing/prices.js';
+import type { ProgressRecorder } from '../billing/progress.js';
+import type { HoldEnd, Settlements } from '../billing/settlements.js';
 import type { RateLimiter } from '../limits/index.js';
+import type { StoreHealth } from '../store/health.js';
 import type { Store } from '../store/open.js';
+import { type Bill, made, priceUsage, streamBill } from './bill.js';
 import type { Catalogue } from './catalogue.js';
-import type { MeteredAnswer, MeteredEndpoint, MeteredRequest, ResolvedModel } from './types.js';
+import { refusalOf } from './refusals.js';
+import type { MeteredAnswer, MeteredEndpoint, MeteredRequest, ResolvedModel, StreamAnswer } from './types.js';
 
 export interface PipelineLogger {
   info(obj: object, msg?: string): void;
@@ -19,6 +24,9 @@ export interface PipelineLogger {
 export interface PipelineMetrics {
   observeUpstream(labels: { model: string; channel: string; outcome: string }, seconds: number): void;
   addBilled(model: string, micros: number): void;
+  addUnbilled(model: string, micros: number): void;
+  countClamped(model: string): void;
+  countUpstreamAuthFailure(channel: string): void;
 }
 
 export interface PipelineDeps {
@@ -27,7 +35,12 @@ export interface PipelineDeps {
   limiter: RateLimiter;
   defaultRpm: number;
   metrics: PipelineMetrics;
-  /** The longest a metered call may run, streams included; past it the upstream call is stopped. */
+  health: StoreHealth;
+  settlements: Settlements;
+  progress: ProgressRecorder;
+  /** This process in the `instances` table: its holds are swept if it dies. */
+  instanceId: string;
+  /** The longest a metered call may run, streams included: past it the upstream call is stopped. */
   callTimeoutMs: number;
 }
 
@@ -35,10 +48,13 @@ export interface Pipeline {
   run<Body>(endpoint: MeteredEndpoint<Body>, request: MeteredRequest<Body>, log: PipelineLogger): Promise<MeteredAnswer>;
   /** Rate limit alone, for endpoints that charge nothing (reads of task records). */
   admit(caller: MeteredRequest<unknown>['caller'], log: PipelineLogger): Promise<void>;
+  /** Refuses new work with 503 while the store cannot take writes. */
+  requireWritableStore(): void;
   /** Resolves when every settlement already started has been written (for shutdown). */
   settled(): Promise<void>;
   catalogue: Catalogue;
   callTimeoutMs: number;
+  instanceId: string;
 }
 
 /**
@@ -62,12 +78,13 @@ function firstData(body: Readable): Promise<void> {
 
 /** The call's own deadline (AbortSignal.timeout), as against a client that left. */
 const isDeadline = (reason: unknown) => reason instanceof DOMException && reason.name === 'TimeoutError';
+const callerLeft = (signal: AbortSignal) => signal.aborted && !isDeadline(signal.reason);
 
 export const holdFor = (model: ModelConfig, estimate: Units) => model.hold_micros ?? priceMicros(estimate, model.price);
 
 export function createPipeline(deps: PipelineDeps): Pipeline {
-  const { store, catalogue, limiter, metrics } = deps;
-  const pendingSettlements = new Set<Promise<void>>();
+  const { store, catalogue, limiter, metrics, health, settlements } = deps;
+  const pendingSettlements = new Set<Promise<unknown>>();
 
   async function admit(caller: MeteredRequest<unknown>['caller'], log: PipelineLogger) {
     let allowed: boolean;
@@ -81,91 +98,102 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     if (!allowed) throw rateLimited();
   }
 
-  /** Settles on what the upstream reported, made safe to price; never throws (billing must not break an answer). */
-  async function settle(model: ResolvedModel, holdId: string, readUnits: () => Units, estimate: Units, requestId: string, log: PipelineLogger) {
-    try {
-      const units = usableUnits(readUnits(), estimate);
-      const chargeMicros = priceMicros(units, model.config.price);
-      const outcome = await settleHold(store, holdId, { chargeMicros, units, requestId });
-      if (outcome.applied) metrics.addBilled(model.id, chargeMicros);
-      log.info({ holdId, units, chargeMicros, model: model.id, applied: outcome.applied }, 'hold settled');
-    } catch (error) {
-      // The hold stays open; the recovery sweep ends it.
-      log.error({ err: error, holdId }, 'settling the hold failed');
-    }
+  function requireWritableStore() {
+    if (!health.ok) throw unavailable('the gateway cannot record charges right now; retry shortly');
   }
 
-  async function release(holdId: string, reason: string, log: PipelineLogger) {
-    try {
-      await releaseHold(store, holdId, { note: reason });
-      log.info({ holdId, reason }, 'hold released');
-    } catch (error) {
-      log.error({ err: error, holdId }, 'releasing the hold failed');
+  /** Ends the hold as `bill` says; never throws (a store that refuses keeps the end for a retry). */
+  async function endHold(model: ResolvedModel, holdId: string, bill: Bill, estimate: Units, requestId: string, log: PipelineLogger) {
+    let job: HoldEnd;
+    if (bill.kind === 'release') job = { kind: 'release', holdId, note: bill.reason };
+    else {
+      const priced = priceUsage(bill.units, estimate, model.config);
+      if (priced.flags.length > 0) {
+        metrics.countClamped(model.id);
+        log.warn({ holdId, model: model.id, reported: bill.units, used: priced.units }, 'usage figures out of bounds were clamped');
+      }
+      job = { kind: 'settle', holdId, model: model.id, chargeMicros: priced.chargeMicros, units: priced.units, requestId, flags: priced.flags };
     }
+    const outcome = await settlements.end(job);
+    log.info({ holdId, model: model.id, bill: bill.kind, reason: bill.reason, ...(job.kind === 'settle' && { units: job.units, chargeMicros: job.chargeMicros }), landed: outcome !== undefined }, `hold ${bill.kind === 'settle' ? 'settled' : 'released'}`);
+  }
+
+  function track(work: Promise<unknown>) {
+    pendingSettlements.add(work);
+    void work.finally(() => pendingSettlements.delete(work));
+  }
+
+  /** Bills a stream when its body ends in any way, and records its progress while it runs. */
+  function settleWhenEnded<Body>(endpoint: MeteredEndpoint<Body>, model: ResolvedModel, holdId: string, answer: StreamAnswer, request: MeteredRequest<Body>, estimate: Units, log: PipelineLogger, startedAt: number) {
+    const untrack = deps.progress.track(holdId, () => {
+      const delivered = answer.meter.delivered();
+      if (Object.values(delivered).every((count) => !count)) return undefined; // nothing made yet: a crash releases
+      const priced = priceUsage(made(answer.meter, estimate), estimate, model.config);
+      return { units: priced.units as Record<string, number>, charge_micros: priced.chargeMicros };
+    });
+    finished(answer.body, (error) => {
+      untrack();
+      const left = callerLeft(request.signal);
+      const bill = streamBill(answer.meter, { callerLeft: left, estimate, billsEstimateWhenLeft: endpoint.billsEstimateWhenLeft === true });
+      const outcome = bill.kind === 'settle' ? (left ? 'client_gone' : 'ok') : 'interrupted';
+      metrics.observeUpstream({ model: model.id, channel: model.upstream.name, outcome }, (performance.now() - startedAt) / 1000);
+      if (bill.kind === 'release' && error) log.warn({ err: error, holdId }, 'stream ended early; released');
+      track(endHold(model, holdId, bill, estimate, request.requestId, log));
+    });
   }
 
   async function run<Body>(endpoint: MeteredEndpoint<Body>, request: MeteredRequest<Body>, log: PipelineLogger): Promise<MeteredAnswer> {
+    requireWritableStore();
     const model = catalogue.resolve(request.modelId, endpoint.modelType);
     await admit(request.caller, log);
 
     const estimate = endpoint.estimate(request.body, model);
     const hold = await holdFunds(store, {
-      accountId: request.caller.accountId,
-      keyId: request.caller.keyId,
-      amountMicros: holdFor(model.config, estimate),
-      requestId: request.requestId,
-      model: model.id,
-      endpoint: endpoint.endpoint,
+      accountId: request.caller.accountId, keyId: request.caller.keyId, amountMicros: holdFor(model.config, estimate),
+      requestId: request.requestId, model: model.id, endpoint: endpoint.endpoint, instanceId: deps.instanceId,
     });
 
     const startedAt = performance.now();
-    const upstreamLabels = (outcome: string) => ({ model: model.id, channel: model.upstream.name, outcome });
     let answer: MeteredAnswer;
     try {
       answer = await endpoint.call({ body: request.body, model, estimate, signal: request.signal });
       // A stream that breaks before its first byte is a failed call: the client gets a 502, not a 200 cut short.
       if (answer.kind === 'stream') await firstData(answer.body);
     } catch (error) {
-      const clientLeft = request.signal.aborted && !isDeadline(request.signal.reason);
-      metrics.observeUpstream(upstreamLabels(clientLeft ? 'client_gone' : 'error'), (performance.now() - startedAt) / 1000);
-      if (clientLeft) {
-        // The caller left while the upstream worked: nothing was seen, so the estimate is the bill
-        // (DESIGN section 5: never a silent zero, or leaving early would be a way not to pay).
-        await settle(model, hold.holdId, () => estimate, estimate, request.requestId, log);
+      const left = callerLeft(request.signal);
+      metrics.observeUpstream({ model: model.id, channel: model.upstream.name, outcome: left ? 'client_gone' : 'error' }, (performance.now() - startedAt) / 1000);
+      if (left) {
+        // Only streams hear the caller leave. Nothing reached them: the prompt is what was made (speech: the estimate).
+        const units = endpoint.billsEstimateWhenLeft ? estimate : estimate.input_token === undefined ? {} : { input_token: estimate.input_token };
+        await endHold(model, hold.holdId, { kind: 'settle', units, reason: 'the caller left before the first byte' }, estimate, request.requestId, log);
         throw clientClosed();
       }
-      // release, not settle: the upstream failed (or overran the call deadline) and produced nothing we could bill
-      await release(hold.holdId, 'upstream failed', log);
+      // The upstream failed (or overran the call deadline): the caller pays nothing.
+      await endHold(model, hold.holdId, { kind: 'release', reason: 'upstream failed' }, estimate, request.requestId, log);
       if (error instanceof GatewayError) throw error;
+      const refusal = refusalOf(error, model, log, metrics);
+      if (refusal) throw refusal;
       log.warn({ err: error, model: model.id }, 'upstream call failed');
       throw upstreamError(error);
     }
 
     if (answer.kind === 'json') {
-      metrics.observeUpstream(upstreamLabels('ok'), (performance.now() - startedAt) / 1000);
-      await settle(model, hold.holdId, () => answer.units, estimate, request.requestId, log);
+      metrics.observeUpstream({ model: model.id, channel: model.upstream.name, outcome: 'ok' }, (performance.now() - startedAt) / 1000);
+      // Written before the answer goes out; a store that refuses keeps it for a retry, and the caller still gets what they paid for.
+      await endHold(model, hold.holdId, { kind: 'settle', units: answer.units, reason: 'answered' }, estimate, request.requestId, log);
       return answer;
     }
-
-    // A stream is billed when it ends in any way: completed, broken upstream, or client gone.
-    finished(answer.body, (error) => {
-      metrics.observeUpstream(upstreamLabels(error ? 'interrupted' : 'ok'), (performance.now() - startedAt) / 1000);
-      if (error) log.warn({ err: error, holdId: hold.holdId }, 'stream ended early; billing what was generated');
-      let units: Units | undefined;
-      try {
-        units = answer.units();
-      } catch (unitsError) {
-        log.error({ err: unitsError, holdId: hold.holdId }, 'reading the stream usage failed; billing the estimate');
-        units = estimate;
-      }
-      const settling = units
-        ? settle(model, hold.holdId, () => units, estimate, request.requestId, log)
-        : release(hold.holdId, 'upstream failed before any output', log);
-      pendingSettlements.add(settling);
-      void settling.finally(() => pendingSettlements.delete(settling));
-    });
+    settleWhenEnded(endpoint, model, hold.holdId, answer, request, estimate, log, startedAt);
     return answer;
   }
 
-  return { run, admit, catalogue, callTimeoutMs: deps.callTimeoutMs, settled: async () => void (await Promise.allSettled([...pendingSettlements])) };
+  return {
+    run,
+    admit,
+    requireWritableStore,
+    catalogue,
+    callTimeoutMs: deps.callTimeoutMs,
+    instanceId: deps.instanceId,
+    settled: async () => void (await Promise.allSettled([...pendingSettlements])),
+  };
 }

@@ -23,19 +23,32 @@ export interface JsonAnswer {
   kind: 'json';
   statusCode?: number;
   body: unknown;
+  /** The upstream's usage, or the gateway's own count of the answer when the upstream gave none. */
   units: Units;
 }
 
+/** What a stream's reader has seen, for its bill when it ends (DESIGN §5). */
+export interface StreamMeter {
+  /** The protocol's end marker arrived: `[DONE]`, `message_stop`, `response.completed`, the speech end code. */
+  readonly completed: boolean;
+  /** The upstream reported an error in the stream (an error event or code); the caller has seen it. */
+  readonly failed: boolean;
+  /** Usage as the upstream reported it, when it did. */
+  reported(): Units | undefined;
+  /** Output made so far, counted by the gateway (the prompt is added by the pipeline). */
+  delivered(): Units;
+}
+
 /**
- * A streamed answer: billed once the body ends, breaks or is abandoned, on `units()` then —
- * or released when `units()` is undefined: the upstream failed before producing anything.
+ * A streamed answer, billed once the body ends, breaks or is abandoned: on the upstream's usage
+ * when it completed; released when the upstream failed; for what was made when the caller left.
  */
 export interface StreamAnswer {
   kind: 'stream';
   statusCode?: number;
   contentType: string;
   body: Readable;
-  units(): Units | undefined;
+  meter: StreamMeter;
 }
 
 export type MeteredAnswer = JsonAnswer | StreamAnswer;
@@ -51,8 +64,16 @@ export interface MeteredEndpoint<Body> {
   /** The name usage records carry, e.g. `chat.completions`. */
   endpoint: string;
   modelType: ModelType;
-  /** Units to hold funds for, before the upstream is called. */
+  /**
+   * Units to hold funds for, before the upstream is called: everything the request carries, its
+   * input counted with the model's tokenizer, its output cap. Throws a 400 for an absurd request.
+   */
   estimate(body: Body, model: ResolvedModel): Units;
+  /**
+   * A stream the caller left is billed this estimate rather than what was made, for upstreams
+   * that report usage only at the end (speech).
+   */
+  billsEstimateWhenLeft?: boolean;
   call(args: CallArgs<Body>): Promise<MeteredAnswer>;
 }
 

@@ -4,7 +4,7 @@ import type { AccountsTable, DB } from './schema.js';
 
 export type AccountRow = Selectable<AccountsTable>;
 
-const COLUMNS = ['id', 'name', 'balance_micros', 'held_micros', 'webhook_secret', 'created_at'] as const;
+const COLUMNS = ['id', 'name', 'balance_micros', 'held_micros', 'webhook_secret', 'created_at', 'overdraft_micros'] as const;
 
 export async function insertAccount(db: Kysely<DB>, row: Insertable<AccountsTable>): Promise<AccountRow> {
   return db.insertInto('accounts').values(row).returning(COLUMNS).executeTakeFirstOrThrow();
@@ -44,7 +44,34 @@ export async function moveToHeld(
   return result.numUpdatedRows > 0n;
 }
 
-// Unconditional on purpose: settlement may take the balance below zero (DESIGN §3).
+/**
+ * The account read under its row lock: a no-op update locks the row on PostgreSQL and is plain
+ * SQL on SQLite too (whose single writer already excludes others), unlike SELECT … FOR UPDATE.
+ */
+export async function lockAccount(db: Kysely<DB>, id: string): Promise<AccountRow | undefined> {
+  return db
+    .updateTable('accounts')
+    .set((eb) => ({ balance_micros: eb.ref('balance_micros') }))
+    .where('id', '=', id)
+    .returning(COLUMNS)
+    .executeTakeFirst();
+}
+
+/** Adds a credit unless balance + held would pass `limitMicros`; undefined when refused or absent. */
+export async function creditWithinLimit(
+  db: Kysely<DB>,
+  { accountId, amountMicros, limitMicros }: { accountId: string; amountMicros: number; limitMicros: number },
+): Promise<AccountRow | undefined> {
+  return db
+    .updateTable('accounts')
+    .set((eb) => ({ balance_micros: eb('balance_micros', '+', amountMicros) }))
+    .where('id', '=', accountId)
+    .where((eb) => eb(eb('balance_micros', '+', eb.ref('held_micros')), '<=', limitMicros - amountMicros))
+    .returning(COLUMNS)
+    .executeTakeFirst();
+}
+
+// Unconditional on purpose: the caller has already bounded the amount (settle caps its charge).
 export async function adjustAccount(
   db: Kysely<DB>,
   { accountId, balanceDeltaMicros, heldDeltaMicros }: { accountId: string; balanceDeltaMicros: number; heldDeltaMicros: number },

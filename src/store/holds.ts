@@ -6,7 +6,7 @@ export type HoldRow = Selectable<HoldsTable>;
 
 const COLUMNS = [
   'id', 'account_id', 'key_id', 'amount_micros', 'state', 'request_id', 'model', 'endpoint', 'task_id',
-  'charged_micros', 'created_at', 'ended_at',
+  'charged_micros', 'created_at', 'ended_at', 'instance_id', 'progress',
 ] as const;
 
 export async function insertHold(db: Kysely<DB>, row: Insertable<HoldsTable>): Promise<void> {
@@ -33,15 +33,42 @@ export async function closeHold(
     .executeTakeFirst();
 }
 
-// Holds left open by a crashed instance. Task holds are excluded: a task's hold lives as long
-// as the task, and the task poller settles or releases it.
-export async function listStaleHolds(db: Kysely<DB>, { createdBefore }: { createdBefore: number }): Promise<HoldRow[]> {
+/** The amount a settle really took, when it differs from the charge closeHold first wrote. */
+export async function setCharged(db: Kysely<DB>, id: string, chargedMicros: number): Promise<void> {
+  await db.updateTable('holds').set({ charged_micros: chargedMicros }).where('id', '=', id).execute();
+}
+
+/** What open streams have delivered so far, in one statement per hold, all in the caller's transaction. */
+export async function recordProgress(db: Kysely<DB>, entries: { id: string; progress: string }[]): Promise<void> {
+  for (const { id, progress } of entries) {
+    await db.updateTable('holds').set({ progress }).where('id', '=', id).where('state', '=', 'open').execute();
+  }
+}
+
+/**
+ * Open holds of plain calls whose owner is gone: its instance stopped heartbeating (or its row is
+ * gone), or, for rows written before instances existed, the hold outlived the longest call. Task
+ * holds are excluded: a task's hold lives as long as the task, and the task engine ends it.
+ */
+export async function listOrphanedHolds(
+  db: Kysely<DB>,
+  { heartbeatBefore, legacyCreatedBefore, limit }: { heartbeatBefore: number; legacyCreatedBefore: number; limit: number },
+): Promise<HoldRow[]> {
   return db
     .selectFrom('holds')
     .select(COLUMNS)
     .where('state', '=', 'open')
     .where('task_id', 'is', null)
-    .where('created_at', '<', createdBefore)
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('instance_id', 'is', null), eb('created_at', '<', legacyCreatedBefore)]),
+        eb.and([
+          eb('instance_id', 'is not', null),
+          eb.not(eb.exists(eb.selectFrom('instances').select('instances.id').whereRef('instances.id', '=', 'holds.instance_id').where('instances.heartbeat_at', '>=', heartbeatBefore))),
+        ]),
+      ]),
+    )
     .orderBy('created_at')
+    .limit(limit)
     .execute();
 }

@@ -19,13 +19,13 @@ export interface IdempotentKey {
 // the insert, the takeover of an expired record and the read each settle the race on their own.
 export async function beginIdempotent(
   db: Kysely<DB>,
-  { accountId, key, bodyHash, now }: IdempotentKey & { bodyHash: string; now: number },
+  { accountId, key, bodyHash, now, instanceId = null }: IdempotentKey & { bodyHash: string; now: number; instanceId?: string | null },
 ): Promise<IdempotentBegin> {
   // A record deleted (abandoned) between the steps below sends us round again; twice is plenty.
   for (let attempt = 0; attempt < 3; attempt++) {
     const inserted = await db
       .insertInto('idempotency')
-      .values({ account_id: accountId, key, body_hash: bodyHash, state: 'running', created_at: now })
+      .values({ account_id: accountId, key, body_hash: bodyHash, state: 'running', created_at: now, instance_id: instanceId })
       .onConflict((oc) => oc.columns(['account_id', 'key']).doNothing())
       .executeTakeFirst();
     if (inserted.numInsertedOrUpdatedRows && inserted.numInsertedOrUpdatedRows > 0n) return { kind: 'started' };
@@ -33,7 +33,7 @@ export async function beginIdempotent(
     // Older than 24 h counts as never seen: take the record over for this request.
     const replaced = await db
       .updateTable('idempotency')
-      .set({ body_hash: bodyHash, state: 'running', status_code: null, response_body: null, created_at: now })
+      .set({ body_hash: bodyHash, state: 'running', status_code: null, response_body: null, created_at: now, instance_id: instanceId })
       .where('account_id', '=', accountId)
       .where('key', '=', key)
       .where('created_at', '<', now - IDEMPOTENCY_TTL_MS)
@@ -77,4 +77,20 @@ export async function abandonIdempotent(db: Kysely<DB>, { accountId, key }: Idem
     .where('state', '=', 'running')
     .executeTakeFirst();
   return result.numDeletedRows > 0n;
+}
+
+/**
+ * Running records whose instance stopped heartbeating: their call died with it (and its hold was
+ * released), so a retry with the same key may run again instead of waiting out the 24 hours.
+ */
+export async function releaseRunningOfDeadInstances(db: Kysely<DB>, { heartbeatBefore }: { heartbeatBefore: number }): Promise<number> {
+  const result = await db
+    .deleteFrom('idempotency')
+    .where('state', '=', 'running')
+    .where('instance_id', 'is not', null)
+    .where((eb) =>
+      eb.not(eb.exists(eb.selectFrom('instances').select('instances.id').whereRef('instances.id', '=', 'idempotency.instance_id').where('instances.heartbeat_at', '>=', heartbeatBefore))),
+    )
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

@@ -9,7 +9,27 @@ function migrations(dialect: Dialect): Record<string, Migration> {
   return {
     '001_initial': { up: (db) => createInitialTables(db, dialect) },
     '002_task_records_and_assets': { up: (db) => addTaskRecordsAndAssets(db) },
+    '003_money_at_the_edges': { up: (db) => addMoneyAtTheEdges(db) },
   };
+}
+
+// Crash recovery and bounded charges (DESIGN §3): instances heartbeat, and the holds and
+// idempotency records they own say so; a stream records what it delivered as it goes; a charge
+// beyond the hold plus the account's overdraft is recorded as unbilled instead of taken.
+async function addMoneyAtTheEdges(db: Kysely<any>): Promise<void> {
+  await db.schema
+    .createTable('instances')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('started_at', 'bigint', (c) => c.notNull())
+    .addColumn('heartbeat_at', 'bigint', (c) => c.notNull())
+    .execute();
+  await db.schema.alterTable('accounts').addColumn('overdraft_micros', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema.alterTable('holds').addColumn('instance_id', 'text').execute();
+  await db.schema.alterTable('holds').addColumn('progress', 'text').execute();
+  await db.schema.createIndex('holds_state_instance').on('holds').columns(['state', 'instance_id']).execute();
+  await db.schema.alterTable('usage').addColumn('unbilled_micros', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema.alterTable('usage').addColumn('flags', 'text').execute();
+  await db.schema.alterTable('idempotency').addColumn('instance_id', 'text').execute();
 }
 
 // Tasks keep the upstream's own last record (the ARK-compatible GET answers with it) and the key

@@ -11,6 +11,11 @@ export interface Store {
   db: Kysely<DB>;
   dialect: Dialect;
   close(): Promise<void>;
+  /**
+   * Makes every write fail with this SQLite error code (`SQLITE_FULL`…) until called with null:
+   * a store that refuses writes on demand, for tests and drills. SQLite only.
+   */
+  failWrites?(code: string | null): void;
 }
 
 // `sqlite:./data/tollroute.db`, `sqlite::memory:`, `postgres://…?schema=name`, `postgresql://…`
@@ -39,8 +44,38 @@ function openSqlite(path: string): Store {
   // Another process (a second instance, the CLI) may hold the write lock for a moment: wait, don't fail.
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  const writeFault: { code: string | null } = { code: null };
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, writeFault) }) });
+  return {
+    db,
+    dialect: 'sqlite',
+    close: () => db.destroy(),
+    failWrites: (code) => {
+      writeFault.code = code;
+    },
+  };
+}
+
+const WRITE = /^\s*(insert|update|delete)\b/i;
+
+/** A statement that fails as a full or broken disk would. */
+function failingStatement(code: string) {
+  const fail = () => {
+    throw new Database.SqliteError(`injected store fault: ${code}`, code);
+  };
+  return { reader: false, run: fail, all: fail, get: fail, iterate: fail };
+}
+
+/**
+ * SQLite ends a transaction itself on some errors (SQLITE_FULL, SQLITE_IOERR); Kysely's rollback
+ * then fails with "cannot rollback - no transaction is active" and that error replaces the real
+ * one. A rollback with nothing to roll back is a no-op here, so the real cause is what surfaces.
+ */
+function tolerantRollback(sqlite: Database.Database, statement: Database.Statement) {
+  return {
+    reader: false,
+    run: () => (sqlite.inTransaction ? statement.run() : { changes: 0, lastInsertRowid: 0 }),
+  };
 }
 
 const STATEMENT_CACHE_SIZE = 256;
@@ -49,10 +84,13 @@ const STATEMENT_CACHE_SIZE = 256;
  * Kysely prepares every query afresh; the gateway runs the same few dozen statements on every
  * call, so they are prepared once and reused (better-sqlite3 statements are re-runnable).
  */
-function withStatementCache(sqlite: Database.Database): Pick<Database.Database, 'prepare' | 'close'> {
+function withStatementCache(sqlite: Database.Database, writeFault: { code: string | null }): Pick<Database.Database, 'prepare' | 'close'> {
   const cache = new Map<string, Database.Statement>();
+  const rollback = tolerantRollback(sqlite, sqlite.prepare('rollback'));
   return {
     prepare(source: string) {
+      if (source === 'rollback') return rollback;
+      if (writeFault.code && WRITE.test(source)) return failingStatement(writeFault.code);
       let statement = cache.get(source);
       if (!statement) {
         // Oldest out first when full: queries built from varying input (IN lists) must not grow it forever.

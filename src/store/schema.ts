@@ -9,6 +9,15 @@ export interface AccountsTable {
   held_micros: number;
   webhook_secret: string;
   created_at: number;
+  /** How far below zero a settle may take the balance (DESIGN §3; default 0). */
+  overdraft_micros: Generated<number>;
+}
+
+/** A running gateway process; its heartbeat says its holds still have an owner. */
+export interface InstancesTable {
+  id: string;
+  started_at: number;
+  heartbeat_at: number;
 }
 
 export interface ApiKeysTable {
@@ -37,6 +46,10 @@ export interface HoldsTable {
   charged_micros: number | null;
   created_at: number;
   ended_at: number | null;
+  /** The instance whose call owns the hold (null for task holds and rows from before instances). */
+  instance_id: string | null;
+  /** JSON units a stream has recorded as delivered so far: what a crash recovery bills. */
+  progress: string | null;
 }
 
 export type LedgerKind = 'credit' | 'hold' | 'settle' | 'release';
@@ -67,6 +80,10 @@ export interface UsageTable {
   units: string; // JSON object: unit name -> count, e.g. {"input_token":12,"output_token":30}
   amount_micros: number;
   created_at: number;
+  /** What the usage came to beyond the hold plus overdraft, not taken from the balance. */
+  unbilled_micros: Generated<number>;
+  /** Comma-separated notes for the operator: `clamped` (usage figures made sane), `capped`. */
+  flags: string | null;
 }
 
 export interface IdempotencyTable {
@@ -77,6 +94,8 @@ export interface IdempotencyTable {
   status_code: number | null;
   response_body: string | null;
   created_at: number;
+  /** The instance running the call: a dead instance's running records become retryable. */
+  instance_id: string | null;
 }
 
 export interface TasksTable {
@@ -148,6 +167,7 @@ export interface FilesTable {
 
 export interface DB {
   accounts: AccountsTable;
+  instances: InstancesTable;
   api_keys: ApiKeysTable;
   holds: HoldsTable;
   ledger: LedgerTable;

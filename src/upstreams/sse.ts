@@ -84,8 +84,10 @@ export async function* readSseEvents(body: Readable): AsyncGenerator<SseEvent> {
  * An upstream's SSE body passed through, each JSON event shown to `observe` on the way (for
  * usage); `observe` may answer false to hold an event back. Malformed data is passed on as it came.
  */
-export function observeSseJson(body: Readable, observe: (value: any) => boolean | void, options: { modelAlias?: ModelAlias } = {}): Readable {
+export function observeSseJson(body: Readable, observe: (value: any) => boolean | void, options: { modelAlias?: ModelAlias; onDone?: () => void } = {}): Readable {
   const tap = createSseTap(({ data }) => {
+    // `[DONE]`: the chat completions stream's end marker.
+    if (data === '[DONE]') options.onDone?.();
     if (!data.startsWith('{')) return;
     let value: unknown;
     try {

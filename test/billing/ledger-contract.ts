@@ -2,11 +2,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import {
-  checkAccountBalance, createAccount, creditAccount, findStaleHolds, holdFunds, releaseHold, settleHold,
+  checkAccountBalance, createAccount, creditAccount, holdFunds, releaseHold, settleHold,
 } from '../../src/billing/ledger.js';
 import { GatewayError } from '../../src/errors.js';
 import { findAccount } from '../../src/store/accounts.js';
-import { findHold } from '../../src/store/holds.js';
+import { findHold, listOrphanedHolds } from '../../src/store/holds.js';
+import { heartbeat, registerInstance } from '../../src/store/instances.js';
 import { listLedger } from '../../src/store/ledger-rows.js';
 import { listUsage } from '../../src/store/usage.js';
 import type { StoreContext } from '../store/store-context.js';
@@ -157,18 +158,25 @@ export function ledgerContract(ctx: StoreContext): void {
     });
   });
 
-  describe('stale holds', () => {
-    test('only open holds of plain calls created before the cutoff are stale', async () => {
+  describe('orphaned holds', () => {
+    test('open holds of plain calls whose instance stopped heartbeating are orphaned; task holds and live instances are not', async () => {
       const { id } = await funded(10_000);
-      const hold = (now: number, taskId: string | null = null) =>
-        holdFunds(ctx.store(), { accountId: id, amountMicros: 10, ...call, taskId, now }).then((h) => h.holdId);
-      const old = await hold(1_000);
-      await hold(1_000, 'task_1');
-      const ended = await hold(1_000);
+      const db = ctx.store().db;
+      await registerInstance(db, { id: 'inst_dead', now: 1_000 });
+      await registerInstance(db, { id: 'inst_live', now: 1_000 });
+      await heartbeat(db, { id: 'inst_live', now: 9_000 });
+      const hold = (instanceId: string | null, taskId: string | null = null, now = 2_000) =>
+        holdFunds(ctx.store(), { accountId: id, amountMicros: 10, ...call, taskId, instanceId, now }).then((h) => h.holdId);
+      const orphan = await hold('inst_dead');
+      await hold('inst_live');
+      await hold(null, 'task_1');
+      const ended = await hold('inst_dead');
       await releaseHold(ctx.store(), ended);
-      await hold(5_000);
-      const stale = await findStaleHolds(ctx.store(), { olderThanMs: 3_000, now: 6_000 });
-      assert.deepEqual(stale.map((h) => h.id), [old]);
+      const vanished = await hold('inst_never_registered');
+      const legacy = await hold(null, null, 500);
+      await hold(null, null, 5_000);
+      const found = await listOrphanedHolds(db, { heartbeatBefore: 5_000, legacyCreatedBefore: 1_000, limit: 100 });
+      assert.deepEqual(new Set(found.map((h) => h.id)), new Set([orphan, vanished, legacy]));
     });
   });
 }

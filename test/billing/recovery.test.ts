@@ -1,22 +1,55 @@
-// Holds left open by a crashed instance are released once no request can still own them.
+// Holds whose instance died are ended from what the call recorded: delivered output billed, the
+// rest released; the dead instance's running Idempotency-Keys become retryable.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { checkAccountBalance, createAccount, holdFunds } from '../../src/billing/ledger.js';
-import { releaseStaleHolds } from '../../src/billing/recovery.js';
+import { endOrphanedHolds } from '../../src/billing/recovery.js';
+import { findHold, recordProgress } from '../../src/store/holds.js';
+import { beginIdempotent } from '../../src/store/idempotency.js';
+import { registerInstance } from '../../src/store/instances.js';
 import { openStore } from '../../src/store/open.js';
 
 const quiet = { info() {}, error() {} };
+const call = { requestId: 'r', model: 'm', endpoint: 'e' };
 
-test('an open hold older than the request timeout is released and the ledger stays whole', async () => {
+test('a dead instance’s stream hold is billed what it recorded as delivered, and its other hold released', async () => {
   const store = await openStore('sqlite::memory:');
   const account = await createAccount(store, { name: 'crashed', creditMicros: 1_000 });
   const now = Date.now();
-  await holdFunds(store, { accountId: account.id, amountMicros: 300, requestId: 'r-old', model: 'm', endpoint: 'e', now: now - 120_000 });
-  await holdFunds(store, { accountId: account.id, amountMicros: 200, requestId: 'r-live', model: 'm', endpoint: 'e', now });
+  await registerInstance(store.db, { id: 'inst_dead', now: now - 60_000 });
+  const streamed = await holdFunds(store, { accountId: account.id, amountMicros: 300, ...call, instanceId: 'inst_dead' });
+  const silent = await holdFunds(store, { accountId: account.id, amountMicros: 200, ...call, instanceId: 'inst_dead' });
+  await recordProgress(store.db, [{ id: streamed.holdId, progress: JSON.stringify({ units: { input_token: 10, output_token: 5 }, charge_micros: 60 }) }]);
 
-  assert.equal(await releaseStaleHolds(store, { olderThanMs: 60_000, log: quiet, now }), 1);
+  assert.deepEqual(await endOrphanedHolds(store, { heartbeatBefore: now - 20_000, legacyCreatedBefore: 0, log: quiet }), { settled: 1, released: 1 });
+  assert.equal((await findHold(store.db, streamed.holdId))?.charged_micros, 60);
+  assert.equal((await findHold(store.db, silent.holdId))?.state, 'released');
   const check = await checkAccountBalance(store, account.id);
-  assert.deepEqual(check, { balanceMicros: 800, heldMicros: 200, ledgerBalanceMicros: 800, ledgerHeldMicros: 200, consistent: true });
-  assert.equal(await releaseStaleHolds(store, { olderThanMs: 60_000, log: quiet, now }), 0, 'a second sweep finds nothing');
+  assert.deepEqual(check, { balanceMicros: 940, heldMicros: 0, ledgerBalanceMicros: 940, ledgerHeldMicros: 0, consistent: true });
+  assert.deepEqual(await endOrphanedHolds(store, { heartbeatBefore: now - 20_000, legacyCreatedBefore: 0, log: quiet }), { settled: 0, released: 0 }, 'a second sweep finds nothing');
+  await store.close();
+});
+
+test('a live instance’s holds are left alone', async () => {
+  const store = await openStore('sqlite::memory:');
+  const account = await createAccount(store, { name: 'alive', creditMicros: 1_000 });
+  const now = Date.now();
+  await registerInstance(store.db, { id: 'inst_live', now });
+  await holdFunds(store, { accountId: account.id, amountMicros: 300, ...call, instanceId: 'inst_live' });
+  assert.deepEqual(await endOrphanedHolds(store, { heartbeatBefore: now - 20_000, legacyCreatedBefore: 0, log: quiet }), { settled: 0, released: 0 });
+  assert.equal((await checkAccountBalance(store, account.id)).heldMicros, 300);
+  await store.close();
+});
+
+test('a running Idempotency-Key of a dead instance becomes retryable', async () => {
+  const store = await openStore('sqlite::memory:');
+  const account = await createAccount(store, { name: 'retry', creditMicros: 1_000 });
+  const now = Date.now();
+  await registerInstance(store.db, { id: 'inst_dead', now: now - 60_000 });
+  const key = { accountId: account.id, key: 'k1', bodyHash: 'h' };
+  assert.deepEqual(await beginIdempotent(store.db, { ...key, now: now - 30_000, instanceId: 'inst_dead' }), { kind: 'started' });
+  assert.deepEqual(await beginIdempotent(store.db, { ...key, now }), { kind: 'running' });
+  await endOrphanedHolds(store, { heartbeatBefore: now - 20_000, legacyCreatedBefore: 0, log: quiet });
+  assert.deepEqual(await beginIdempotent(store.db, { ...key, now }), { kind: 'started' });
   await store.close();
 });

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
-import { estimatePromptTokens } from '../../src/billing/estimates.js';
+import { chatPromptTokens } from '../../src/billing/estimates.js';
 import { checkAccountBalance } from '../../src/billing/ledger.js';
 import { sandboxCatalogue } from '../../src/config/sandbox-catalogue.js';
 import { startSandbox } from '../../src/sandbox/server.js';
@@ -47,7 +47,8 @@ describe('two gateway processes on one PostgreSQL', { skip: !baseUrl }, () => {
     }
 
     const messages = [{ role: 'user', content: 'share the load' }];
-    const holdMicros = estimatePromptTokens(messages) * 2 + 10 * 8; // max_tokens 10 at the sandbox-chat prices
+    const sandboxChat = { id: 'sandbox-chat', config: { tokenizer: 'o200k_base', image_input_tokens: 1_600, max_output_tokens: 4_096 } } as const;
+    const holdMicros = chatPromptTokens({ messages }, sandboxChat) * 2 + 10 * 8; // max_tokens 10 at the sandbox-chat prices
     const admin = async (port: number, p: string, body: unknown) => {
       const res = await request(`http://127.0.0.1:${port}${p}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
       return (await res.body.json()) as any;

@@ -1,11 +1,12 @@
 // POST /v1/chat/completions: OpenAI chat, plain or streamed, billed on the upstream's token usage.
 import type { FastifyPluginAsync } from 'fastify';
-import { estimatePromptTokens, outputTokenCap } from '../../billing/estimates.js';
+import { chatPromptTokens, outputTokenCap } from '../../billing/estimates.js';
+import { countTokens } from '../../billing/tokens.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import type { Store } from '../../store/open.js';
 import { createChatCompletion, streamChatCompletion } from '../../upstreams/openai-chat/client.js';
 import type { ChatRequest } from '../../upstreams/openai-chat/types.js';
-import { tokensOf } from '../../upstreams/openai-chat/usage.js';
+import { completionText, tokensOf } from '../../upstreams/openai-chat/usage.js';
 import { MESSAGES } from '../../errors.js';
 import { meteredHandler } from '../metered-handler.js';
 import { ChatCompletionBody } from '../schemas/chat.js';
@@ -20,23 +21,21 @@ export const chatRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }
       modelType: 'chat',
       streams: (body) => body.stream === true,
       estimate: (body, model) => ({
-        input_token: estimatePromptTokens(body.messages),
-        output_token: outputTokenCap(body.max_completion_tokens ?? body.max_tokens, model.config.max_output_tokens),
+        input_token: chatPromptTokens(body, model),
+        output_token: outputTokenCap(body.max_completion_tokens === undefined ? 'max_tokens' : 'max_completion_tokens', body.max_completion_tokens ?? body.max_tokens, model),
       }),
       async call({ body, model, estimate, signal }) {
         const upstreamBody = { ...body, model: model.upstreamModel };
         if (body.stream === true) {
-          const { body: stream, meter } = await streamChatCompletion(model.upstream, upstreamBody, signal, model.id);
-          return {
-            kind: 'stream',
-            contentType: 'text/event-stream; charset=utf-8',
-            body: stream,
-            units: () => meter.tokens(estimate.input_token ?? 0),
-          };
+          const { body: stream, meter } = await streamChatCompletion(model.upstream, upstreamBody, { signal, publicModel: model.id, tokenizer: model.config.tokenizer });
+          return { kind: 'stream', contentType: 'text/event-stream; charset=utf-8', body: stream, meter };
         }
         const completion = await createChatCompletion(model.upstream, upstreamBody, signal);
-        // The caller sees the public model id, not the channel's (streams too). No usage: the estimate bills.
-        return { kind: 'json', body: { ...completion, model: model.id }, units: completion.usage ? tokensOf(completion.usage) : estimate };
+        // The caller sees the public model id, not the channel's (streams too). No usage: the gateway counts the answer.
+        const units = completion.usage
+          ? tokensOf(completion.usage)
+          : { input_token: estimate.input_token ?? 0, output_token: countTokens(completionText(completion), model.config.tokenizer) };
+        return { kind: 'json', body: { ...completion, model: model.id }, units };
       },
     }),
   });

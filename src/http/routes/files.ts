@@ -54,7 +54,7 @@ export const fileUploadRoutes: FastifyPluginAsync<FilesDeps> = async (app, deps)
     let kept = false;
     try {
       // Idempotency-Key: the same upload again answers the first file, and keeps one copy.
-      return await runIdempotent(deps.store, request, reply, async () => {
+      return await runIdempotent({ store: deps.store, instanceId: deps.pipeline.instanceId }, request, reply, async () => {
         const row = { id, account_id: caller.accountId, filename, content_type: part.mimetype || null, bytes, storage_path: storagePath, created_at: Date.now() };
         await insertFile(deps.store.db, row);
         kept = true;

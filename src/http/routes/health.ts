@@ -1,12 +1,16 @@
-// GET /healthz: answers 200 while the process serves and its store answers.
+// GET /healthz: answers 200 while the process serves and its store answers and takes writes.
 import type { FastifyPluginAsync } from 'fastify';
 import { sql } from 'kysely';
 import { GatewayError, unavailable } from '../../errors.js';
+import type { StoreHealth } from '../../store/health.js';
 import type { Store } from '../../store/open.js';
 
-export const healthRoutes: FastifyPluginAsync<{ store: Store; isClosing: () => boolean }> = async (app, { store, isClosing }) => {
+export const healthRoutes: FastifyPluginAsync<{ store: Store; health: StoreHealth; isClosing: () => boolean }> = async (app, { store, health, isClosing }) => {
   app.get('/healthz', async () => {
     if (isClosing()) throw unavailable();
+    // Reads may still work while writes fail: a gateway that cannot record charges is not healthy.
+    const problem = health.problem;
+    if (problem) throw unavailable(`store refuses writes (${problem.code}) since ${new Date(problem.since).toISOString()}`);
     try {
       await sql`select 1`.execute(store.db);
     } catch (error) {

@@ -2,7 +2,8 @@
 // translated to and from an OpenAI-style one. Billed on the upstream's token usage.
 import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { estimatePromptTokens, outputTokenCap } from '../../billing/estimates.js';
+import { messagesPromptTokens, outputTokenCap } from '../../billing/estimates.js';
+import { countTokens } from '../../billing/tokens.js';
 import { invalidRequest, MESSAGES } from '../../errors.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import type { CallArgs, MeteredAnswer } from '../../pipeline/types.js';
@@ -14,7 +15,7 @@ import { createChatCompletion } from '../../upstreams/openai-chat/client.js';
 import { messagesToChatRequest } from '../../upstreams/openai-chat/from-messages.js';
 import { streamChatAsMessages } from '../../upstreams/openai-chat/messages-stream.js';
 import { chatToMessage } from '../../upstreams/openai-chat/to-messages.js';
-import { tokensOf } from '../../upstreams/openai-chat/usage.js';
+import { completionText, tokensOf } from '../../upstreams/openai-chat/usage.js';
 import { meteredHandler } from '../metered-handler.js';
 import { MessagesBody } from '../schemas/messages.js';
 
@@ -33,22 +34,28 @@ const messageId = () => `msg_${randomBytes(12).toString('hex')}`;
 async function callNative({ body, model, estimate, signal }: CallArgs<MessagesRequest>): Promise<MeteredAnswer> {
   const upstreamBody = { ...body, model: model.upstreamModel };
   if (body.stream === true) {
-    const { body: stream, meter } = await streamNativeMessage(model.upstream, { body: upstreamBody, signal, publicModel: model.id });
-    return { kind: 'stream', contentType: SSE, body: stream, units: () => meter.tokens(estimate.input_token ?? 0) };
+    const { body: stream, meter } = await streamNativeMessage(model.upstream, { body: upstreamBody, signal, publicModel: model.id, tokenizer: model.config.tokenizer });
+    return { kind: 'stream', contentType: SSE, body: stream, meter };
   }
   const message = await createNativeMessage(model.upstream, { body: upstreamBody, signal });
-  return { kind: 'json', body: { ...message, model: model.id }, units: message.usage ? nativeTokens(message.usage) : estimate };
+  const units = message.usage
+    ? nativeTokens(message.usage)
+    : { input_token: estimate.input_token ?? 0, output_token: countTokens(JSON.stringify(message.content ?? ''), model.config.tokenizer) };
+  return { kind: 'json', body: { ...message, model: model.id }, units };
 }
 
 async function callViaChat({ body, model, estimate, signal }: CallArgs<MessagesRequest>): Promise<MeteredAnswer> {
   const request = messagesToChatRequest(body, { upstreamModel: model.upstreamModel });
   const ids = { id: messageId(), model: model.id };
   if (body.stream === true) {
-    const translated = await streamChatAsMessages(model.upstream, { request, ids: { ...ids, inputTokens: estimate.input_token ?? 0 }, signal });
-    return { kind: 'stream', contentType: SSE, body: translated.body, units: () => translated.tokens(estimate.input_token ?? 0) };
+    const translated = await streamChatAsMessages(model.upstream, { request, ids: { ...ids, inputTokens: estimate.input_token ?? 0 }, signal, tokenizer: model.config.tokenizer });
+    return { kind: 'stream', contentType: SSE, body: translated.body, meter: translated.meter };
   }
   const completion = await createChatCompletion(model.upstream, request, signal);
-  return { kind: 'json', body: chatToMessage(completion, ids), units: completion.usage ? tokensOf(completion.usage) : estimate };
+  const units = completion.usage
+    ? tokensOf(completion.usage)
+    : { input_token: estimate.input_token ?? 0, output_token: countTokens(completionText(completion), model.config.tokenizer) };
+  return { kind: 'json', body: chatToMessage(completion, ids), units };
 }
 
 export const messagesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }> = async (app, deps) => {
@@ -62,8 +69,8 @@ export const messagesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Sto
       modelType: 'chat',
       streams: (body) => body.stream === true,
       estimate: (body, model) => ({
-        input_token: estimatePromptTokens([body.system ?? '', ...body.messages, ...(body.tools ?? [])]),
-        output_token: outputTokenCap(body.max_tokens, model.config.max_output_tokens),
+        input_token: messagesPromptTokens(body, model),
+        output_token: outputTokenCap('max_tokens', body.max_tokens, model),
       }),
       call: (args) => (args.model.upstream.channel.kind === 'anthropic' ? callNative(args) : callViaChat(args)),
     }),

@@ -1,7 +1,8 @@
 // POST /v1/responses: passed through to the upstream's responses API, plain or as typed events,
 // billed on the usage of its terminal event. An upstream without the API has its refusal relayed.
 import type { FastifyPluginAsync } from 'fastify';
-import { estimatePromptTokens, outputTokenCap } from '../../billing/estimates.js';
+import { outputTokenCap, responsesPromptTokens } from '../../billing/estimates.js';
+import { countTokens } from '../../billing/tokens.js';
 import { invalidRequest, MESSAGES, upstreamPassThrough } from '../../errors.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import type { Store } from '../../store/open.js';
@@ -35,18 +36,21 @@ export const responsesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: St
       modelType: 'chat',
       streams: (body) => body.stream === true,
       estimate: (body, model) => ({
-        input_token: estimatePromptTokens([body.instructions ?? '', body.input]),
-        output_token: outputTokenCap(body.max_output_tokens, model.config.max_output_tokens),
+        input_token: responsesPromptTokens(body, model),
+        output_token: outputTokenCap('max_output_tokens', body.max_output_tokens, model),
       }),
       async call({ body, model, estimate, signal }) {
         const upstreamBody = { ...body, model: model.upstreamModel };
         try {
           if (body.stream === true) {
-            const { body: stream, meter } = await streamResponse(model.upstream, upstreamBody, signal, model.id);
-            return { kind: 'stream', contentType: 'text/event-stream; charset=utf-8', body: stream, units: () => meter.tokens(estimate.input_token ?? 0) };
+            const { body: stream, meter } = await streamResponse(model.upstream, upstreamBody, { signal, publicModel: model.id, tokenizer: model.config.tokenizer });
+            return { kind: 'stream', contentType: 'text/event-stream; charset=utf-8', body: stream, meter };
           }
           const response = await createResponse(model.upstream, upstreamBody, signal);
-          return { kind: 'json', body: { ...response, model: model.id }, units: response.usage ? responsesTokens(response.usage) : estimate };
+          const units = response.usage
+            ? responsesTokens(response.usage)
+            : { input_token: estimate.input_token ?? 0, output_token: countTokens(JSON.stringify(response.output ?? ''), model.config.tokenizer) };
+          return { kind: 'json', body: { ...response, model: model.id }, units };
         } catch (error) {
           if (error instanceof UpstreamHttpError && NO_SUCH_API.has(error.statusCode)) {
             throw upstreamPassThrough(error.statusCode, error.body, error.contentType);

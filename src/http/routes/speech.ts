@@ -47,11 +47,13 @@ export const speechRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store
       modelType: 'tts',
       modelOf: speechModel,
       streams: () => true,
+      // Usage comes only with the end line: a caller that leaves pays the text's length (DESIGN §5).
+      billsEstimateWhenLeft: true,
       // Only the text is billed: context_texts (voice instructions) are free.
       estimate: (body) => ({ character: characterCount(body.req_params.text) }),
-      async call({ body, model, estimate, signal }) {
-        const { body: stream, meter } = await streamSpeech(model.upstream, { body, signal });
-        return { kind: 'stream', contentType: 'application/json', body: stream, units: () => ({ character: meter.characters(estimate.character ?? 0) }) };
+      async call({ body, estimate, model, signal }) {
+        const { body: stream, meter } = await streamSpeech(model.upstream, { body, signal, estimatedCharacters: estimate.character ?? 0 });
+        return { kind: 'stream', contentType: 'application/json', body: stream, meter };
       },
     }),
   });
@@ -62,6 +64,7 @@ export const speechRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store
       endpoint: 'audio.speech',
       modelType: 'tts',
       streams: () => true,
+      billsEstimateWhenLeft: true,
       estimate: (body) => ({ character: characterCount(body.input) }),
       async call({ body, model, estimate, signal }) {
         const format = AUDIO_FORMATS[body.response_format ?? 'mp3'];
@@ -74,10 +77,10 @@ export const speechRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store
             audio_params: { format: format.upstream, sample_rate: SAMPLE_RATE, ...(speechRate !== 0 && { speech_rate: Math.max(-50, speechRate) }) },
           },
         };
-        const { body: lines, meter } = await streamSpeech(model.upstream, { body: native, signal });
+        const { body: lines, meter } = await streamSpeech(model.upstream, { body: native, signal, estimatedCharacters: estimate.character ?? 0 });
         const audio = linesToAudio(body.response_format === 'wav' ? streamingWavHeader(SAMPLE_RATE) : undefined);
         pipeline(lines, audio, () => {}); // either side failing or closing ends the other
-        return { kind: 'stream', contentType: format.contentType, body: audio, units: () => ({ character: meter.characters(estimate.character ?? 0) }) };
+        return { kind: 'stream', contentType: format.contentType, body: audio, meter };
       },
     }),
   });

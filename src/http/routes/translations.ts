@@ -7,7 +7,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Units } from '../../billing/prices.js';
 import { invalidRequest, MESSAGES } from '../../errors.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
-import type { CallArgs, MeteredAnswer } from '../../pipeline/types.js';
+import type { CallArgs, MeteredAnswer, StreamMeter } from '../../pipeline/types.js';
 import type { Store } from '../../store/open.js';
 import { translateSpeech } from '../../upstreams/volc-ast/client.js';
 import { checkTranslationWav, inspectWav } from '../../upstreams/volc-ast/wav.js';
@@ -75,15 +75,33 @@ async function translate({ body, model, estimate, signal }: CallArgs<Translation
     return { kind: 'json', body: { text: result.text, source_text: result.sourceText }, units: result.usage ?? estimate };
   }
   const audio = new PassThrough();
-  let usage: Units | undefined;
+  const meter = new TranslationMeter(estimate);
   translateSpeech({ ...common, mode: 's2s', onAudio: (chunk) => audio.write(chunk) }).then(
     (result) => {
-      usage = result.usage;
+      meter.finish(result.usage);
       audio.end();
     },
     (error: Error) => audio.destroy(error),
   );
-  return { kind: 'stream', contentType: 'audio/ogg', body: audio, units: () => usage ?? estimate };
+  return { kind: 'stream', contentType: 'audio/ogg', body: audio, meter };
+}
+
+/** The session's usage comes with its end; until then there is nothing of its own to count. */
+class TranslationMeter implements StreamMeter {
+  failed = false;
+  completed = false;
+  private usage: Units | undefined;
+  constructor(private readonly estimate: Units) {}
+  finish(usage: Units | undefined) {
+    this.usage = usage;
+    this.completed = true;
+  }
+  reported() {
+    return this.completed ? (this.usage ?? this.estimate) : undefined;
+  }
+  delivered() {
+    return {};
+  }
 }
 
 export const translationRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }> = async (app, deps) => {
@@ -95,6 +113,8 @@ export const translationRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: 
       // The file's digest, not its bytes, identifies a request for Idempotency-Key.
       fingerprint: ({ pcm: _pcm, ...rest }) => rest,
       streams: (body) => body.mode === 's2s',
+      // Usage comes only when the session ends: a caller that leaves pays the estimate (DESIGN §5).
+      billsEstimateWhenLeft: true,
       estimate: (body) => {
         const seconds = Math.max(1, Math.ceil(body.durationMs / 1000));
         return { input_token: seconds * INPUT_TOKENS_PER_SECOND, output_token: seconds * OUTPUT_TOKENS_PER_SECOND };

@@ -1,6 +1,7 @@
 // A messages-native upstream: the caller's request goes through with the channel's own
 // credentials; streams pass through event by event, read on the side for usage.
 import type { Readable } from 'node:stream';
+import type { TokenizerName } from '../../billing/tokens.js';
 import { postJson } from '../http.js';
 import type { Upstream } from '../pool.js';
 import { observeSseJson } from '../sse.js';
@@ -32,10 +33,10 @@ export async function createNativeMessage(
 
 export async function streamNativeMessage(
   upstream: Upstream,
-  args: { body: Record<string, unknown>; beta?: string; signal: AbortSignal; publicModel?: string },
+  args: { body: Record<string, unknown>; beta?: string; signal: AbortSignal; publicModel?: string; tokenizer: TokenizerName },
 ): Promise<{ body: Readable; meter: MessagesStreamMeter }> {
   const response = await postJson(upstream, { path: '/v1/messages', body: { ...args.body, stream: true }, headers: headers(upstream, args.beta), signal: args.signal });
-  const meter = new MessagesStreamMeter();
+  const meter = new MessagesStreamMeter(args.tokenizer);
   const upstreamModel = String(args.body.model);
   const modelAlias = { upstream: upstreamModel, public: args.publicModel ?? upstreamModel };
   return { body: observeSseJson(response.body, (event) => meter.observe(event), { modelAlias }), meter };

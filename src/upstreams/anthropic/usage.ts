@@ -1,5 +1,8 @@
 // Reading what a messages-native call used. Input counts every input token, cached or not:
 // the account pays the input price for each (the catalogue has no separate cache price).
+import { OutputCounter } from '../../billing/output-counter.js';
+import type { TokenizerName } from '../../billing/tokens.js';
+import type { StreamMeter } from '../../pipeline/types.js';
 import type { TokenUsage } from '../openai-chat/usage.js';
 
 export interface NativeUsage {
@@ -16,34 +19,46 @@ export const nativeTokens = (usage: NativeUsage): TokenUsage => ({
 
 /**
  * Follows a native event stream. message_start carries the input count; message_delta carries
- * cumulative totals (overwrite, never add). Until a delta comes, each text or JSON delta counts
- * as one generated token.
+ * cumulative totals (overwrite, never add); message_stop ends it. Text and JSON deltas are the
+ * output delivered, counted by the gateway until the upstream says.
  */
-export class MessagesStreamMeter {
+export class MessagesStreamMeter implements StreamMeter {
   private usage: NativeUsage = {};
   private sawStart = false;
   private sawDelta = false;
-  private failed = false;
-  generatedChunks = 0;
+  private stopped = false;
+  failed = false;
+  readonly output: OutputCounter;
 
-  observe(event: { type?: string; message?: { usage?: NativeUsage }; usage?: NativeUsage }): void {
+  constructor(tokenizer: TokenizerName) {
+    this.output = new OutputCounter(tokenizer);
+  }
+
+  get completed(): boolean {
+    return this.stopped && !this.failed;
+  }
+
+  observe(event: { type?: string; message?: { usage?: NativeUsage }; usage?: NativeUsage; delta?: { text?: unknown; partial_json?: unknown; thinking?: unknown } }): void {
     if (event.type === 'message_start' && event.message?.usage) {
       this.sawStart = true;
       this.usage = { ...event.message.usage };
     } else if (event.type === 'message_delta' && event.usage) {
       this.sawDelta = true;
       for (const [field, value] of Object.entries(event.usage)) if (typeof value === 'number') (this.usage as Record<string, number>)[field] = value;
-    } else if (event.type === 'content_block_delta') this.generatedChunks += 1;
+    } else if (event.type === 'content_block_delta') {
+      this.output.add(event.delta?.text);
+      this.output.add(event.delta?.partial_json);
+      this.output.add(event.delta?.thinking);
+    } else if (event.type === 'message_stop') this.stopped = true;
     else if (event.type === 'error') this.failed = true;
   }
 
-  /** Undefined when the upstream failed before generating anything (nothing to bill). */
-  tokens(estimatedInput: number): TokenUsage | undefined {
-    if (this.failed && this.generatedChunks === 0 && !this.sawDelta) return undefined;
-    const seen = nativeTokens(this.usage);
-    return {
-      input_token: this.sawStart ? seen.input_token : estimatedInput,
-      output_token: this.sawDelta ? seen.output_token : this.generatedChunks,
-    };
+  /** The upstream's figures once message_delta gave the output count (input from message_start). */
+  reported(): TokenUsage | undefined {
+    return this.sawStart && this.sawDelta ? nativeTokens(this.usage) : undefined;
+  }
+
+  delivered(): { output_token: number } {
+    return { output_token: this.output.tokens() };
   }
 }

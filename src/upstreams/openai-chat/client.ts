@@ -1,5 +1,6 @@
 // OpenAI chat completions over a channel: a whole answer, or the SSE stream passed through.
 import type { Readable } from 'node:stream';
+import type { TokenizerName } from '../../billing/tokens.js';
 import { postJson } from '../http.js';
 import type { Upstream } from '../pool.js';
 import { observeSseJson } from '../sse.js';
@@ -34,14 +35,13 @@ export async function openChatStream(upstream: Upstream, body: ChatRequest, sign
 export async function streamChatCompletion(
   upstream: Upstream,
   body: ChatRequest,
-  signal: AbortSignal,
-  publicModel: string = body.model,
+  args: { signal: AbortSignal; publicModel: string; tokenizer: TokenizerName },
 ): Promise<ChatStream> {
   const clientWantsUsage = body.stream_options?.include_usage === true;
-  const meter = new ChatStreamMeter();
-  const stream = observeSseJson(await openChatStream(upstream, body, signal), (chunk: ChatCompletionChunk) => {
+  const meter = new ChatStreamMeter(args.tokenizer);
+  const stream = observeSseJson(await openChatStream(upstream, body, args.signal), (chunk: ChatCompletionChunk) => {
     meter.observe(chunk);
     if (!clientWantsUsage && chunk.usage && chunk.choices?.length === 0) return false;
-  }, { modelAlias: { upstream: body.model, public: publicModel } });
+  }, { modelAlias: { upstream: body.model, public: args.publicModel }, onDone: () => meter.markDone() });
   return { body: stream, meter };
 }

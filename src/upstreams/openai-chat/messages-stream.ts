@@ -1,6 +1,8 @@
 // A chat-completions stream re-emitted as the messages event stream. The translation itself is
 // the pure ChatToMessagesStream; this file only moves bytes and reports what was generated.
 import { Readable } from 'node:stream';
+import type { TokenizerName } from '../../billing/tokens.js';
+import type { StreamMeter } from '../../pipeline/types.js';
 import { readSseEvents } from '../sse.js';
 import type { MessagesStreamEvent } from '../anthropic/types.js';
 import { openChatStream } from './client.js';
@@ -11,48 +13,66 @@ import type { Upstream } from '../pool.js';
 
 export interface TranslatedStream {
   body: Readable;
-  tokens(estimatedInput: number): TokenUsage | undefined;
+  meter: StreamMeter;
 }
 
 const UPSTREAM_FAILED = 'upstream provider error';
 
+/** The translated stream's state: completed by the upstream's `[DONE]`; failed once it sent its error event. */
+class TranslatedMeter implements StreamMeter {
+  failed = false;
+  constructor(readonly chat: ChatStreamMeter) {}
+  get completed() {
+    return this.chat.completed && !this.failed;
+  }
+  reported(): TokenUsage | undefined {
+    return this.chat.reported();
+  }
+  delivered() {
+    return this.chat.delivered();
+  }
+}
+
 export async function streamChatAsMessages(
   upstream: Upstream,
-  args: { request: ChatRequest; ids: { id: string; model: string; inputTokens: number }; signal: AbortSignal },
+  args: { request: ChatRequest; ids: { id: string; model: string; inputTokens: number }; signal: AbortSignal; tokenizer: TokenizerName },
 ): Promise<TranslatedStream> {
   const source = await openChatStream(upstream, args.request, args.signal);
   const translator = new ChatToMessagesStream(args.ids);
-  const meter = new ChatStreamMeter();
+  const meter = new TranslatedMeter(new ChatStreamMeter(args.tokenizer));
   const encode = (events: MessagesStreamEvent[]) => events.map(formatSse).join('');
 
   async function* messagesEvents(): AsyncGenerator<string> {
     let seenAny = false;
     try {
       for await (const { data } of readSseEvents(source)) {
-        if (data === '[DONE]') break;
+        if (data === '[DONE]') {
+          meter.chat.markDone();
+          break;
+        }
         let chunk: ChatCompletionChunk;
         try {
           chunk = JSON.parse(data) as ChatCompletionChunk;
         } catch {
           continue; // a malformed line carries nothing a messages client could use
         }
-        meter.observe(chunk);
-        if (meter.failed) throw new Error('upstream sent an error event');
+        meter.chat.observe(chunk);
+        if (meter.chat.failed) throw new Error('upstream sent an error event');
         seenAny = true;
         const out = encode(translator.push(chunk));
         if (out) yield out;
       }
+      // An upstream that ends without `[DONE]` broke off: the caller must not take it for whole.
+      if (!meter.chat.completed) throw new Error('the upstream stream ended before [DONE]');
       yield encode(translator.end());
     } catch (error) {
       // Before anything was sent the call simply failed (a 502, nothing billed); after, the
       // client has a 200 in hand, so the stream ends with the protocol's error event.
       if (!seenAny || args.signal.aborted) throw error;
+      meter.failed = true;
       yield encode(translator.fail(UPSTREAM_FAILED));
     }
   }
 
-  return {
-    body: Readable.from(messagesEvents(), { objectMode: false }),
-    tokens: (estimatedInput) => meter.tokens(estimatedInput),
-  };
+  return { body: Readable.from(messagesEvents(), { objectMode: false }), meter };
 }

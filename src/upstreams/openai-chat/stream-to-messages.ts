@@ -175,9 +175,9 @@ export class ChatToMessagesStream {
     return {
       type: 'message_delta',
       delta: { stop_reason: stopReasonFor(this.finish?.reason, this.calledTools), stop_sequence: null },
-      // no usage from upstream: the prompt estimate and about a token per generated chunk, what
-      // the gateway itself settles on in that case
-      usage: this.upstreamUsage ? { ...this.upstreamUsage } : { input_tokens: this.ids.inputTokens, output_tokens: this.generatedChunks },
+      // The input count is the one message_start gave (the gateway's own count of the prompt), so
+      // a client reads the same figure at both ends; the output is the upstream's when it sent it.
+      usage: { input_tokens: this.ids.inputTokens, output_tokens: this.upstreamUsage?.output_tokens ?? this.generatedChunks },
     };
   }
 }

@@ -1,5 +1,8 @@
 // Reading what a chat completion used, from a whole answer or from a stream seen so far.
-import type { ChatCompletionChunk, ChatUsage } from './types.js';
+import { OutputCounter } from '../../billing/output-counter.js';
+import type { TokenizerName } from '../../billing/tokens.js';
+import type { StreamMeter } from '../../pipeline/types.js';
+import type { ChatCompletion, ChatCompletionChunk, ChatUsage } from './types.js';
 
 export interface TokenUsage {
   input_token: number;
@@ -11,28 +14,53 @@ export const tokensOf = (usage: ChatUsage): TokenUsage => ({
   output_token: usage.completion_tokens,
 });
 
-/** Follows a chunk stream: the final usage when it comes, and how much was generated meanwhile. */
-export class ChatStreamMeter {
+/** The text a completion's choices carry: what the gateway counts when the upstream gives no usage. */
+export function completionText(completion: ChatCompletion): string {
+  let text = '';
+  for (const choice of completion.choices ?? []) {
+    const message = choice.message as { content?: unknown; tool_calls?: unknown } | undefined;
+    if (typeof message?.content === 'string') text += message.content;
+    if (message?.tool_calls) text += JSON.stringify(message.tool_calls);
+  }
+  return text;
+}
+
+/** Follows a chunk stream: the final usage when it comes, the output delivered meanwhile, and `[DONE]`. */
+export class ChatStreamMeter implements StreamMeter {
   usage: ChatUsage | undefined;
-  /** Chunks that carried generated content; upstreams send about one token per chunk. */
-  generatedChunks = 0;
   /** The upstream sent an error object in the stream. */
   failed = false;
+  private done = false;
+  readonly output: OutputCounter;
+
+  constructor(tokenizer: TokenizerName) {
+    this.output = new OutputCounter(tokenizer);
+  }
+
+  get completed(): boolean {
+    return this.done && !this.failed;
+  }
+
+  /** `[DONE]`, the stream's end marker. */
+  markDone(): void {
+    this.done = true;
+  }
 
   observe(chunk: ChatCompletionChunk): void {
     if ((chunk as { error?: unknown }).error) this.failed = true;
     if (chunk.usage) this.usage = chunk.usage;
     const delta = chunk.choices?.[0]?.delta;
-    if (delta && (delta.content || delta.tool_calls?.length)) this.generatedChunks += 1;
+    if (!delta) return;
+    this.output.add(delta.content);
+    this.output.add(delta.reasoning_content ?? delta.reasoning);
+    if (delta.tool_calls?.length) this.output.add(JSON.stringify(delta.tool_calls));
   }
 
-  /**
-   * The upstream's own count when it sent one; else the prompt estimate and what was generated;
-   * undefined when it failed before generating anything (nothing to bill).
-   */
-  tokens(estimatedInput: number): TokenUsage | undefined {
-    if (this.usage) return tokensOf(this.usage);
-    if (this.failed && this.generatedChunks === 0) return undefined;
-    return { input_token: estimatedInput, output_token: this.generatedChunks };
+  reported(): TokenUsage | undefined {
+    return this.usage && tokensOf(this.usage);
+  }
+
+  delivered(): { output_token: number } {
+    return { output_token: this.output.tokens() };
   }
 }

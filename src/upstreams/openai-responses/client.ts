@@ -1,5 +1,8 @@
 // OpenAI's responses API, passed through: a whole response, or its typed event stream.
 import type { Readable } from 'node:stream';
+import { OutputCounter } from '../../billing/output-counter.js';
+import type { TokenizerName } from '../../billing/tokens.js';
+import type { StreamMeter } from '../../pipeline/types.js';
 import { postJson } from '../http.js';
 import type { Upstream } from '../pool.js';
 import { observeSseJson } from '../sse.js';
@@ -17,27 +20,40 @@ export interface ResponseObject {
   [field: string]: unknown;
 }
 
-const TERMINAL = new Set(['response.completed', 'response.incomplete', 'response.failed']);
+// response.incomplete ends a stream normally (an output cap reached, say) and is billed like completed.
+const COMPLETED = new Set(['response.completed', 'response.incomplete']);
 
 export const responsesTokens = (usage: ResponsesUsage): TokenUsage => ({ input_token: usage.input_tokens, output_token: usage.output_tokens });
 
-/** Usage arrives in the terminal event; until then each text or argument delta counts as one token. */
-export class ResponsesStreamMeter {
+/** Usage arrives in the terminal event; until then the text and argument deltas are the output delivered. */
+export class ResponsesStreamMeter implements StreamMeter {
   usage: ResponsesUsage | undefined;
-  generatedChunks = 0;
   failed = false;
+  private ended = false;
+  readonly output: OutputCounter;
 
-  observe(event: { type?: string; response?: ResponseObject }): void {
-    if (event.type && TERMINAL.has(event.type) && event.response?.usage) this.usage = event.response.usage;
-    else if (event.type === 'response.output_text.delta' || event.type === 'response.function_call_arguments.delta') this.generatedChunks += 1;
+  constructor(tokenizer: TokenizerName) {
+    this.output = new OutputCounter(tokenizer);
+  }
+
+  get completed(): boolean {
+    return this.ended && !this.failed;
+  }
+
+  observe(event: { type?: string; response?: ResponseObject; delta?: unknown }): void {
+    if (event.type && COMPLETED.has(event.type)) {
+      this.ended = true;
+      if (event.response?.usage) this.usage = event.response.usage;
+    } else if (event.type === 'response.output_text.delta' || event.type === 'response.function_call_arguments.delta') this.output.add(event.delta);
     else if (event.type === 'error' || event.type === 'response.failed') this.failed = true;
   }
 
-  /** Undefined when the upstream failed before generating anything (nothing to bill). */
-  tokens(estimatedInput: number): TokenUsage | undefined {
-    if (this.usage) return responsesTokens(this.usage);
-    if (this.failed && this.generatedChunks === 0) return undefined;
-    return { input_token: estimatedInput, output_token: this.generatedChunks };
+  reported(): TokenUsage | undefined {
+    return this.usage && responsesTokens(this.usage);
+  }
+
+  delivered(): { output_token: number } {
+    return { output_token: this.output.tokens() };
   }
 }
 
@@ -51,11 +67,10 @@ export async function createResponse(upstream: Upstream, body: Record<string, un
 export async function streamResponse(
   upstream: Upstream,
   body: Record<string, unknown>,
-  signal: AbortSignal,
-  publicModel: string = String(body.model),
+  args: { signal: AbortSignal; publicModel: string; tokenizer: TokenizerName },
 ): Promise<{ body: Readable; meter: ResponsesStreamMeter }> {
-  const response = await postJson(upstream, { path: '/v1/responses', body: { ...body, stream: true }, headers: authHeaders(upstream), signal });
-  const meter = new ResponsesStreamMeter();
-  const modelAlias = { upstream: String(body.model), public: publicModel };
+  const response = await postJson(upstream, { path: '/v1/responses', body: { ...body, stream: true }, headers: authHeaders(upstream), signal: args.signal });
+  const meter = new ResponsesStreamMeter(args.tokenizer);
+  const modelAlias = { upstream: String(body.model), public: args.publicModel };
   return { body: observeSseJson(response.body, (event) => meter.observe(event), { modelAlias }), meter };
 }

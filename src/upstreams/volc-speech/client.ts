@@ -19,7 +19,7 @@ export function speechAuthHeaders(upstream: Upstream): Record<string, string> {
 
 export async function streamSpeech(
   upstream: Upstream,
-  args: { body: unknown; signal: AbortSignal },
+  args: { body: unknown; signal: AbortSignal; estimatedCharacters: number },
 ): Promise<{ body: Readable; meter: SpeechStreamMeter }> {
   const response = await postJson(upstream, {
     path: SPEECH_PATH,
@@ -28,6 +28,6 @@ export async function streamSpeech(
     headers: { ...speechAuthHeaders(upstream), 'x-control-require-usage-tokens-return': 'text_words' },
     signal: args.signal,
   });
-  const meter = new SpeechStreamMeter();
+  const meter = new SpeechStreamMeter(args.estimatedCharacters);
   return { body: observeNdjson(response.body, (line) => meter.observe(line)), meter };
 }

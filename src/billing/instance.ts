@@ -1,0 +1,96 @@
+// This gateway process as the store knows it: it registers, heartbeats, and sweeps the holds of
+// instances that stopped heartbeating (a crash, a kill -9), so they end within a minute, whoever
+// restarts. The heartbeat is also the store's health probe: a write that lands clears an outage.
+import { newId } from '../store/ids.js';
+import { heartbeat, registerInstance, removeInstance } from '../store/instances.js';
+import type { Store } from '../store/open.js';
+import type { StoreHealth } from '../store/health.js';
+import { endOrphanedHolds, type RecoveryLogger } from './recovery.js';
+
+export interface InstanceOptions {
+  store: Store;
+  health: StoreHealth;
+  heartbeatMs: number;
+  deadAfterMs: number;
+  sweepMs: number;
+  /** Holds from before instances existed end once older than this (the longest call, plus a margin). */
+  legacyHoldAgeMs: number;
+  /** Called when a heartbeat lands after the store had failed (pending settlements retry then). */
+  onStoreBack(): void;
+  log: RecoveryLogger & { warn(obj: object, msg?: string): void };
+}
+
+export interface Instance {
+  readonly id: string;
+  /** Registers, sweeps once, and starts the heartbeat and sweep timers. */
+  start(): Promise<void>;
+  /** One sweep now (tests). */
+  sweep(): Promise<void>;
+  /** Stops the timers and deregisters: call once this instance's holds have all ended. */
+  stop(): Promise<void>;
+}
+
+// While the store is failing, probe it this often rather than at the heartbeat interval.
+const PROBE_MS = 1_000;
+
+export function createInstance(options: InstanceOptions): Instance {
+  const { store, health, log } = options;
+  const id = newId('inst');
+  let beatTimer: NodeJS.Timeout | undefined;
+  let sweepTimer: NodeJS.Timeout | undefined;
+  let stopped = false;
+
+  async function beat() {
+    try {
+      const now = Date.now();
+      if (!(await heartbeat(store.db, { id, now }))) {
+        // Silent long enough that another instance took us for dead (and ended our holds).
+        log.warn({ instanceId: id }, 'this instance was taken for dead; registering again');
+        await registerInstance(store.db, { id, now });
+      }
+      if (!health.ok) {
+        health.recovered();
+        options.onStoreBack();
+      }
+    } catch (error) {
+      health.failed(error) || log.error({ err: error }, 'heartbeat failed');
+    }
+  }
+
+  function scheduleBeat() {
+    if (stopped) return;
+    beatTimer = setTimeout(async () => {
+      await beat();
+      scheduleBeat();
+    }, health.ok ? options.heartbeatMs : PROBE_MS);
+    beatTimer.unref();
+  }
+
+  async function sweep() {
+    const now = Date.now();
+    try {
+      await endOrphanedHolds(store, { heartbeatBefore: now - options.deadAfterMs, legacyCreatedBefore: now - options.legacyHoldAgeMs, log });
+    } catch (error) {
+      health.failed(error);
+      log.error({ err: error }, 'sweeping the holds of stopped instances failed; the next sweep retries');
+    }
+  }
+
+  return {
+    id,
+    async start() {
+      await registerInstance(store.db, { id, now: Date.now() });
+      await sweep();
+      scheduleBeat();
+      sweepTimer = setInterval(() => void sweep(), options.sweepMs);
+      sweepTimer.unref();
+    },
+    sweep,
+    async stop() {
+      stopped = true;
+      clearTimeout(beatTimer);
+      clearInterval(sweepTimer);
+      await removeInstance(store.db, id).catch((error) => log.error({ err: error }, 'deregistering the instance failed'));
+    },
+  };
+}

@@ -1,0 +1,55 @@
+// Counting everything a request carries as input (DESIGN §3): message text, system text, tool
+// definitions and calls, structured-output schemas, and images at the model's per-image rate.
+import { countTokens, type TokenizerName } from './tokens.js';
+
+export interface PromptCounting {
+  tokenizer: TokenizerName;
+  /** Input tokens an image part counts for (the model's per-image rate). */
+  imageTokens: number;
+}
+
+// Chat formats add a few tokens per message for the role and framing, and a few to prime the reply.
+const PER_MESSAGE = 4;
+const PRIMING = 3;
+
+const IMAGE_PART_TYPES = new Set(['image_url', 'image', 'input_image']);
+// Fields that frame a part rather than carry input the model reads.
+const FRAMING_KEYS = new Set(['type', 'role', 'cache_control', 'id', 'tool_call_id', 'tool_use_id', 'call_id', 'detail', 'status']);
+
+/**
+ * Tokens of any request value: strings through the tokenizer, image parts at the image rate,
+ * objects by their fields (framing fields skipped), arrays by their items.
+ */
+export function valueTokens(value: unknown, counting: PromptCounting): number {
+  if (typeof value === 'string') return countTokens(value, counting.tokenizer);
+  if (typeof value === 'number' || typeof value === 'boolean') return 1;
+  if (Array.isArray(value)) return value.reduce((sum: number, item) => sum + valueTokens(item, counting), 0);
+  if (value === null || typeof value !== 'object') return 0;
+  const record = value as Record<string, unknown>;
+  if (typeof record.type === 'string' && IMAGE_PART_TYPES.has(record.type)) return counting.imageTokens;
+  let total = 0;
+  for (const [key, field] of Object.entries(record)) if (!FRAMING_KEYS.has(key)) total += valueTokens(field, counting);
+  return total;
+}
+
+/** Tool and schema definitions are read by the model as JSON text. */
+const jsonTokens = (value: unknown, counting: PromptCounting) =>
+  value === undefined || value === null ? 0 : countTokens(JSON.stringify(value), counting.tokenizer);
+
+/** A chat-completions or messages conversation: each message's content plus its framing. */
+export function conversationTokens(messages: unknown[], counting: PromptCounting): number {
+  let total = PRIMING;
+  for (const message of messages) {
+    total += PER_MESSAGE;
+    if (message && typeof message === 'object') {
+      const { tool_calls, ...rest } = message as Record<string, unknown>;
+      total += valueTokens(rest, counting) + jsonTokens(tool_calls, counting);
+    } else total += valueTokens(message, counting);
+  }
+  return total;
+}
+
+/** Definitions that travel beside the conversation: tools, tool choice, response schemas. */
+export function definitionTokens(definitions: unknown[], counting: PromptCounting): number {
+  return definitions.reduce((sum: number, definition) => sum + jsonTokens(definition, counting), 0);
+}

@@ -1,0 +1,46 @@
+// What a call is billed, decided from how it ended (DESIGN §3 and §5). Pure functions: the
+// pipeline applies them, the tests read them as the rules.
+import type { ModelConfig } from '../config/schema.js';
+import { priceMicros, saneUnits, type Units } from '../billing/prices.js';
+import type { StreamMeter } from './types.js';
+
+export type Bill = { kind: 'settle'; units: Units; reason: string } | { kind: 'release'; reason: string };
+
+/**
+ * How a stream ends, in order: an upstream error or a stream that ends without its end marker
+ * is the upstream's failure, released in full whatever the caller saw; a completed stream is
+ * billed on the upstream's usage; a stream the caller left is billed for what was made.
+ */
+export function streamBill(meter: StreamMeter, { callerLeft, estimate, billsEstimateWhenLeft }: { callerLeft: boolean; estimate: Units; billsEstimateWhenLeft: boolean }): Bill {
+  if (meter.failed) return { kind: 'release', reason: 'the upstream reported an error in the stream' };
+  if (meter.completed) return { kind: 'settle', units: meter.reported() ?? made(meter, estimate), reason: 'completed' };
+  if (callerLeft) {
+    const units = billsEstimateWhenLeft ? estimate : (meter.reported() ?? made(meter, estimate));
+    return { kind: 'settle', units, reason: 'the caller left' };
+  }
+  return { kind: 'release', reason: 'the upstream ended the stream before its end marker' };
+}
+
+/** The prompt as the gateway counted it, plus the output delivered so far. */
+export function made(meter: StreamMeter, estimate: Units): Units {
+  const prompt: Units = estimate.input_token === undefined ? {} : { input_token: estimate.input_token };
+  return { ...prompt, ...meter.delivered() };
+}
+
+/**
+ * The most each unit may sanely come to: the request's own estimate (the text to speak, one
+ * search call, the output cap asked for), and for tokens at least the model's own limits.
+ */
+export function usageBounds(estimate: Units, model: ModelConfig): Units {
+  return {
+    ...estimate,
+    input_token: Math.max(estimate.input_token ?? 0, model.context_window),
+    output_token: Math.max(estimate.output_token ?? 0, model.max_output_tokens),
+  };
+}
+
+/** Usage made sane (never thrown on) and priced; `clamped` when a figure had to be replaced. */
+export function priceUsage(units: Units, estimate: Units, model: ModelConfig): { units: Units; chargeMicros: number; flags: string[] } {
+  const sane = saneUnits(units, { bounds: usageBounds(estimate, model), fallback: estimate });
+  return { units: sane.units, chargeMicros: priceMicros(sane.units, model.price), flags: sane.clamped ? ['clamped'] : [] };
+}

@@ -1,0 +1,65 @@
+// Whether the store takes writes. A write the store refuses (a full disk, a lost connection) turns
+// the gateway unhealthy: /healthz answers 503 with the cause, new metered calls are refused with
+// 503 before any hold, and a probe (the instance heartbeat) turns it healthy again once a write lands.
+import { GatewayError } from '../errors.js';
+
+export interface HealthLogger {
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+// PostgreSQL SQLSTATE classes of a store that cannot take writes: connection exceptions,
+// insufficient resources (disk full), operator intervention, system and internal errors.
+const PG_STORE_CLASSES = new Set(['08', '53', '57', '58', 'XX']);
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
+
+/** An error that says the store itself failed, as against a bug or a refused request. */
+export function isStoreFault(error: unknown): boolean {
+  if (!(error instanceof Error) || error instanceof GatewayError) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (code.startsWith('SQLITE_')) return !code.startsWith('SQLITE_CONSTRAINT');
+    if (/^[0-9A-Z]{5}$/.test(code)) return PG_STORE_CLASSES.has(code.slice(0, 2));
+    if (NETWORK_CODES.has(code)) return true;
+  }
+  return /connection terminated|connection timeout|Connection ended/i.test(error.message);
+}
+
+/** A short name for the cause, as an operator would search for it (SQLITE_FULL, 53100, ECONNREFUSED). */
+export function faultCode(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : error instanceof Error ? error.message : String(error);
+}
+
+export class StoreHealth {
+  private cause: unknown;
+  private since = 0;
+
+  constructor(private readonly log: HealthLogger) {}
+
+  get ok(): boolean {
+    return this.cause === undefined;
+  }
+
+  /** What failed, for /healthz and the 503's log line. */
+  get problem(): { code: string; since: number } | undefined {
+    return this.cause === undefined ? undefined : { code: faultCode(this.cause), since: this.since };
+  }
+
+  /** Records a failed write; returns whether it was a store fault (then the store is unhealthy). */
+  failed(error: unknown): boolean {
+    if (!isStoreFault(error)) return false;
+    if (this.cause === undefined) {
+      this.since = Date.now();
+      this.log.error({ err: error, code: faultCode(error) }, 'the store refused a write; new calls get 503 until it takes writes again');
+    }
+    this.cause = error;
+    return true;
+  }
+
+  recovered(): void {
+    if (this.cause === undefined) return;
+    this.log.warn({ code: faultCode(this.cause), downMs: Date.now() - this.since }, 'the store takes writes again');
+    this.cause = undefined;
+  }
+}
