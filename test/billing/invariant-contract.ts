@@ -1,4 +1,4 @@
-// Any sequence of money steps keeps `balance + held == sum(ledger)` and matches a simple model.
+// Any sequence of money steps keeps `balance + held == sum(ledger)`, never a negative balance, and matches a simple model.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
@@ -54,12 +54,14 @@ export function invariantContract(ctx: StoreContext): void {
               : await releaseHold(store, hold.id);
             assert.equal(applied, hold.open);
             if (applied) {
-              model.balance += hold.amount - (s.op === 'settle' ? s.charge : 0);
+              // A charge is capped at its hold (no overdraft by default): the balance never goes below zero.
+              model.balance += hold.amount - (s.op === 'settle' ? Math.min(s.charge, hold.amount) : 0);
               model.held -= hold.amount;
               hold.open = false;
             }
           }
         }
+        assert.ok(model.balance >= 0, 'the balance never goes below zero');
         assert.deepEqual(await checkAccountBalance(store, accountId), {
           balanceMicros: model.balance, heldMicros: model.held,
           ledgerBalanceMicros: model.balance, ledgerHeldMicros: model.held, consistent: true,

@@ -40,7 +40,7 @@ export function ledgerContract(ctx: StoreContext): void {
       assert.deepEqual(await findHold(ctx.store().db, hold.holdId), {
         id: hold.holdId, account_id: id, key_id: 'key_1', amount_micros: 3_000, state: 'open', request_id: 'req_1',
         model: 'chat-small', endpoint: '/v1/chat/completions', task_id: null, charged_micros: null, created_at: 20,
-        ended_at: null,
+        ended_at: null, instance_id: null, progress: null,
       });
       assert.deepEqual(await ledgerOf(ctx, id), [
         row(id, { kind: 'hold', balance_delta_micros: -3_000, held_delta_micros: 3_000, hold_id: hold.holdId,
@@ -54,7 +54,7 @@ export function ledgerContract(ctx: StoreContext): void {
       const { holdId } = await holdFunds(ctx.store(), { accountId: id, keyId: 'key_1', amountMicros: 3_000, ...call, now: 20 });
       const units = { input_token: 12, output_token: 30 };
       assert.deepEqual(await settleHold(ctx.store(), holdId, { chargeMicros: 1_200, units, now: 30 }), {
-        applied: true, chargedMicros: 1_200,
+        applied: true, chargedMicros: 1_200, unbilledMicros: 0,
       });
       assert.deepEqual(await balances(id), { balance: 8_800, held: 0 });
       assert.deepEqual((await ledgerOf(ctx, id))[0], row(id, {
@@ -65,6 +65,7 @@ export function ledgerContract(ctx: StoreContext): void {
       assert.deepEqual(usage, [{
         id: usage[0]?.id, account_id: id, key_id: 'key_1', hold_id: holdId, request_id: 'req_1', model: 'chat-small',
         endpoint: '/v1/chat/completions', units: JSON.stringify(units), amount_micros: 1_200, created_at: 30,
+        unbilled_micros: 0, flags: null,
       }]);
       assert.equal((await findHold(ctx.store().db, holdId))?.state, 'settled');
     });
@@ -90,12 +91,12 @@ export function ledgerContract(ctx: StoreContext): void {
       const before = { balances: await balances(id), ledger: await ledgerOf(ctx, id) };
 
       assert.deepEqual(await settleHold(ctx.store(), settled, { chargeMicros: 2_500, units: { call: 1 } }), {
-        applied: false, chargedMicros: 1_000,
+        applied: false, chargedMicros: 1_000, unbilledMicros: 0,
       });
       assert.deepEqual(await releaseHold(ctx.store(), settled), { applied: false });
       assert.deepEqual(await releaseHold(ctx.store(), released), { applied: false });
       assert.deepEqual(await settleHold(ctx.store(), released, { chargeMicros: 500, units: { call: 1 } }), {
-        applied: false, chargedMicros: 0,
+        applied: false, chargedMicros: 0, unbilledMicros: 0,
       });
       assert.deepEqual({ balances: await balances(id), ledger: await ledgerOf(ctx, id) }, before);
       assert.equal((await listUsage(ctx.store().db, { accountId: id })).length, 1);
@@ -106,13 +107,42 @@ export function ledgerContract(ctx: StoreContext): void {
       await assert.rejects(releaseHold(ctx.store(), 'hold_none'), withStatus(404));
     });
 
-    test('a charge above the hold takes the balance below zero and the next hold is refused with 402', async () => {
-      const { id } = await funded(1_000);
+    test('a charge above the hold takes only the hold, the excess recorded as unbilled and flagged', async () => {
+      const { id } = await funded(5_000);
       const { holdId } = await holdFunds(ctx.store(), { accountId: id, amountMicros: 1_000, ...call });
-      await settleHold(ctx.store(), holdId, { chargeMicros: 1_500, units: { output_token: 900 } });
-      assert.deepEqual(await balances(id), { balance: -500, held: 0 });
+      assert.deepEqual(await settleHold(ctx.store(), holdId, { chargeMicros: 1_500, units: { output_token: 900 } }), {
+        applied: true, chargedMicros: 1_000, unbilledMicros: 500,
+      });
+      assert.deepEqual(await balances(id), { balance: 4_000, held: 0 });
+      const [usage] = await listUsage(ctx.store().db, { accountId: id });
+      assert.deepEqual([usage?.amount_micros, usage?.unbilled_micros, usage?.flags], [1_000, 500, 'capped']);
+      assert.equal((await findHold(ctx.store().db, holdId))?.charged_micros, 1_000);
+      assert.equal((await checkAccountBalance(ctx.store(), id)).consistent, true);
+    });
+
+    test('an account with an overdraft pays beyond the hold down to minus the overdraft, never further', async () => {
+      const { id } = await createAccount(ctx.store(), { name: 'trusted', creditMicros: 1_000, overdraftMicros: 300 });
+      const first = await holdFunds(ctx.store(), { accountId: id, amountMicros: 500, ...call });
+      const second = await holdFunds(ctx.store(), { accountId: id, amountMicros: 500, ...call });
+      assert.deepEqual(await settleHold(ctx.store(), first.holdId, { chargeMicros: 900, units: { call: 1 } }), {
+        applied: true, chargedMicros: 800, unbilledMicros: 100,
+      });
+      assert.deepEqual(await balances(id), { balance: -300, held: 500 });
+      assert.deepEqual(await settleHold(ctx.store(), second.holdId, { chargeMicros: 700, units: { call: 1 } }), {
+        applied: true, chargedMicros: 500, unbilledMicros: 200,
+      });
+      assert.deepEqual(await balances(id), { balance: -300, held: 0 });
       await assert.rejects(holdFunds(ctx.store(), { accountId: id, amountMicros: 1, ...call }), withStatus(402));
-      await assert.rejects(holdFunds(ctx.store(), { accountId: id, amountMicros: 0, ...call }), withStatus(402));
+      assert.equal((await checkAccountBalance(ctx.store(), id)).consistent, true);
+    });
+
+    test('a credit that would take the balance past what both stores keep exactly is refused with 400', async () => {
+      const { id } = await funded(Number.MAX_SAFE_INTEGER - 10);
+      await assert.rejects(creditAccount(ctx.store(), { accountId: id, amountMicros: 11 }), withStatus(400));
+      await creditAccount(ctx.store(), { accountId: id, amountMicros: 10 });
+      assert.deepEqual(await balances(id), { balance: Number.MAX_SAFE_INTEGER, held: 0 });
+      await assert.rejects(creditAccount(ctx.store(), { accountId: id, amountMicros: 1 }), withStatus(400));
+      await assert.rejects(createAccount(ctx.store(), { name: 'huge', creditMicros: Number.MAX_SAFE_INTEGER + 1 }), withStatus(400));
       assert.equal((await checkAccountBalance(ctx.store(), id)).consistent, true);
     });
 
@@ -127,7 +157,7 @@ export function ledgerContract(ctx: StoreContext): void {
       const { id } = await funded(0);
       const { holdId } = await holdFunds(ctx.store(), { accountId: id, amountMicros: 0, ...call, endpoint: '/v1/erase' });
       assert.deepEqual(await settleHold(ctx.store(), holdId, { chargeMicros: 0, units: { second: 42 } }), {
-        applied: true, chargedMicros: 0,
+        applied: true, chargedMicros: 0, unbilledMicros: 0,
       });
       const usage = await listUsage(ctx.store().db, { accountId: id });
       assert.deepEqual(usage.map((u) => [u.endpoint, u.units, u.amount_micros]), [['/v1/erase', '{"second":42}', 0]]);

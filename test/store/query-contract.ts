@@ -21,7 +21,7 @@ export function queryContract(ctx: StoreContext): void {
       const reopened = await openStore(ctx.url());
       try {
         const applied = await reopened.db.selectFrom('kysely_migration' as never).select('name' as never).execute();
-        assert.deepEqual(applied, [{ name: '001_initial' }, { name: '002_task_records_and_assets' }]);
+        assert.deepEqual(applied, [{ name: '001_initial' }, { name: '002_task_records_and_assets' }, { name: '003_money_at_the_edges' }]);
         assert.deepEqual(await findAccount(reopened.db, account.id), account);
       } finally {
         await reopened.close();
@@ -33,7 +33,7 @@ export function queryContract(ctx: StoreContext): void {
       const stores = await Promise.all([openStore(url), openStore(url)]);
       try {
         const applied = await stores[0]!.db.selectFrom('kysely_migration' as never).select('name' as never).execute();
-        assert.deepEqual(applied, [{ name: '001_initial' }, { name: '002_task_records_and_assets' }]);
+        assert.deepEqual(applied, [{ name: '001_initial' }, { name: '002_task_records_and_assets' }, { name: '003_money_at_the_edges' }]);
       } finally {
         await Promise.all(stores.map((s) => s.close()));
       }
@@ -47,7 +47,7 @@ export function queryContract(ctx: StoreContext): void {
       assert.match(account.webhook_secret, /^whsec_[A-Za-z0-9_-]{43}$/);
       assert.deepEqual(await findAccount(ctx.store().db, account.id), {
         id: account.id, name: 'acme', balance_micros: 2_000_000, held_micros: 0,
-        webhook_secret: account.webhook_secret, created_at: 50,
+        webhook_secret: account.webhook_secret, created_at: 50, overdraft_micros: 0,
       });
     });
 
