@@ -1,33 +1,21 @@
 import type { IncomingMessage } from 'node:http';
 import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
-import { WebSocket, WebSocketServer } from 'ws';
-import {
-  AST_EVENTS,
-  type ResponseMeta,
-  type TranslateRequest,
-  type TranslateResponse,
-  decodeTranslateRequest,
-  encodeTranslateResponse,
-} from './ast-proto.js';
-import type { FaultBook, FaultRule } from './faults.js';
-import type { LoggedRequest, RequestsLog } from './requests-log.js';
-import { SPEECH_CODES, headerValue, speechErrorForStatus } from './speech.js';
-import { oggOpusPages } from './ogg.js';
-import { hashOf, words } from './text.js';
+import { WebSocketServer } from 'ws';
+import { AstSession } from './ast-session.js';
+import type { FaultBook } from './faults.js';
+import type { RequestsLog } from './requests-log.js';
+import { headerValue, speechErrorForStatus } from './speech.js';
+import { hashOf } from './text.js';
 
-// AST 2.0 simultaneous interpretation (volcengine-formats.md §4): a WebSocket whose binary messages are one
-// protobuf each. The answer is a function of the PCM byte count, so a test can compute texts and billing.
+// AST 2.0 simultaneous interpretation (volcengine-formats.md §4): the WebSocket upgrade, where the fault rule
+// is taken and the faults that come before any frame (delay, hang, reset, status) are applied. The session
+// that follows is ast-session.ts.
 
 export const AST_PATH = '/api/v4/ast/v2/translate';
 const REQUIRED_HEADERS = ['x-api-app-key', 'x-api-access-key', 'x-api-resource-id'];
-/** 16 kHz × 16-bit mono: 32 bytes of PCM per millisecond. */
-const PCM_BYTES_PER_MS = 32;
-/** Each input token is 40 ms of speech. */
-const MS_PER_INPUT_TOKEN = 40;
-const SOURCE_AUDIO = { rate: 16000, bits: 16, channel: 1 } as const;
-const OK_META = { StatusCode: SPEECH_CODES.ok, Message: 'OK' };
 
 export interface AstUpgrades {
   /** The http server's `upgrade` listener. */
@@ -39,14 +27,19 @@ export interface AstUpgrades {
 export function createAstUpgrades({ faults, log }: { faults: FaultBook; log: RequestsLog }): AstUpgrades {
   const wss = new WebSocketServer({ noServer: true });
   const pending = new Set<Duplex>();
-  wss.on('headers', (headers, req) => headers.push(`X-Tt-Logid: ${hashOf(req.headers['x-api-connect-id'] ?? req.url)}`));
+  /** A `headers` fault's headers, for the 101 of the upgrade that matched it. */
+  const extraHeaders = new WeakMap<IncomingMessage, Readonly<Record<string, string>>>();
+  wss.on('headers', (headers, req) => {
+    headers.push(`X-Tt-Logid: ${hashOf(req.headers['x-api-connect-id'] ?? req.url)}`);
+    headers.push(...headerLines(extraHeaders.get(req)));
+  });
 
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const url = req.url ?? '/';
     const path = url.split('?')[0] as string;
     const kind = path === AST_PATH ? 'ast' : null;
     const entry = log.record({ kind, method: req.method ?? 'GET', path: url, headers: req.headers, body: null });
-    if (!kind) return refuse(socket, 404, speechErrorForStatus(404, `no sandbox WebSocket at ${path}`));
+    if (!kind) return refuse(socket, { status: 404, body: speechErrorForStatus(404, `no sandbox WebSocket at ${path}`) });
     // a session is the work a `task_outcome` rule decides the fate of
     const rule = faults.take({ kind, path, model: undefined, createsTask: true });
     pending.add(socket);
@@ -55,13 +48,21 @@ export function createAstUpgrades({ faults, log }: { faults: FaultBook; log: Req
       if (pending.delete(socket)) entry.aborted = true;
     });
     if (rule?.delay_ms) await delay(rule.delay_ms);
-    if (socket.destroyed || rule?.hang) return;
+    if (socket.destroyed) return;
+    if (rule?.hang) return awaitClientLeaving(socket);
     pending.delete(socket);
+    // the upgrade request was read: no 101, no refusal, a TCP RST (an http server's upgrade socket is a net.Socket)
+    if (rule?.reset) {
+      (socket as Socket).resetAndDestroy();
+      return;
+    }
+    const headers = rule?.headers;
     if (rule?.status !== undefined) {
-      return refuse(socket, rule.status, rule.body ?? speechErrorForStatus(rule.status, `sandbox fault: status ${rule.status}`));
+      return refuse(socket, { status: rule.status, body: rule.body ?? speechErrorForStatus(rule.status, `sandbox fault: status ${rule.status}`), headers });
     }
     const missing = REQUIRED_HEADERS.filter((name) => !headerValue(req.headers, name));
-    if (missing.length > 0) return refuse(socket, 401, speechErrorForStatus(401, `missing header: ${missing.join(', ')}`));
+    if (missing.length > 0) return refuse(socket, { status: 401, body: speechErrorForStatus(401, `missing header: ${missing.join(', ')}`), headers });
+    if (rule?.headers) extraHeaders.set(req, rule.headers);
     wss.handleUpgrade(req, socket, head, (ws) => new AstSession(ws, entry, rule).start());
   }
 
@@ -77,169 +78,38 @@ export function createAstUpgrades({ faults, log }: { faults: FaultBook; log: Req
   };
 }
 
+/**
+ * Reads (and discards) a hung upgrade's socket until the client's end, then closes it. The http server hands
+ * an upgrade socket over paused and half-open, so without this the client's FIN is never seen: the socket
+ * would never close and the requests log never learn that the client gave up.
+ */
+function awaitClientLeaving(socket: Duplex): void {
+  socket.once('end', () => socket.destroy());
+  socket.resume();
+}
+
+/** `Name: value` lines; faults.ts refused any name or value that would break the head they go into. */
+function headerLines(headers: Readonly<Record<string, string>> | undefined): string[] {
+  return Object.entries(headers ?? {}).map(([name, value]) => `${name}: ${value}`);
+}
+
+interface Refusal {
+  readonly status: number;
+  readonly body: unknown;
+  /** A `headers` fault's. */
+  readonly headers?: Readonly<Record<string, string>> | undefined;
+}
+
 /** Answers an upgrade with a plain HTTP response: the handshake is refused. */
-function refuse(socket: Duplex, status: number, body: unknown): void {
+function refuse(socket: Duplex, { status, body, headers = {} }: Refusal): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
   const type = typeof body === 'string' ? 'text/plain' : 'application/json';
-  const head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\nConnection: close\r\nContent-Type: ${type}\r\n`;
+  // keyed in lower case, so a fault's header replaces ours rather than doubling it (as Reply does)
+  const fields: Record<string, string> = { 'content-type': type };
+  for (const [name, value] of Object.entries(headers)) fields[name.toLowerCase()] = value;
+  const lines = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`, 'Connection: close', ...headerLines(fields)];
+  const head = `${lines.join('\r\n')}\r\n`;
   // destroyed once written, as ws does it: the client reads the answer and has no reason to keep the socket
   socket.once('finish', () => socket.destroy());
   socket.end(`${head}Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
-}
-
-interface SessionConfig {
-  mode: 's2t' | 's2s';
-  targetLanguage: string;
-  voice: string;
-}
-
-/** One connection, one session: StartSession, audio, FinishSession; then the results, and the socket closes. */
-class AstSession {
-  private phase: 'waiting' | 'started' | 'answering' | 'ended' = 'waiting';
-  private config: SessionConfig = { mode: 's2t', targetLanguage: '', voice: '' };
-  private sessionId = '';
-  private audioBytes = 0;
-  private sent = 0;
-  private closedByServer = false;
-  private loggedBody: Record<string, unknown> = {};
-  /** Frames are handled one after another, so a FinishSession never overtakes the audio before it. */
-  private queue = Promise.resolve();
-
-  constructor(
-    private readonly ws: WebSocket,
-    private readonly entry: LoggedRequest,
-    private readonly rule: FaultRule | undefined,
-  ) {}
-
-  start(): void {
-    this.ws.on('error', () => {});
-    this.ws.on('close', () => {
-      if (!this.closedByServer) this.entry.aborted = true;
-    });
-    this.ws.on('message', (data, isBinary) => {
-      const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data);
-      this.queue = this.queue.then(() => this.receive(bytes, isBinary)).catch(() => this.cut());
-    });
-    if (this.rule?.drop_after_chunks === 0) this.cut();
-  }
-
-  private async receive(bytes: Buffer, isBinary: boolean): Promise<void> {
-    // once the answer is under way, late frames change nothing
-    if (this.phase === 'answering' || this.phase === 'ended') return;
-    if (!isBinary) return this.fail(SPEECH_CODES.invalidParams, 'expected binary frames, each one protobuf TranslateRequest');
-    let request: TranslateRequest;
-    try {
-      request = decodeTranslateRequest(bytes);
-    } catch (error) {
-      return this.fail(SPEECH_CODES.invalidParams, `malformed TranslateRequest: ${(error as Error).message}`);
-    }
-    const event = request.event ?? 0;
-    if (this.phase === 'waiting') {
-      if (event !== AST_EVENTS.StartSession) return this.fail(SPEECH_CODES.invalidParams, `event ${event} before StartSession (100)`);
-      return this.startSession(request);
-    }
-    if (event === AST_EVENTS.TaskRequest) {
-      this.audioBytes += request.source_audio?.binary_data?.length ?? 0;
-      this.loggedBody.audio_bytes = this.audioBytes;
-    } else if (event === AST_EVENTS.FinishSession) return this.answer();
-    else if (event !== AST_EVENTS.UpdateConfig) {
-      return this.fail(SPEECH_CODES.invalidParams, `event ${event}: not expected in a started session`);
-    }
-  }
-
-  private async startSession(request: TranslateRequest): Promise<void> {
-    const config = sessionConfig(request);
-    if (typeof config === 'string') return this.fail(SPEECH_CODES.invalidParams, config);
-    this.config = config;
-    this.sessionId = request.request_meta?.SessionID ?? '';
-    const { request_meta, user, source_audio, target_audio, request: params } = request;
-    const { binary_data: _audio, ...sourceAudio } = source_audio ?? {};
-    this.loggedBody = { request_meta, user, source_audio: sourceAudio, target_audio, request: params, audio_bytes: 0 };
-    // the log entry is written at upgrade time, before any frame; it learns the session's parameters now
-    (this.entry as { body: unknown }).body = this.loggedBody;
-    this.phase = 'started';
-    if (!(await this.send({ event: AST_EVENTS.SessionStarted, response_meta: OK_META }))) return;
-    if (this.rule?.task_outcome === 'failed') return this.fail(SPEECH_CODES.server, 'ServerInternalError');
-  }
-
-  private async answer(): Promise<void> {
-    this.phase = 'answering';
-    const durationMs = Math.floor(this.audioBytes / PCM_BYTES_PER_MS);
-    const source = `source speech of ${durationMs} ms`;
-    const translation = `[${this.config.targetLanguage || 'en'}] translated speech of ${durationMs} ms`;
-    const billing = {
-      duration_ms: durationMs,
-      input_tokens: Math.ceil(durationMs / MS_PER_INPUT_TOKEN),
-      output_tokens: words(translation).length,
-    };
-    const frames: TranslateResponse[] = [
-      { event: AST_EVENTS.SourceSubtitleResponse, text: partial(source) },
-      { event: AST_EVENTS.SourceSubtitleEnd, text: source },
-      { event: AST_EVENTS.TranslationSubtitleResponse, text: partial(translation) },
-      { event: AST_EVENTS.TranslationSubtitleEnd, text: translation },
-    ];
-    for (const frame of frames) if (!(await this.send({ ...frame, response_meta: OK_META }))) return;
-    if (this.config.mode === 's2s') {
-      for (const page of oggOpusPages({ durationMs, ...this.config })) {
-        if (!(await this.send({ event: AST_EVENTS.TTSResponse, response_meta: OK_META, data: page }))) return;
-      }
-    }
-    if (!(await this.send({ event: AST_EVENTS.UsageResponse, response_meta: { ...OK_META, billing } }))) return;
-    if (!(await this.send({ event: AST_EVENTS.SessionFinished, response_meta: OK_META }))) return;
-    this.end();
-  }
-
-  /** SessionFailed with the reason, then the socket closes: the session cannot go on. */
-  private async fail(statusCode: number, message: string): Promise<void> {
-    this.phase = 'ended';
-    if (await this.send({ event: AST_EVENTS.SessionFailed, response_meta: { StatusCode: statusCode, Message: message } })) this.end();
-  }
-
-  /** Sends one frame, after the fault's delay; false when the session should stop (client gone, or dropped). */
-  private async send(response: TranslateResponse & { response_meta: ResponseMeta }): Promise<boolean> {
-    const { chunk_delay_ms: chunkDelayMs, drop_after_chunks: dropAfter } = this.rule ?? {};
-    if (chunkDelayMs) await delay(chunkDelayMs);
-    if (this.ws.readyState !== WebSocket.OPEN) return false;
-    this.sent += 1;
-    const meta = { SessionID: this.sessionId, Sequence: this.sent, ...response.response_meta };
-    const frame = encodeTranslateResponse({ ...response, response_meta: meta });
-    // waiting for each write is the backpressure: a slow reader slows the session down
-    const written = await new Promise<boolean>((resolve) => this.ws.send(frame, { binary: true }, (error) => resolve(!error)));
-    if (this.sent === dropAfter) {
-      this.cut(); // after the write: the frame must reach the client before the connection breaks
-      return false;
-    }
-    return written && this.ws.readyState === WebSocket.OPEN;
-  }
-
-  private end(): void {
-    this.phase = 'ended';
-    this.closedByServer = true;
-    this.ws.close(1000);
-  }
-
-  /** Breaks the connection without a closing handshake (a drop fault, or an error in the sandbox). */
-  private cut(): void {
-    this.phase = 'ended';
-    this.closedByServer = true;
-    this.ws.terminate();
-  }
-}
-
-function sessionConfig({ request, source_audio: source, target_audio: target }: TranslateRequest): SessionConfig | string {
-  const mode = request?.mode;
-  if (mode !== 's2t' && mode !== 's2s') return 'request.mode: expected "s2t" or "s2s"';
-  if (source?.format !== 'wav' && source?.format !== 'pcm') return 'source_audio.format: expected "wav" (raw PCM)';
-  for (const [name, want] of Object.entries(SOURCE_AUDIO)) {
-    const got = source[name as keyof typeof SOURCE_AUDIO];
-    if (got !== want) return `source_audio.${name}: expected ${want}, got ${got ?? 'nothing'}`;
-  }
-  if (mode === 's2s' && target?.format !== 'ogg_opus') return 'target_audio.format: expected "ogg_opus" for s2s';
-  return { mode, targetLanguage: request?.target_language ?? '', voice: request?.voice ?? '' };
-}
-
-/** The first half of the words (rounded up): what a partial subtitle shows before the sentence ends. */
-function partial(text: string): string {
-  const all = words(text);
-  return all.slice(0, Math.ceil(all.length / 2)).join(' ');
 }

@@ -4,7 +4,7 @@ import {
   openAiError,
   openAiErrorForStatus,
 } from './openai-common.js';
-import { sseData } from './reply.js';
+import { SSE_HEADERS, mapChunks, midStreamErrorMessage, sseData } from './reply.js';
 import type { SandboxContext, SandboxRoute } from './route.js';
 import {
   MAX_REPLY_WORDS,
@@ -64,11 +64,12 @@ async function answerChat(ctx: SandboxContext): Promise<void> {
   const headers = { 'x-request-id': `req_${hash}` };
   if (!request.stream) return ctx.reply.json(200, chatCompletion(request, plan, usage, ids), headers);
 
-  ctx.reply.startStream(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers });
-  for (const chunk of chatChunks(request, plan, usage, ids)) {
-    if (!(await ctx.reply.write(sseData(chunk)))) return;
-  }
-  ctx.reply.end();
+  await ctx.reply.stream({
+    headers: { ...SSE_HEADERS, ...headers },
+    chunks: mapChunks(chatChunks(request, plan, usage, ids), sseData),
+    // OpenAI's mid-stream error: a data event whose object has a top-level `error` (chat-formats.md §2.4)
+    errorChunk: (sent) => sseData(openAiError(midStreamErrorMessage(sent), 'server_error')),
+  });
 }
 
 function parseChatRequest(body: unknown): ChatRequest | string {

@@ -1,19 +1,45 @@
+import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { openAiError } from './openai-common.js';
 import { isRecord } from './text.js';
 
-/** A programmed misbehaviour (DESIGN §8): selectors say which requests, the rest says what happens. */
+/**
+ * A programmed misbehaviour (DESIGN §8): selectors say which requests, the rest says what happens. Every
+ * behaviour applies to every kind; where a kind has no stream, the stream behaviours say what they do to
+ * its one answer. Order: `delay_ms`, then `hang` or `reset`, then `status` or the protocol's own answer.
+ */
 export interface FaultRule {
   readonly id: string;
   readonly kind?: string;
-  /** Matches requests whose path starts with this. */
+  /** Matches requests whose path starts with this (a task's poll path: `/api/v1/tasks/`, `…/tasks/cgt-`). */
   readonly path?: string;
   /** Matches requests whose JSON body has this `model`. */
   readonly model?: string;
   readonly status?: number;
   /** The error body sent with `status`: JSON, or a string sent as text/plain; OpenAI's error shape when absent. */
   readonly body?: unknown;
+  /** Extra response headers on whatever answer is sent (`retry-after` on a 429; AST: on the 101 or the refusal). */
+  readonly headers?: Readonly<Record<string, string>>;
   readonly delay_ms?: number;
+  /** The request is read and never answered. */
   readonly hang?: boolean;
+  /** The request is read, then the connection is reset (TCP RST): not one byte of an answer. */
+  readonly reset?: boolean;
+  /**
+   * The answer's body is broken, its status kept: a JSON answer is cut to its first half (an empty one becomes
+   * `{`); a stream's first chunk is cut the same way inside its framing and the stream then ends cleanly,
+   * without its end marker; an AST session's first frame is sent one byte short and the socket closed.
+   */
+  readonly malformed?: boolean;
+  /**
+   * A stream sends this many chunks, then its protocol's error (chat `data: {"error"}`, responses `error` and
+   * `response.failed`, messages `error`, speech code 55000000, AST SessionFailed) and ends without its end
+   * marker; fewer when the stream is shorter. Ignored by answers that are not streams.
+   */
+  readonly error_after_chunks?: number;
+  /**
+   * A stream sends this many chunks, then the connection is cut (fewer when the stream is shorter: the end
+   * marker never goes out); an answer that is not a stream is cut unsent.
+   */
   readonly drop_after_chunks?: number;
   readonly chunk_delay_ms?: number;
   readonly task_outcome?: 'succeeded' | 'failed';
@@ -31,19 +57,41 @@ export interface FaultSubject {
 
 type FieldCheck = (value: unknown) => boolean;
 const nonNegativeInt: FieldCheck = (v) => Number.isSafeInteger(v) && (v as number) >= 0;
+const boolean: FieldCheck = (v) => typeof v === 'boolean';
+/** The sandbox frames each body itself: a rule may not lie about its length or its encoding. */
+const FRAMING_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'upgrade']);
 const FIELDS: Record<string, { check: FieldCheck; expected: string }> = {
   kind: { check: (v) => typeof v === 'string', expected: 'a string' },
   path: { check: (v) => typeof v === 'string' && v.startsWith('/'), expected: 'a path starting with /' },
   model: { check: (v) => typeof v === 'string', expected: 'a string' },
   status: { check: (v) => Number.isInteger(v) && (v as number) >= 200 && (v as number) <= 599, expected: 'an HTTP status' },
   body: { check: () => true, expected: 'any JSON' },
+  headers: { check: isHeaderMap, expected: 'an object of header names to string values, framing headers excepted' },
   delay_ms: { check: nonNegativeInt, expected: 'a non-negative integer' },
-  hang: { check: (v) => typeof v === 'boolean', expected: 'a boolean' },
+  hang: { check: boolean, expected: 'a boolean' },
+  reset: { check: boolean, expected: 'a boolean' },
+  malformed: { check: boolean, expected: 'a boolean' },
+  error_after_chunks: { check: nonNegativeInt, expected: 'a non-negative integer' },
   drop_after_chunks: { check: nonNegativeInt, expected: 'a non-negative integer' },
   chunk_delay_ms: { check: nonNegativeInt, expected: 'a non-negative integer' },
   task_outcome: { check: (v) => v === 'succeeded' || v === 'failed', expected: '"succeeded" or "failed"' },
   times: { check: (v) => Number.isSafeInteger(v) && (v as number) >= 1, expected: 'a positive integer' },
 };
+
+/** Checked here, not when the answer is written: a bad header would otherwise throw inside a handler. */
+function isHeaderMap(value: unknown): boolean {
+  if (!isRecord(value)) return false;
+  try {
+    for (const [name, text] of Object.entries(value)) {
+      if (typeof text !== 'string' || FRAMING_HEADERS.has(name.toLowerCase())) return false;
+      validateHeaderName(name);
+      validateHeaderValue(name, text);
+    }
+  } catch {
+    return false;
+  }
+  return true;
+}
 
 /** Checks a posted rule; unknown fields are refused so a misspelt behaviour does not silently do nothing. */
 export function parseFaultRule(input: unknown): Omit<FaultRule, 'id'> | string {

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { sseEvent } from './reply.js';
+import { SSE_HEADERS, mapChunks, midStreamErrorMessage, sseEvent } from './reply.js';
 import type { SandboxContext, SandboxRoute } from './route.js';
 import {
   MAX_REPLY_WORDS,
@@ -81,11 +81,12 @@ async function answerMessages(ctx: SandboxContext): Promise<void> {
   const headers = { 'request-id': `req_${hash}` };
   if (!request.stream) return ctx.reply.json(200, message(request, plan, usage, ids), headers);
 
-  ctx.reply.startStream(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers });
-  for (const event of messageEvents(request, plan, usage, ids)) {
-    if (!(await ctx.reply.write(sseEvent(event.type, event)))) return;
-  }
-  ctx.reply.end();
+  await ctx.reply.stream({
+    headers: { ...SSE_HEADERS, ...headers },
+    chunks: mapChunks(messageEvents(request, plan, usage, ids), (event) => sseEvent(event.type, event)),
+    // Anthropic's mid-stream error (chat-formats.md §1.5); overloaded is the one it sends after a 200
+    errorChunk: (sent) => sseEvent('error', anthropicErrorForStatus(529, `Overloaded (${midStreamErrorMessage(sent)})`)),
+  });
 }
 
 function headerValue(headers: IncomingHttpHeaders, name: string): string {

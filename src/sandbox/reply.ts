@@ -1,12 +1,15 @@
 import { once } from 'node:events';
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
+import { type StreamFraming, malformedBody, malformedChunk } from './malformed.js';
 
+/** The fault rule's behaviours that shape an answer once the handler writes it (faults.ts documents each). */
 export interface ReplyFaults {
-  /** Destroy the socket after this many streamed chunks; a plain answer is dropped unsent. */
   readonly dropAfterChunks?: number | undefined;
-  /** Wait this long before each streamed chunk. */
+  readonly errorAfterChunks?: number | undefined;
   readonly chunkDelayMs?: number | undefined;
+  readonly malformed?: boolean | undefined;
+  readonly headers?: Readonly<Record<string, string>> | undefined;
 }
 
 export const SSE_HEADERS: OutgoingHttpHeaders = {
@@ -24,9 +27,34 @@ export function sseEvent(name: string, payload: unknown): string {
   return `event: ${name}\ndata: ${JSON.stringify(payload)}\n\n`;
 }
 
+/** Each chunk written out as it is made: a stream is never held whole. */
+export function* mapChunks<T>(chunks: Iterable<T>, write: (chunk: T) => string): Generator<string> {
+  for (const chunk of chunks) yield write(chunk);
+}
+
+/** The message of every mid-stream error an `error_after_chunks` fault makes, so a test can tell it is ours. */
+export const midStreamErrorMessage = (sent: number) => `sandbox fault: error after ${sent} chunks`;
+
+/** A streamed answer, as a protocol handler describes it. */
+export interface StreamAnswer {
+  readonly status?: number;
+  readonly headers: OutgoingHttpHeaders;
+  /** Made one at a time; the last one is the protocol's end marker (`[DONE]`, `message_stop`…). */
+  readonly chunks: Iterable<string>;
+  /** The protocol's own mid-stream error, sent by an `error_after_chunks` fault after `sent` chunks. */
+  readonly errorChunk: (sent: number) => string;
+}
+
+interface ChunkPlace {
+  readonly last: boolean;
+  readonly framing: StreamFraming;
+  readonly errorChunk: (sent: number) => string;
+}
+
 /**
- * The answer side of one request. Handlers write through it so that the fault rule's stream behaviours
- * (drop, per-chunk delay) apply to every protocol alike, and so backpressure is honoured in one place.
+ * The answer side of one request. Handlers write through it so that the fault rule's answer behaviours
+ * (headers, drop, error, malformed body, per-chunk delay) apply to every protocol alike, and so backpressure
+ * is honoured in one place.
  */
 export class Reply {
   /** True once the sandbox cut the connection on purpose, so the requests log does not blame the client. */
@@ -54,41 +82,78 @@ export class Reply {
 
   send(status: number, body: string | Buffer, headers: OutgoingHttpHeaders): void {
     if (!this.open) return;
+    // a plain answer has no chunks to count: a drop rule drops it whole
     if (this.faults.dropAfterChunks !== undefined) return this.drop();
-    this.res.writeHead(status, { ...headers, 'content-length': Buffer.byteLength(body) });
-    this.res.end(body);
+    const answer = this.faults.malformed ? malformedBody(body, headers) : { body, headers };
+    this.res.writeHead(status, { ...this.withFaultHeaders(answer.headers), 'content-length': Buffer.byteLength(answer.body) });
+    this.res.end(answer.body);
   }
 
-  /** Sends the headers of a streamed answer now, so the client sees them before the first chunk. */
-  startStream(status = 200, headers: OutgoingHttpHeaders = SSE_HEADERS): void {
-    if (!this.open) return;
-    this.res.writeHead(status, headers);
-    this.res.flushHeaders();
-    if (this.faults.dropAfterChunks === 0) {
-      this.dropped = true;
-      // destroySoon, not destroy: the headers just queued must reach the client before the cut
-      this.res.socket?.destroySoon();
+  /** Sends a stream: the headers at once, so the client sees them before the first chunk, then each chunk. */
+  async stream({ status = 200, headers, chunks, errorChunk }: StreamAnswer): Promise<void> {
+    if (!this.startStream(status, headers)) return;
+    const framing = headers['content-type'] === 'text/event-stream' ? 'sse' : 'lines';
+    const iterator = chunks[Symbol.iterator]();
+    // one chunk ahead, so the end marker is known as such before it is written
+    for (let next = iterator.next(); !next.done; ) {
+      const chunk = next.value;
+      next = iterator.next();
+      if (!(await this.streamChunk(chunk, { last: next.done === true, framing, errorChunk }))) return;
     }
+    if (this.open) this.res.end();
   }
 
-  /** Writes one chunk; resolves false when the handler should stop (client gone, or dropped by a fault). */
-  async write(chunk: string | Buffer): Promise<boolean> {
+  /** Cuts the connection without an answer (a dropped request, or an error after the headers). */
+  drop(): void {
+    this.dropped = true;
+    this.res.destroy();
+  }
+
+  /** Resets the connection (TCP RST): the client reads ECONNRESET, not a clean close. */
+  reset(): void {
+    this.dropped = true;
+    const socket = this.res.socket;
+    if (socket) socket.resetAndDestroy();
+    else this.res.destroy();
+  }
+
+  private startStream(status: number, headers: OutgoingHttpHeaders): boolean {
     if (!this.open) return false;
-    const { chunkDelayMs, dropAfterChunks } = this.faults;
+    this.res.writeHead(status, this.withFaultHeaders(headers));
+    this.res.flushHeaders();
+    if (this.faults.dropAfterChunks === 0) return this.cut();
+    return true;
+  }
+
+  /** Writes one chunk, or what a fault sends in its place; false once the stream is over for any reason. */
+  private async streamChunk(chunk: string, { last, framing, errorChunk }: ChunkPlace): Promise<boolean> {
+    if (!(await this.pace())) return false;
+    const { malformed, errorAfterChunks, dropAfterChunks } = this.faults;
+    if (malformed) return this.endWith(malformedChunk(chunk, framing));
+    // `last`: a faulted stream never sends its end marker, however short it is
+    if (errorAfterChunks !== undefined && (this.sent >= errorAfterChunks || last)) return this.endWith(errorChunk(this.sent));
+    if (dropAfterChunks !== undefined && last) return this.cut();
+    return this.write(chunk);
+  }
+
+  /** Waits the fault's per-chunk delay; false when the client left meanwhile. */
+  private async pace(): Promise<boolean> {
+    const { chunkDelayMs } = this.faults;
     if (chunkDelayMs) {
       try {
         await delay(chunkDelayMs, undefined, { signal: this.signal });
       } catch {
         return false;
       }
-      if (!this.open) return false;
     }
+    return this.open;
+  }
+
+  private async write(chunk: string): Promise<boolean> {
     this.sent += 1;
-    if (this.sent === dropAfterChunks) {
-      this.dropped = true;
-      // destroy in the callback: destroying now would discard the chunk still queued on the socket
-      this.res.write(chunk, () => this.res.destroy());
-      return false;
+    if (this.sent === this.faults.dropAfterChunks) {
+      this.res.write(chunk);
+      return this.cut();
     }
     if (this.res.write(chunk)) return true;
     try {
@@ -99,13 +164,28 @@ export class Reply {
     return this.open;
   }
 
-  end(): void {
-    if (this.open) this.res.end();
+  /** The last chunk of a stream a fault ends early: a clean end of the HTTP body, without the end marker. */
+  private endWith(chunk: string): false {
+    this.sent += 1;
+    this.res.end(chunk);
+    return false;
   }
 
-  /** Cuts the connection without an answer (a dropped request, or an error after the headers). */
-  drop(): void {
+  /** Breaks the stream after what was written: destroySoon, not destroy, so queued chunks reach the client first. */
+  private cut(): false {
     this.dropped = true;
-    this.res.destroy();
+    const socket = this.res.socket;
+    if (socket) socket.destroySoon();
+    else this.res.destroy();
+    return false;
+  }
+
+  /** The protocol's headers with the fault's added; a fault's header wins, so it can also replace one. */
+  private withFaultHeaders(headers: OutgoingHttpHeaders): OutgoingHttpHeaders {
+    const extra = this.faults.headers;
+    if (!extra) return headers;
+    const merged: OutgoingHttpHeaders = { ...headers };
+    for (const [name, value] of Object.entries(extra)) merged[name.toLowerCase()] = value;
+    return merged;
   }
 }

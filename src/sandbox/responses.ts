@@ -1,6 +1,6 @@
 import { SANDBOX_CREATED } from './chat.js';
 import { UNAUTHORIZED, hasBearer, openAiError, openAiErrorForStatus } from './openai-common.js';
-import { sseEvent } from './reply.js';
+import { SSE_HEADERS, mapChunks, midStreamErrorMessage, sseEvent } from './reply.js';
 import type { SandboxContext, SandboxRoute } from './route.js';
 import { MAX_REPLY_WORDS, type PlannedReply, hashOf, isRecord, planReply, requestedWords, wordPieces, words } from './text.js';
 
@@ -62,11 +62,11 @@ async function answerResponses(ctx: SandboxContext): Promise<void> {
   const headers = { 'x-request-id': `req_${hash}` };
   if (!request.stream) return ctx.reply.json(200, finalResponse(request, plan, usage, ids), headers);
 
-  ctx.reply.startStream(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers });
-  for (const event of responseEvents(request, plan, usage, ids)) {
-    if (!(await ctx.reply.write(sseEvent(event.type, event)))) return;
-  }
-  ctx.reply.end();
+  await ctx.reply.stream({
+    headers: { ...SSE_HEADERS, ...headers },
+    chunks: mapChunks(responseEvents(request, plan, usage, ids), (event) => sseEvent(event.type, event)),
+    errorChunk: (sent) => failureEvents(request, ids, sent),
+  });
 }
 
 function parseResponsesRequest(body: unknown): ResponsesRequest | string {
@@ -149,9 +149,10 @@ function fullUsage({ input_tokens, output_tokens }: Usage) {
 
 /** A Response object; the stream sends it in progress (no output, no usage) and then finished. */
 interface Progress {
-  status: 'in_progress' | 'completed' | 'incomplete';
+  status: 'in_progress' | 'completed' | 'incomplete' | 'failed';
   output: unknown[];
   usage: unknown;
+  error?: { code: string; message: string };
 }
 
 function responseObject(request: ResponsesRequest, ids: Ids, progress: Progress) {
@@ -160,7 +161,7 @@ function responseObject(request: ResponsesRequest, ids: Ids, progress: Progress)
     object: 'response',
     created_at: SANDBOX_CREATED,
     status: progress.status,
-    error: null,
+    error: progress.error ?? null,
     incomplete_details: progress.status === 'incomplete' ? { reason: 'max_output_tokens' } : null,
     instructions: request.instructions,
     max_output_tokens: request.maxOutputTokens,
@@ -214,4 +215,17 @@ function* responseEvents(request: ResponsesRequest, plan: PlannedReply, usage: U
   yield event('response.output_item.done', { output_index: 0, item });
   const done = finalResponse(request, plan, usage, ids);
   yield event(done.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response: done });
+}
+
+/**
+ * A failure mid-stream as OpenAI sends it (chat-formats.md §4, the recorded `openai-error` stream): `error`,
+ * then `response.failed`, numbered on from the `sent` events before them (events are numbered from 0).
+ */
+function failureEvents(request: ResponsesRequest, ids: Ids, sent: number): string {
+  const error = { code: 'server_error', message: midStreamErrorMessage(sent) };
+  const failed = responseObject(request, ids, { status: 'failed', output: [], usage: null, error });
+  return (
+    sseEvent('error', { type: 'error', sequence_number: sent, error: { type: 'server_error', ...error, param: null } }) +
+    sseEvent('response.failed', { type: 'response.failed', sequence_number: sent + 1, response: failed })
+  );
 }

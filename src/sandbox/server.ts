@@ -120,7 +120,10 @@ async function handleRequest(state: SandboxState, req: IncomingMessage, res: Ser
   const controller = new AbortController();
   const reply = new Reply(res, controller.signal, {
     dropAfterChunks: rule?.drop_after_chunks,
+    errorAfterChunks: rule?.error_after_chunks,
     chunkDelayMs: rule?.chunk_delay_ms,
+    malformed: rule?.malformed,
+    headers: rule?.headers,
   });
   res.once('close', () => {
     if (res.writableFinished) return;
@@ -136,6 +139,8 @@ async function handleRequest(state: SandboxState, req: IncomingMessage, res: Ser
     if (rule?.delay_ms) await delay(rule.delay_ms, undefined, { signal: controller.signal });
     // accepted and never answered: the close listener notes when the client gives up
     if (rule?.hang) return;
+    // after the body was read, as a proxy or load balancer that gives up on the upstream does it
+    if (rule?.reset) return reply.reset();
     if (rule?.status !== undefined) {
       const answer = rule.body ?? errorBody(rule.status, `sandbox fault: status ${rule.status}`);
       // a string goes out as it is: a proxy's HTML error page, not JSON

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
+import { mapChunks, midStreamErrorMessage } from './reply.js';
 import type { SandboxContext, SandboxRoute } from './route.js';
 import { hashOf, isRecord } from './text.js';
 
@@ -63,12 +64,15 @@ async function answerSpeech(ctx: SandboxContext): Promise<void> {
   const withUsage = ctx.headers['x-control-require-usage-tokens-return'] !== undefined;
 
   // no content-length: Node sends it chunked, each object as it is made
-  ctx.reply.startStream(200, { 'content-type': 'application/json', 'x-tt-logid': hashOf(ctx.body) });
-  for (const object of speechObjects(request, withUsage)) {
-    if (!(await ctx.reply.write(`${JSON.stringify(object)}\n`))) return;
-  }
-  ctx.reply.end();
+  await ctx.reply.stream({
+    headers: { 'content-type': 'application/json', 'x-tt-logid': hashOf(ctx.body) },
+    chunks: mapChunks(speechObjects(request, withUsage), jsonLine),
+    // a server error code in place of the final 20000000 (volcengine-formats.md §1: any code but 0 and 20000000)
+    errorChunk: (sent) => jsonLine({ code: SPEECH_CODES.server, message: midStreamErrorMessage(sent), data: null }),
+  });
 }
+
+const jsonLine = (object: unknown) => `${JSON.stringify(object)}\n`;
 
 /** Why the credentials are refused, or '' when they are enough: the new console's key, or the old app id and token. */
 function missingCredentials(headers: IncomingHttpHeaders): string {

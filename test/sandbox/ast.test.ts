@@ -4,7 +4,6 @@ import { after, before, beforeEach, test } from 'node:test';
 import WebSocket from 'ws';
 import {
   type Audio,
-  type ReqParams,
   type TranslateResponse,
   decodeTranslateRequest,
   decodeTranslateResponse,
@@ -12,6 +11,7 @@ import {
   encodeTranslateResponse,
 } from '../../src/sandbox/ast-proto.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.js';
+import { AST_HEADERS as HEADERS, AST_PATH, SOURCE, audio, exchangeFrames, finish, refusedUpgrade as refused, startSession, wsUrl as wsUrlOf } from './ast-client.js';
 import { addFault, clearSandbox, loggedRequests, pollUntil } from './sandbox-client.js';
 
 let sandbox: Sandbox;
@@ -21,48 +21,20 @@ before(async () => {
 after(() => sandbox.close());
 beforeEach(() => clearSandbox(sandbox.url));
 
-const AST_PATH = '/api/v4/ast/v2/translate';
-const HEADERS = {
-  'X-Api-App-Key': 'app-1',
-  'X-Api-Access-Key': 'token-1',
-  'X-Api-Resource-Id': 'volc.service_type.10053',
-  'X-Api-Connect-Id': 'conn-1',
-};
-const SOURCE: Audio = { format: 'wav', codec: 'raw', rate: 16000, bits: 16, channel: 1 };
 const OGG_TARGET: Audio = { format: 'ogg_opus', rate: 24000 };
-const wsUrl = (path = AST_PATH) => `${sandbox.url.replace('http://', 'ws://')}${path}`;
-
-const startSession = (request: ReqParams, target?: Audio) =>
-  encodeTranslateRequest({ event: 100, request_meta: { SessionID: 'sess-1' }, source_audio: SOURCE, target_audio: target, request });
-const audio = (bytes: number) =>
-  encodeTranslateRequest({ event: 200, request_meta: { SessionID: 'sess-1' }, source_audio: { binary_data: Buffer.alloc(bytes, 7) } });
-const finish = () => encodeTranslateRequest({ event: 102, request_meta: { SessionID: 'sess-1' } });
+const wsUrl = (path = AST_PATH) => wsUrlOf(sandbox.url, path);
 const meta = (sequence: number, extra: object = {}) => ({ SessionID: 'sess-1', Sequence: sequence, StatusCode: 20000000, Message: 'OK', ...extra });
 
 /** Opens a socket, sends the frames at once, and collects the decoded answers until the server closes. */
 async function exchange(frames: Uint8Array[]): Promise<{ responses: TranslateResponse[]; closeCode: number }> {
-  const ws = new WebSocket(wsUrl(), { headers: HEADERS });
-  const responses: TranslateResponse[] = [];
-  ws.on('message', (data) => responses.push(decodeTranslateResponse(data as Buffer)));
-  const closed = once(ws, 'close');
-  await once(ws, 'open');
-  for (const frame of frames) ws.send(frame);
-  const [closeCode] = (await closed) as [number];
-  return { responses, closeCode };
+  const { frames: received, closeCode } = await exchangeFrames(wsUrl(), frames);
+  return { responses: received.map((frame) => decodeTranslateResponse(frame)), closeCode };
 }
 
 /** An upgrade the server refuses: its status and JSON body. */
-function refusedUpgrade(headers: Record<string, string>, path = AST_PATH): Promise<{ status: number; body: unknown }> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(wsUrl(path), { headers });
-    ws.on('error', () => {});
-    ws.on('open', () => reject(new Error('the upgrade was accepted')));
-    ws.on('unexpected-response', (_req, res) => {
-      let text = '';
-      res.on('data', (chunk) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-    });
-  });
+async function refusedUpgrade(headers: Record<string, string>, path = AST_PATH): Promise<{ status: number; body: unknown }> {
+  const { status, body } = await refused(wsUrl(path), headers);
+  return { status, body };
 }
 
 test('the codec writes the wire bytes protobuf specifies and skips fields it does not know', () => {

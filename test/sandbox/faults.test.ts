@@ -133,3 +133,38 @@ test('a rule with an unknown or mistyped field is refused with 400', async () =>
   assert.match(((await typo.json()) as any).error.message, /^stauts: unknown field/);
   assert.equal(((await mistyped.json()) as any).error.message, 'delay_ms: expected a non-negative integer');
 });
+
+test("headers ride on a normal answer and on a stream's head, replacing the protocol's own of that name", async () => {
+  await addFault(sandbox.url, { kind: 'chat', headers: { 'X-Sandbox-Region': 'test', 'x-request-id': 'req_fault' } });
+  const plain = await postJson(chatUrl(), HELLO);
+  const stream = await postJson(chatUrl(), LONG_STREAM);
+  const seen = (res: Response) => [res.status, res.headers.get('x-sandbox-region'), res.headers.get('x-request-id')];
+  assert.deepEqual([seen(plain), seen(stream)], [[200, 'test', 'req_fault'], [200, 'test', 'req_fault']]);
+  assert.equal(((await plain.json()) as any).choices[0].message.content, 'Sandbox says: hello');
+  assert.match(await stream.text(), /data: \[DONE\]\n\n$/);
+});
+
+test('error_after_chunks leaves an answer that is not a stream whole', async () => {
+  await addFault(sandbox.url, { kind: 'chat', error_after_chunks: 0 });
+  const { status, body } = await postChat(sandbox.url, HELLO);
+  assert.deepEqual([status, body.choices[0].message.content], [200, 'Sandbox says: hello']);
+});
+
+test('malformed keeps the status of the answer it breaks', async () => {
+  await addFault(sandbox.url, { kind: 'chat', status: 429, malformed: true });
+  const res = await postJson(chatUrl(), HELLO);
+  const whole = JSON.stringify({ error: { message: 'sandbox fault: status 429', type: 'requests', param: null, code: null } });
+  assert.deepEqual([res.status, await res.text()], [429, whole.slice(0, whole.length / 2)]);
+});
+
+test('a headers rule with a framing header or a value that cannot be sent is refused with 400', async () => {
+  const refused = async (headers: unknown) => {
+    const res = await postJson(`${sandbox.url}/__sandbox/faults`, { headers }, { 'content-type': 'application/json' });
+    return [res.status, ((await res.json()) as any).error.message];
+  };
+  const message = 'headers: expected an object of header names to string values, framing headers excepted';
+  assert.deepEqual(
+    [await refused({ 'Content-Length': '3' }), await refused({ 'x-a': 'one\r\ntwo' }), await refused({ 'retry-after': 7 })],
+    [[400, message], [400, message], [400, message]],
+  );
+});
