@@ -65,7 +65,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
   const tasks = { store, pipeline, handlers, pollIntervalMs: config.tasks.poll_interval_ms, submitLeaseMs: config.tasks.submit_lease_ms };
   const engine = createTaskEngine({
     store, catalogue, handlers, pollIntervalMs: config.tasks.poll_interval_ms, leaseMs: config.tasks.lease_ms,
-    tickMs: config.tasks.tick_ms, taskTimeoutMs: config.tasks.timeout_ms, log: logger,
+    tickMs: config.tasks.tick_ms, taskTimeoutMs: config.tasks.timeout_ms, maxGenerationAttempts: config.tasks.max_generation_attempts, log: logger,
   });
   const webhooks = createWebhookDeliverer({
     store, retryDelaysMs: config.webhooks.retry_delays_ms, timeoutMs: config.webhooks.timeout_ms,

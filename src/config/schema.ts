@@ -120,6 +120,9 @@ export const ConfigSchema = z
         lease_ms: positiveInt.default(120_000),
         submit_lease_ms: positiveInt.default(120_000),
         timeout_ms: positiveInt.default(6 * 60 * 60 * 1000),
+        // Paid upstream work that may have been done even when no answer came back (an image
+        // generation) is tried at most this often per task, then the task fails and is refunded.
+        max_generation_attempts: positiveInt.default(3),
       })
       .strict()
       .default({}),

@@ -11,7 +11,6 @@ import type { TaskKind } from '../store/schema.js';
 import { findAccountTask, type TaskRow } from '../store/tasks.js';
 import { submitTask, type SubmitDeps } from '../tasks/submit.js';
 import { requireCaller } from './auth.js';
-import { abortOnClientGone } from './client-gone.js';
 import { runIdempotent } from './idempotency.js';
 
 export interface TaskRouteDeps {
@@ -46,14 +45,15 @@ export async function requireSafeUrl(url: string | undefined | null, field: stri
 export function taskCreateHandler<Normalised>(deps: TaskRouteDeps, spec: TaskCreateSpec<Normalised>): RouteHandlerMethod {
   return async function createTask(request, reply) {
     const caller = requireCaller(request);
-    const signal = abortOnClientGone(reply);
+    // No abort when the caller leaves: a submission runs to its end so the upstream's task is
+    // tracked and billed, not orphaned; the caller that left simply gets no answer.
     return runIdempotent({ store: deps.store, instanceId: deps.pipeline.instanceId }, request, reply, async () => {
       const normalised = await spec.normalise(request.body, request);
       const callbackUrl = spec.callbackUrlOf(normalised);
       await requireSafeUrl(callbackUrl, 'callback_url', deps.allowPrivateUrls);
       const task = await submitTask(deps.submit, {
         kind: spec.kind, caller, modelId: spec.modelOf(normalised), request: normalised,
-        estimate: (model) => spec.estimate(normalised, model), callbackUrl, requestId: request.id, signal,
+        estimate: (model) => spec.estimate(normalised, model), callbackUrl, requestId: request.id,
       }, request.log);
       return { statusCode: 200, body: spec.view(task) };
     });

@@ -10,6 +10,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '001_initial': { up: (db) => createInitialTables(db, dialect) },
     '002_task_records_and_assets': { up: (db) => addTaskRecordsAndAssets(db) },
     '003_money_at_the_edges': { up: (db) => addMoneyAtTheEdges(db) },
+    '004_task_generation_attempts': { up: (db) => addTaskGenerationAttempts(db) },
   };
 }
 
@@ -30,6 +31,12 @@ async function addMoneyAtTheEdges(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('usage').addColumn('unbilled_micros', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
   await db.schema.alterTable('usage').addColumn('flags', 'text').execute();
   await db.schema.alterTable('idempotency').addColumn('instance_id', 'text').execute();
+}
+
+// A generation the upstream may have performed (and charged us for) is counted before it is
+// asked for, so a crash in the middle of one still counts, and the count bounds the repeats.
+async function addTaskGenerationAttempts(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('tasks').addColumn('generation_attempts', 'integer', (c) => c.notNull().defaultTo(0)).execute();
 }
 
 // Tasks keep the upstream's own last record (the ARK-compatible GET answers with it) and the key

@@ -121,6 +121,8 @@ export interface TasksTable {
   upstream_record: string | null;
   key_id: string | null;
   request_id: string | null;
+  /** Paid upstream work started for this task (an image generation), counted before each start. */
+  generation_attempts: Generated<number>;
 }
 
 export type TaskKind = 'image' | 'video' | 'erase' | 'minutes';

@@ -8,7 +8,7 @@ export type TaskRow = Selectable<TasksTable>;
 const COLUMNS = [
   'id', 'account_id', 'key_id', 'request_id', 'kind', 'model', 'status', 'upstream_id', 'hold_id', 'request', 'result', 'error',
   'upstream_record', 'callback_url', 'attempts', 'next_poll_at', 'lease_until', 'lease_owner', 'created_at', 'updated_at',
-  'finished_at',
+  'finished_at', 'generation_attempts',
 ] as const;
 
 /** States the engine still works on; the rest are terminal. */
@@ -68,17 +68,37 @@ export async function claimDueTasks(
   );
 }
 
-/** The upstream accepted the task: it now has an upstream id and waits to be polled. */
+/**
+ * The upstream accepted the task: it now has an upstream id and waits to be polled. False when the
+ * task had already left `submitting` (the engine failed it as abandoned).
+ */
 export async function markSubmitted(
   db: Kysely<DB>,
   { id, upstreamId, upstreamRecord, nextPollAt, now }: { id: string; upstreamId: string | null; upstreamRecord: string | null; nextPollAt: number; now: number },
-): Promise<void> {
-  await db
+): Promise<boolean> {
+  const result = await db
     .updateTable('tasks')
     .set({ status: 'queued', upstream_id: upstreamId, upstream_record: upstreamRecord, next_poll_at: nextPollAt, lease_until: null, lease_owner: null, updated_at: now })
     .where('id', '=', id)
     .where('status', '=', 'submitting')
-    .execute();
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/**
+ * Counts one more generation attempt, written before the upstream is asked, and shows the task as
+ * `processing`. Only the lease holder may start one: false means the lease is gone and nothing
+ * may be sent upstream.
+ */
+export async function startGenerationAttempt(db: Kysely<DB>, { id, owner, now }: { id: string; owner: string; now: number }): Promise<boolean> {
+  const result = await db
+    .updateTable('tasks')
+    .set((eb) => ({ generation_attempts: eb('generation_attempts', '+', 1), status: 'processing', updated_at: now }))
+    .where('id', '=', id)
+    .where('lease_owner', '=', owner)
+    .where('status', 'in', LIVE_STATUSES)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 /** A poll that found the task still running: new status, next poll time, lease given back. */

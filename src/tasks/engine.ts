@@ -10,7 +10,7 @@ import { insertAssets } from '../store/assets.js';
 import { newId } from '../store/ids.js';
 import type { Store } from '../store/open.js';
 import type { TaskKind } from '../store/schema.js';
-import { claimDueTasks, finishTask, recordPoll, type TaskRow } from '../store/tasks.js';
+import { claimDueTasks, finishTask, recordPoll, startGenerationAttempt, type TaskRow } from '../store/tasks.js';
 import { enqueueWebhook } from '../store/webhook-outbox.js';
 import type { PollOutcome, TaskError, TaskKindHandler } from './types.js';
 import { webhookPayload } from './webhook-payload.js';
@@ -30,6 +30,8 @@ export interface TaskEngineOptions {
   tickMs: number;
   /** A task still unfinished this long after creation fails and is refunded. */
   taskTimeoutMs: number;
+  /** Paid upstream work (an image generation) is started at most this many times per task, crashes included. */
+  maxGenerationAttempts: number;
   log: EngineLogger;
   now?: () => number;
 }
@@ -50,6 +52,16 @@ function nextPollDelay(intervalMs: number, attempts: number, failed: boolean): n
   const factor = failed ? 2 ** Math.min(attempts, 3) : 2 ** Math.floor(attempts / 10);
   return intervalMs * Math.min(factor, MAX_BACKOFF_FACTOR);
 }
+
+/** Thrown by startGeneration when another instance holds the task now: nothing may be sent upstream. */
+class LeaseLostError extends Error {
+  override name = 'LeaseLostError';
+}
+
+const generationsExhausted = (attempts: number): TaskError => ({
+  code: 'generation_attempts_exhausted',
+  message: `the upstream did not complete the work in ${attempts} attempt${attempts === 1 ? '' : 's'}`,
+});
 
 export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
   const { store, catalogue, handlers, log } = options;
@@ -101,6 +113,12 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
       // Its submitter's lease ran out: that request died before the upstream answered.
       return finish(task, undefined, { state: 'failed', error: { code: 'submit_interrupted', message: 'the gateway stopped before the upstream accepted the task' } });
     }
+    if (task.generation_attempts >= options.maxGenerationAttempts) {
+      // Every attempt allowed was started, the last by an instance that died in it (the lease ran
+      // out): the upstream may have done that work, so it is not asked again.
+      log.warn({ taskId: task.id, generationAttempts: task.generation_attempts }, 'generation attempts exhausted by an interrupted attempt; failing the task');
+      return finish(task, undefined, { state: 'failed', error: generationsExhausted(task.generation_attempts) });
+    }
     let model: ResolvedModel;
     try {
       model = catalogue.resolve(task.model, MODEL_TYPE_OF_KIND[kind]);
@@ -109,6 +127,7 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
     }
     const interval = options.pollIntervalMs[kind];
     let outcome: PollOutcome;
+    let generationStarted = false;
     // A long poll (an image being generated) keeps its lease, so no other instance starts it again.
     const heartbeat = setInterval(() => {
       store.db.updateTable('tasks').set({ lease_until: now() + options.leaseMs }).where('id', '=', task.id).where('lease_owner', '=', owner).execute()
@@ -118,17 +137,32 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
     try {
       outcome = await handler.poll(task, model, {
         signal: controller.signal,
-        markProcessing: async () => {
-          await store.db.updateTable('tasks').set({ status: 'processing', updated_at: now() }).where('id', '=', task.id).where('lease_owner', '=', owner).execute();
+        startGeneration: async () => {
+          // Written before the upstream is asked, so an attempt cut off by a crash still counts.
+          if (!(await startGenerationAttempt(store.db, { id: task.id, owner, now: now() }))) throw new LeaseLostError(`task ${task.id} is no longer leased by ${owner}`);
+          generationStarted = true;
         },
       });
     } catch (error) {
+      if (error instanceof LeaseLostError) {
+        log.warn({ taskId: task.id }, 'the task lease was lost before a generation; its new holder carries on');
+        return;
+      }
+      const generations = task.generation_attempts + (generationStarted ? 1 : 0);
+      if (generationStarted && generations >= options.maxGenerationAttempts) {
+        // The upstream may have done (and charged for) the work each time: never asked blindly again.
+        log.warn({ err: error, taskId: task.id, generationAttempts: generations }, 'the last generation attempt failed; failing the task');
+        return finish(task, model, { state: 'failed', error: generationsExhausted(generations) });
+      }
       if (now() - task.created_at > options.taskTimeoutMs) {
         return finish(task, model, { state: 'failed', error: { code: 'upstream_timeout', message: 'the upstream did not finish the task in time' } });
       }
-      log.warn({ err: error, taskId: task.id }, 'polling the upstream failed; will retry');
+      log.warn({ err: error, taskId: task.id, generationAttempts: generations }, generationStarted ? 'a generation attempt failed; will try again' : 'polling the upstream failed; will retry');
       const attempts = task.attempts + 1;
-      await recordPoll(store.db, { id: task.id, owner, status: task.status as 'queued' | 'processing', attempts, nextPollAt: now() + nextPollDelay(interval, attempts, true), now: now() });
+      // Generation attempts back off by their own count: 2, 4, 8 poll intervals.
+      const delay = generationStarted ? nextPollDelay(interval, generations, true) : nextPollDelay(interval, attempts, true);
+      const status = generationStarted ? 'processing' : (task.status as 'queued' | 'processing');
+      await recordPoll(store.db, { id: task.id, owner, status, attempts, nextPollAt: now() + delay, now: now() });
       return;
     } finally {
       clearInterval(heartbeat);

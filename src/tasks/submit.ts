@@ -1,6 +1,6 @@
 // Creating a task: the pipeline's front half (model, rate limit, estimate, hold) written once for
 // every asynchronous endpoint. The hold and the task row are written together; the upstream is
-// then asked to create its task, and a refusal there releases the hold at once.
+// then asked, once, to create its task, and a refusal there releases the hold at once.
 import { holdFundsIn, releaseHoldIn } from '../billing/ledger.js';
 import type { Units } from '../billing/prices.js';
 import { GatewayError, upstream as upstreamError } from '../errors.js';
@@ -31,7 +31,6 @@ export interface SubmitRequest {
   estimate(model: ResolvedModel): Units;
   callbackUrl?: string | null;
   requestId: string;
-  signal: AbortSignal;
 }
 
 const ID_PREFIX = { image: 'img', video: 'vid', erase: 'erase', minutes: 'min' } as const;
@@ -61,12 +60,16 @@ export async function submitTask(deps: SubmitDeps, args: SubmitRequest, log: Pip
   const task = (await findTask(store.db, taskId))!;
   let submitted: { upstreamId: string | null; upstreamRecord?: unknown };
   try {
-    // Bounded well inside the submit lease: past the lease the engine fails the task, and an
-    // upstream that answered later would hold a task nobody tracks.
-    const signal = AbortSignal.any([args.signal, AbortSignal.timeout(Math.floor(deps.submitLeaseMs / 2))]);
+    // Not stopped when the caller leaves: the upstream may already have taken the task, and only
+    // its id lets the engine follow it to its end and bill it. Bounded well inside the submit
+    // lease instead: past the lease the engine fails the task, and an upstream that answered
+    // later would hold a task nobody tracks.
+    const signal = AbortSignal.timeout(Math.floor(deps.submitLeaseMs / 2));
     submitted = await deps.handlers[args.kind].submit(task, model, signal);
   } catch (error) {
-    // The upstream never took the task: fail it and give the money back, in one step.
+    // Never submitted again: an upstream that timed out or answered garbage may still have taken
+    // the task, and a second submit would make (and bill us for) a second one. Fail it and give
+    // the money back, in one step.
     await store.db.transaction().execute(async (trx) => {
       const failed = await finishTask(trx, { id: taskId, status: 'failed', error: JSON.stringify({ code: 'upstream_refused', message: 'the upstream refused the task' }), now: Date.now() });
       if (failed?.hold_id) await releaseHoldIn(trx, failed.hold_id, { note: 'upstream refused the task' });
@@ -76,7 +79,7 @@ export async function submitTask(deps: SubmitDeps, args: SubmitRequest, log: Pip
     throw upstreamError(error);
   }
   const now = Date.now();
-  await markSubmitted(store.db, {
+  const tracked = await markSubmitted(store.db, {
     id: taskId,
     upstreamId: submitted.upstreamId,
     upstreamRecord: submitted.upstreamRecord === undefined ? null : JSON.stringify(submitted.upstreamRecord),
@@ -84,5 +87,10 @@ export async function submitTask(deps: SubmitDeps, args: SubmitRequest, log: Pip
     nextPollAt: submitted.upstreamId === null ? now : now + deps.pollIntervalMs[args.kind],
     now,
   });
+  if (!tracked) {
+    // The engine failed (and refunded) the task as abandoned before the upstream answered: the
+    // upstream's task now runs unbilled, which the operator must hear about.
+    log.error({ taskId, upstreamId: submitted.upstreamId }, 'the upstream accepted a task already failed as abandoned; its upstream task is not tracked');
+  }
   return (await findTask(store.db, taskId))!;
 }

@@ -32,15 +32,28 @@ export type PollOutcome =
 
 export interface PollContext {
   signal: AbortSignal;
-  /** Shows `processing` on the task while a long upstream call runs (images are generated inside a poll). */
-  markProcessing(): Promise<void>;
+  /**
+   * Call right before asking the upstream for paid work that a repeat would pay for again (an
+   * image generated inside a poll, a summary written): it counts the attempt durably and shows the
+   * task as `processing`. The engine allows `tasks.max_generation_attempts` of them per task, crashes
+   * included; a poll that only asks how a task is doing never calls it. Throws when the lease is lost.
+   */
+  startGeneration(): Promise<void>;
 }
 
 export interface TaskKindHandler {
   kind: TaskKind;
   /** `task_type` in webhook payloads. */
   webhookType: 'video' | 'erase_subtitle' | 'minutes' | 'image';
-  /** Creates the upstream task; a kind the engine runs itself (images) returns a null id. */
+  /**
+   * Creates the upstream task; a kind the engine runs itself (images) returns a null id. Called
+   * once per task and never repeated: a throw fails the task and releases its hold.
+   */
   submit(task: TaskRow, model: ResolvedModel, signal: AbortSignal): Promise<{ upstreamId: string | null; upstreamRecord?: unknown }>;
+  /**
+   * Asks after the task (or, for images, does it). A throw means "no answer this time": the engine
+   * asks again after a backoff, until the task timeout or, once startGeneration was called, until
+   * the generation attempts run out; either way the task then fails and its hold is released.
+   */
   poll(task: TaskRow, model: ResolvedModel, context: PollContext): Promise<PollOutcome>;
 }

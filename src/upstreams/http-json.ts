@@ -1,6 +1,7 @@
 // JSON GET and DELETE on a channel's pool, for task upstreams that are polled.
 import type { Upstream } from './pool.js';
 import { UpstreamHttpError, headerValue } from './http.js';
+import { MalformedAnswerError } from './malformed.js';
 
 export async function requestJson(
   upstream: Upstream,
@@ -17,8 +18,18 @@ export async function requestJson(
   if (response.statusCode < 200 || response.statusCode >= 300) {
     throw new UpstreamHttpError(response.statusCode, text.slice(0, 64 * 1024), headerValue(response.headers['content-type']));
   }
-  return { statusCode: response.statusCode, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+  return { statusCode: response.statusCode, headers: response.headers, body: text ? parseAnswer(text, args.path) : undefined };
 }
+
+function parseAnswer(text: string, path: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new MalformedAnswerError(`${path}: the upstream answered a success status with a body that is not JSON`);
+  }
+}
+
+export const isJsonObject = (value: unknown): value is Record<string, any> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export const bearer = (upstream: Upstream): Record<string, string> =>
   upstream.channel.api_key ? { authorization: `Bearer ${upstream.channel.api_key}` } : {};

@@ -1,6 +1,6 @@
 // Tasks survive the process: a gateway killed with SIGKILL mid-task and started again finishes
-// every task, ends every hold exactly once and sends every callback; two processes on one
-// PostgreSQL never finish the same task twice.
+// every task, ends every hold exactly once and sends every callback, and counts a generation it
+// was killed in as an attempt; two processes on one PostgreSQL never finish the same task twice.
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,13 +17,13 @@ import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
 const postgres = await requirePostgresOrSkip('multi-process task engine on PostgreSQL');
 
-function writeConfig(dir: string, sandbox: Sandbox, store: string): string {
+function writeConfig(dir: string, sandbox: Sandbox, store: string, tasks: Record<string, unknown> = {}): string {
   const file = path.join(dir, 'tollroute.yaml');
   writeFileSync(file, JSON.stringify({
     ...sandboxCatalogue(sandbox.url), store, admin_token: ADMIN_TOKEN, log_level: 'warn', data_dir: dir,
     network: { allow_private_urls: true },
     limits: { default_rpm: 100_000, shutdown_grace_ms: 2_000 },
-    tasks: { poll_interval_ms: { image: 100, video: 100, erase: 100, minutes: 100 }, tick_ms: 50, lease_ms: 1_500, submit_lease_ms: 1_500 },
+    tasks: { poll_interval_ms: { image: 100, video: 100, erase: 100, minutes: 100 }, tick_ms: 50, lease_ms: 1_500, submit_lease_ms: 1_500, ...tasks },
     webhooks: { retry_delays_ms: [200, 400, 800] },
   }));
   return file;
@@ -105,6 +105,43 @@ describe('task recovery', () => {
     const ledger = (await call(second.base, ADMIN_TOKEN, 'GET', `/admin/accounts/${accountId}/ledger?limit=1000`)).body.data;
     assert.equal(assertHoldsEndedOnce(ledger), ids.length);
     assert.equal(account.balance_micros, 50_000_000 - 4 * 5 * 100_000 - 2 * 40_000);
+  });
+
+  test('a gateway killed mid-generation counts that generation: the next one generates only in the attempts left and ends the task once', async () => {
+    const sandbox = await startSandbox({ port: 0, taskMs: 300 });
+    const receiver = await startReceiver();
+    cleanups.push(() => sandbox.close(), () => receiver.close());
+    const dir = mkdtempSync(path.join(tmpdir(), 'tollroute-crash-generation-'));
+    const configFile = writeConfig(dir, sandbox, `sqlite:${path.join(dir, 'tollroute.db')}`, { max_generation_attempts: 2 });
+    // The first generation is still running when the gateway dies; every later one answers garbage.
+    await call(sandbox.url, '', 'POST', '/__sandbox/faults', { kind: 'images', delay_ms: 10_000, times: 1 });
+    await call(sandbox.url, '', 'POST', '/__sandbox/faults', { kind: 'images', status: 200, body: 'garbage' });
+    const generations = async () => (await call(sandbox.url, '', 'GET', '/__sandbox/requests')).body.data.filter((r: { kind: string }) => r.kind === 'images').length;
+
+    const first = await serveOn(configFile, dir);
+    const { accountId, key } = await accountWithKey(first.base, receiver);
+    const id = (await call(first.base, key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'cut off', callback_url: receiver.url })).body.id as string;
+    await eventually(async () => (await generations()) === 1);
+    first.process.child.kill('SIGKILL');
+    await first.process.exited;
+
+    const second = await serveOn(configFile, dir);
+    cleanups.push(async () => {
+      second.process.child.kill('SIGTERM');
+      await second.process.exited;
+    });
+    const done = await eventually(async () => {
+      const { body } = await call(second.base, key, 'GET', `/v1/images/async/${id}`);
+      return body.status === 'failed' && body;
+    }, 20_000);
+    assert.equal(done.error, 'the upstream did not complete the work in 2 attempts');
+    assert.equal(await generations(), 2, 'one killed generation and one more, never a third');
+    const delivery = await eventually(() => receiver.deliveries.find((d) => d.payload.task_id === id), 10_000);
+    assert.deepEqual({ status: delivery.payload.status, verified: delivery.verified }, { status: 'failed', verified: true });
+    const account = (await call(second.base, ADMIN_TOKEN, 'GET', `/admin/accounts/${accountId}`)).body;
+    assert.deepEqual({ balance: account.balance_micros, held: account.held_micros }, { balance: 50_000_000, held: 0 });
+    const ledger = (await call(second.base, ADMIN_TOKEN, 'GET', `/admin/accounts/${accountId}/ledger?limit=1000`)).body.data;
+    assert.equal(assertHoldsEndedOnce(ledger), 1);
   });
 
   test('two gateway processes on one PostgreSQL never finish the same task twice', { skip: !postgres }, async () => {

@@ -1,4 +1,4 @@
-// Contract of the plain queries: migrations, accounts, API keys, idempotency records.
+// Contract of the plain queries: migrations, accounts, API keys, idempotency records, task attempts.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
@@ -11,6 +11,7 @@ import {
 } from '../../src/store/idempotency.js';
 import { migrateToLatest } from '../../src/store/migrations.js';
 import { openStore } from '../../src/store/open.js';
+import { claimDueTasks, findTask, insertTask, startGenerationAttempt } from '../../src/store/tasks.js';
 import type { StoreContext } from './store-context.js';
 
 export function queryContract(ctx: StoreContext): void {
@@ -21,7 +22,7 @@ export function queryContract(ctx: StoreContext): void {
       const reopened = await openStore(ctx.url());
       try {
         const applied = await reopened.db.selectFrom('kysely_migration' as never).select('name' as never).execute();
-        assert.deepEqual(applied, [{ name: '001_initial' }, { name: '002_task_records_and_assets' }, { name: '003_money_at_the_edges' }]);
+        assert.deepEqual(applied, [{ name: '001_initial' }, { name: '002_task_records_and_assets' }, { name: '003_money_at_the_edges' }, { name: '004_task_generation_attempts' }]);
         assert.deepEqual(await findAccount(reopened.db, account.id), account);
       } finally {
         await reopened.close();
@@ -33,7 +34,7 @@ export function queryContract(ctx: StoreContext): void {
       const stores = await Promise.all([openStore(url), openStore(url)]);
       try {
         const applied = await stores[0]!.db.selectFrom('kysely_migration' as never).select('name' as never).execute();
-        assert.deepEqual(applied, [{ name: '001_initial' }, { name: '002_task_records_and_assets' }, { name: '003_money_at_the_edges' }]);
+        assert.deepEqual(applied, [{ name: '001_initial' }, { name: '002_task_records_and_assets' }, { name: '003_money_at_the_edges' }, { name: '004_task_generation_attempts' }]);
       } finally {
         await Promise.all(stores.map((s) => s.close()));
       }
@@ -150,6 +151,25 @@ export function queryContract(ctx: StoreContext): void {
       const answers = await Promise.all(Array.from({ length: 20 }, () => begin('k1', 'h1')));
       assert.equal(answers.filter((a) => a.kind === 'started').length, 1);
       assert.equal(answers.filter((a) => a.kind === 'running').length, 19);
+    });
+  });
+
+  describe('task generation attempts', () => {
+    test('a task starts with none; only the lease holder of a live task counts one, and it shows processing', async () => {
+      const { id: accountId } = await createAccount(ctx.store(), { name: 'gen', now: 1 });
+      const db = ctx.store().db;
+      await insertTask(db, {
+        id: 'img_1', account_id: accountId, key_id: null, request_id: null, kind: 'image', model: 'm', status: 'queued', upstream_id: null,
+        hold_id: null, request: '{}', result: null, error: null, upstream_record: null, callback_url: null, attempts: 0, next_poll_at: 0,
+        lease_until: null, lease_owner: null, created_at: 1, updated_at: 1, finished_at: null,
+      });
+      assert.equal((await findTask(db, 'img_1'))!.generation_attempts, 0);
+      await claimDueTasks(db, { dialect: ctx.store().dialect, now: 10, leaseMs: 100, owner: 'engine_a', limit: 1 });
+
+      assert.equal(await startGenerationAttempt(db, { id: 'img_1', owner: 'engine_b', now: 11 }), false);
+      assert.equal(await startGenerationAttempt(db, { id: 'img_1', owner: 'engine_a', now: 12 }), true);
+      const task = (await findTask(db, 'img_1'))!;
+      assert.deepEqual({ attempts: task.generation_attempts, status: task.status, updated: task.updated_at }, { attempts: 1, status: 'processing', updated: 12 });
     });
   });
 }

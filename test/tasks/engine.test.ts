@@ -1,4 +1,5 @@
-// The task engine on its own: leases, renewal during long polls, and failure past the timeout.
+// The task engine on its own: leases, renewal during long polls, failure past the timeout, and
+// tasks their submitter or generator left behind.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { checkAccountBalance, createAccount, holdFundsIn } from '../../src/billing/ledger.js';
@@ -24,22 +25,27 @@ after(async () => {
   await upstreams.close();
 });
 
-async function queuedImageTask(id: string, createdAt = Date.now()) {
+/** An image task holding 40 000 micros; `left` makes it one a dead instance left behind (its lease long expired). */
+async function queuedImageTask(id: string, createdAt = Date.now(), left: { status?: 'submitting' | 'processing'; generationAttempts?: number } = {}) {
   const account = await createAccount(store, { name: id, creditMicros: 1_000_000 });
   await store.db.transaction().execute(async (trx) => {
     const hold = await holdFundsIn(trx, { accountId: account.id, amountMicros: 40_000, requestId: id, model: 'sandbox-image', endpoint: 'tasks.image', taskId: id });
     await insertTask(trx, {
-      id, account_id: account.id, key_id: null, request_id: id, kind: 'image', model: 'sandbox-image', status: 'queued', upstream_id: null,
+      id, account_id: account.id, key_id: null, request_id: id, kind: 'image', model: 'sandbox-image', status: left.status ?? 'queued', upstream_id: null,
       hold_id: hold.holdId, request: '{"model":"sandbox-image","prompt":"x"}', result: null, error: null, upstream_record: null, callback_url: null,
-      attempts: 0, next_poll_at: 0, lease_until: null, lease_owner: null, created_at: createdAt, updated_at: createdAt, finished_at: null,
+      attempts: 0, next_poll_at: 0, lease_until: left.status ? 1 : null, lease_owner: left.status ? 'engine_dead' : null,
+      created_at: createdAt, updated_at: createdAt, finished_at: null, generation_attempts: left.generationAttempts ?? 0,
     });
   });
   return account.id;
 }
 
-const engineWith = (image: TaskKindHandler, options: { leaseMs?: number; taskTimeoutMs?: number } = {}) =>
+const refunded = { balanceMicros: 1_000_000, heldMicros: 0, ledgerBalanceMicros: 1_000_000, ledgerHeldMicros: 0, consistent: true };
+
+const engineWith = (image: TaskKindHandler, options: { leaseMs?: number; taskTimeoutMs?: number; maxGenerationAttempts?: number } = {}) =>
   createTaskEngine({
     store, catalogue, log: quiet, tickMs: 10, leaseMs: options.leaseMs ?? 150, taskTimeoutMs: options.taskTimeoutMs ?? 60_000,
+    maxGenerationAttempts: options.maxGenerationAttempts ?? 3,
     pollIntervalMs: { image: 10, video: 10, erase: 10, minutes: 10 },
     handlers: { image, video: image, erase: image, minutes: image },
   });
@@ -77,5 +83,68 @@ test('a task whose finish keeps failing is failed and its hold released once pas
   const task = (await findTask(store.db, 'img_broken'))!;
   assert.equal(task.status, 'failed');
   assert.equal(JSON.parse(task.error!).code, 'finish_failed');
-  assert.deepEqual(await checkAccountBalance(store, accountId), { balanceMicros: 1_000_000, heldMicros: 0, ledgerBalanceMicros: 1_000_000, ledgerHeldMicros: 0, consistent: true });
+  assert.deepEqual(await checkAccountBalance(store, accountId), refunded);
+});
+
+/** A handler whose every poll starts a generation that fails with `error`, counting the polls. */
+function failingGenerator(error: Error) {
+  const handler = {
+    polls: 0,
+    kind: 'image', webhookType: 'image', submit: async () => ({ upstreamId: null }),
+    poll: async (_task, _model, { startGeneration }) => {
+      await startGeneration();
+      handler.polls += 1;
+      throw error;
+    },
+  } satisfies TaskKindHandler & { polls: number };
+  return handler;
+}
+
+test('a task left in submitting by a dead instance is failed and its hold released, without calling the upstream', async () => {
+  const accountId = await queuedImageTask('img_submit_left', Date.now(), { status: 'submitting' });
+  const generator = failingGenerator(new Error('must not be called'));
+  await engineWith(generator).runOnce();
+  const task = (await findTask(store.db, 'img_submit_left'))!;
+  assert.deepEqual({ status: task.status, code: JSON.parse(task.error!).code, polls: generator.polls }, { status: 'failed', code: 'submit_interrupted', polls: 0 });
+  assert.deepEqual(await checkAccountBalance(store, accountId), refunded);
+});
+
+test('the generation attempt is counted in the store before the upstream is asked', async () => {
+  await queuedImageTask('img_counted');
+  let countSeenByUpstream = -1;
+  const observing: TaskKindHandler = {
+    kind: 'image', webhookType: 'image', submit: async () => ({ upstreamId: null }),
+    poll: async (_task, _model, { startGeneration }) => {
+      await startGeneration();
+      countSeenByUpstream = (await findTask(store.db, 'img_counted'))!.generation_attempts;
+      return { state: 'succeeded', result: {}, units: { image: 1 } };
+    },
+  };
+  await engineWith(observing).runOnce();
+  assert.equal(countSeenByUpstream, 1);
+});
+
+test('a generation that keeps failing is attempted the allowed number of times, then failed and refunded', async () => {
+  const accountId = await queuedImageTask('img_retried');
+  const generator = failingGenerator(new Error('connection reset'));
+  const engine = engineWith(generator, { maxGenerationAttempts: 3 });
+  for (let pass = 0; pass < 50 && (await findTask(store.db, 'img_retried'))!.status !== 'failed'; pass++) {
+    await engine.runOnce();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const task = (await findTask(store.db, 'img_retried'))!;
+  assert.deepEqual(
+    { status: task.status, code: JSON.parse(task.error!).code, generations: task.generation_attempts, polls: generator.polls },
+    { status: 'failed', code: 'generation_attempts_exhausted', generations: 3, polls: 3 },
+  );
+  assert.deepEqual(await checkAccountBalance(store, accountId), refunded);
+});
+
+test('a claim that finds the last allowed generation started by a dead instance fails the task without generating again', async () => {
+  const accountId = await queuedImageTask('img_crashed', Date.now(), { status: 'processing', generationAttempts: 3 });
+  const generator = failingGenerator(new Error('must not be called'));
+  await engineWith(generator, { maxGenerationAttempts: 3 }).runOnce();
+  const task = (await findTask(store.db, 'img_crashed'))!;
+  assert.deepEqual({ status: task.status, code: JSON.parse(task.error!).code, polls: generator.polls }, { status: 'failed', code: 'generation_attempts_exhausted', polls: 0 });
+  assert.deepEqual(await checkAccountBalance(store, accountId), refunded);
 });

@@ -5,7 +5,7 @@ import type { Catalogue } from '../../pipeline/catalogue.js';
 import { createChatCompletion } from '../../upstreams/openai-chat/client.js';
 import { fetchResultFile, queryAsr, queryLark, submitAsr, submitLark } from '../../upstreams/volc-minutes/client.js';
 import { serviceMinutesSubmitBody, vendorMinutesSubmitBody, type MinutesRequest } from '../minutes-request.js';
-import type { PollOutcome, TaskKindHandler } from '../types.js';
+import type { PollContext, PollOutcome, TaskKindHandler } from '../types.js';
 import { readSummaryAnswer, SUMMARY_INSTRUCTIONS, transcriptFromAsr, transcriptFromLark } from './minutes-result.js';
 
 const LARK_FILES = {
@@ -45,13 +45,16 @@ export function minutesHandler({ catalogue, publicUrl }: { catalogue: Catalogue;
     return { state: 'succeeded', result, units: { second: Math.ceil(durationSeconds) }, upstreamRecord: data, webhook: { result_url: resultUrl(taskId) } };
   }
 
-  async function pollService(task: Parameters<TaskKindHandler['poll']>[0], model: Parameters<TaskKindHandler['poll']>[1], request: MinutesRequest, signal: AbortSignal): Promise<PollOutcome> {
+  async function pollService(task: Parameters<TaskKindHandler['poll']>[0], model: Parameters<TaskKindHandler['poll']>[1], request: MinutesRequest, context: PollContext): Promise<PollOutcome> {
+    const { signal } = context;
     const answer = await queryAsr(model.upstream, task.upstream_id!, signal);
     if (answer.state === 'running') return { state: 'running', status: 'processing' };
     if (answer.state === 'failed') return { state: 'failed', error: { code: `upstream_${answer.code}`, message: answer.message }, webhook: { result_url: resultUrl(task.id) } };
     const durationSeconds = Math.ceil((answer.result.audio_info?.duration ?? 0) / 1000);
     const transcript = transcriptFromAsr(answer.result, request.need_word_time_series);
     const summaryModel = catalogue.resolve(model.config.summary_model ?? 'sandbox-chat', 'chat');
+    // The summary is paid chat work, redone on every poll that gets this far: bounded like a generation.
+    await context.startGeneration();
     const completion = await createChatCompletion(summaryModel.upstream, {
       model: summaryModel.upstreamModel,
       messages: [
@@ -81,9 +84,9 @@ export function minutesHandler({ catalogue, publicUrl }: { catalogue: Catalogue;
       await submitAsr(model.upstream, { body: serviceMinutesSubmitBody(request, task.id), requestId: task.id, signal });
       return { upstreamId: task.id };
     },
-    async poll(task, model, { signal }) {
+    async poll(task, model, context) {
       const request = JSON.parse(task.request) as MinutesRequest;
-      return request.model === 'vendor-minutes' ? pollVendor(task.upstream_id!, model, signal, task.id) : pollService(task, model, request, signal);
+      return request.model === 'vendor-minutes' ? pollVendor(task.upstream_id!, model, context.signal, task.id) : pollService(task, model, request, context);
     },
   };
 }

@@ -1,5 +1,6 @@
 // ARK video generation tasks (volcengine-formats section 2): create, query, cancel.
-import { bearer, requestJson } from '../http-json.js';
+import { bearer, isJsonObject, requestJson } from '../http-json.js';
+import { MalformedAnswerError } from '../malformed.js';
 import type { Upstream } from '../pool.js';
 
 export const ARK_TASKS_PATH = '/api/v3/contents/generations/tasks';
@@ -20,12 +21,15 @@ export interface ArkTaskRecord {
 
 export async function createArkTask(upstream: Upstream, body: unknown, signal: AbortSignal): Promise<{ id: string }> {
   const { body: created } = await requestJson(upstream, { method: 'POST', path: ARK_TASKS_PATH, body, headers: bearer(upstream), signal });
-  if (typeof created?.id !== 'string') throw new Error('ARK answered a create without a task id');
+  if (typeof created?.id !== 'string') throw new MalformedAnswerError('ARK answered a create without a task id');
   return { id: created.id };
 }
 
 export async function getArkTask(upstream: Upstream, id: string, signal: AbortSignal): Promise<ArkTaskRecord> {
-  return (await requestJson(upstream, { method: 'GET', path: `${ARK_TASKS_PATH}/${encodeURIComponent(id)}`, headers: bearer(upstream), signal })).body as ArkTaskRecord;
+  const { body } = await requestJson(upstream, { method: 'GET', path: `${ARK_TASKS_PATH}/${encodeURIComponent(id)}`, headers: bearer(upstream), signal });
+  // Without a status the record says nothing about the task: not "failed", just no answer.
+  if (!isJsonObject(body) || typeof body.status !== 'string') throw new MalformedAnswerError('ARK answered a task query without a status');
+  return body as ArkTaskRecord;
 }
 
 export async function cancelArkTask(upstream: Upstream, id: string, signal: AbortSignal): Promise<void> {

@@ -1,6 +1,7 @@
 // Subtitle erase. The upstream shape is the AI MediaKit task style (volcengine-formats 6.1 marks
 // a subtitle-erase tool there as unconfirmed), so its paths live here, in one place.
-import { bearer, requestJson } from '../http-json.js';
+import { bearer, isJsonObject, requestJson } from '../http-json.js';
+import { MalformedAnswerError } from '../malformed.js';
 import type { Upstream } from '../pool.js';
 
 export const ERASE_PATHS = { submit: '/api/v1/tools/erase-subtitle', task: (id: string) => `/api/v1/tasks/${encodeURIComponent(id)}` };
@@ -19,10 +20,13 @@ export async function submitErase(upstream: Upstream, args: { videoUrl: string; 
     // client_token makes a retried submit return the same upstream task.
     body: { video_url: args.videoUrl, client_token: args.clientToken },
   });
-  if (typeof body?.task_id !== 'string') throw new Error('the erase upstream answered without a task id');
+  if (typeof body?.task_id !== 'string') throw new MalformedAnswerError('the erase upstream answered without a task id');
   return { taskId: body.task_id };
 }
 
 export async function getErase(upstream: Upstream, taskId: string, signal: AbortSignal): Promise<EraseTaskRecord> {
-  return (await requestJson(upstream, { method: 'GET', path: ERASE_PATHS.task(taskId), headers: bearer(upstream), signal })).body as EraseTaskRecord;
+  const { body } = await requestJson(upstream, { method: 'GET', path: ERASE_PATHS.task(taskId), headers: bearer(upstream), signal });
+  // Without a status the record says nothing about the task: not "failed", just no answer.
+  if (!isJsonObject(body) || typeof body.status !== 'string') throw new MalformedAnswerError('the erase upstream answered a task query without a status');
+  return body as EraseTaskRecord;
 }

@@ -1,5 +1,6 @@
 // OpenAI's images API (synchronous upstream): the gateway's task engine turns it into a task.
 import { postJson } from '../http.js';
+import { MalformedAnswerError } from '../malformed.js';
 import type { Upstream } from '../pool.js';
 
 export interface ImagesResult {
@@ -15,5 +16,24 @@ export async function generateImages(upstream: Upstream, body: Record<string, un
     headers: upstream.channel.api_key ? { authorization: `Bearer ${upstream.channel.api_key}` } : undefined,
     signal,
   });
-  return (await response.body.json()) as ImagesResult;
+  return readImagesAnswer(await response.body.text());
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isImage = (entry: unknown) => isRecord(entry) && (typeof entry.url === 'string' || typeof entry.b64_json === 'string');
+
+/**
+ * A 200's body as the images answer. Anything else throws MalformedAnswerError: images are billed
+ * by the entries of `data`, so an answer without real images must never be read as "0 images".
+ */
+export function readImagesAnswer(text: string): ImagesResult {
+  let answer: unknown;
+  try {
+    answer = JSON.parse(text);
+  } catch {
+    throw new MalformedAnswerError('the images upstream answered 200 with a body that is not JSON');
+  }
+  if (!isRecord(answer) || !Array.isArray(answer.data)) throw new MalformedAnswerError('the images upstream answered 200 without a data array');
+  if (answer.data.length === 0 || !answer.data.every(isImage)) throw new MalformedAnswerError('the images upstream answered 200 without an image in every data entry');
+  return answer as unknown as ImagesResult;
 }

@@ -1,7 +1,8 @@
 // The two minutes upstreams (volcengine-formats 5.1 and 5.2): the minutes product (submit, then
 // query by TaskID) and recognition 2.0 (submit and query keyed by X-Api-Request-Id).
 import { request } from 'undici';
-import { requestJson } from '../http-json.js';
+import { isJsonObject, requestJson } from '../http-json.js';
+import { MalformedAnswerError } from '../malformed.js';
 import type { Upstream } from '../pool.js';
 import { headerValue } from '../http.js';
 
@@ -34,7 +35,7 @@ export async function submitLark(upstream: Upstream, args: { body: unknown; requ
     headers: { ...speechAuth(upstream), 'x-api-resource-id': RESOURCE_IDS.lark, 'x-api-request-id': args.requestId, 'x-api-sequence': '-1' },
   });
   const taskId = body?.Data?.TaskID;
-  if (typeof taskId !== 'string') throw new Error('the minutes upstream answered a submit without a TaskID');
+  if (typeof taskId !== 'string') throw new MalformedAnswerError('the minutes upstream answered a submit without a TaskID');
   return taskId;
 }
 
@@ -43,6 +44,8 @@ export async function queryLark(upstream: Upstream, taskId: string, signal: Abor
     method: 'POST', path: MINUTES_PATHS.larkQuery, body: { TaskID: taskId }, signal,
     headers: { ...speechAuth(upstream), 'x-api-resource-id': RESOURCE_IDS.lark, 'x-api-request-id': taskId },
   });
+  // Without a status the answer says nothing about the task: not "failed", just no answer.
+  if (!isJsonObject(body?.Data) || typeof body.Data.Status !== 'string') throw new MalformedAnswerError('the minutes upstream answered a query without Data.Status');
   return body.Data as LarkQueryData;
 }
 
@@ -69,9 +72,13 @@ export async function queryAsr(upstream: Upstream, requestId: string, signal: Ab
     headers: { ...speechAuth(upstream), 'x-api-resource-id': RESOURCE_IDS.asr, 'x-api-request-id': requestId },
   });
   const status = headerValue(headers['x-api-status-code']);
-  if (status === STATUS.ok) return { state: 'done', result: body as AsrResult };
+  if (status === undefined) throw new MalformedAnswerError('recognition answered a query without X-Api-Status-Code');
+  if (status === STATUS.ok) {
+    if (!isJsonObject(body)) throw new MalformedAnswerError('recognition reported a finished task without a result body');
+    return { state: 'done', result: body as AsrResult };
+  }
   if (status === STATUS.processing || status === STATUS.queued) return { state: 'running' };
-  return { state: 'failed', code: status ?? 'unknown', message: headerValue(headers['x-api-message']) ?? body?.message ?? 'recognition failed' };
+  return { state: 'failed', code: status, message: headerValue(headers['x-api-message']) ?? body?.message ?? 'recognition failed' };
 }
 
 /** The minutes product's results are JSON files at URLs valid for a day: read them while they last. */
