@@ -10,6 +10,7 @@ export const accountView = (a: AccountRow) => ({
   name: a.name,
   balance_micros: a.balance_micros,
   held_micros: a.held_micros,
+  overdraft_micros: a.overdraft_micros,
   created_at: iso(a.created_at),
 });
 
@@ -33,6 +34,9 @@ export const usageView = (row: UsageRow) => ({
   endpoint: row.endpoint,
   units: JSON.parse(row.units) as Record<string, number>,
   amount_micros: row.amount_micros,
+  // Usage beyond the hold plus overdraft: recorded, never taken (DESIGN §3).
+  unbilled_micros: row.unbilled_micros,
+  flags: row.flags,
   request_id: row.request_id,
   key_id: row.key_id,
   hold_id: row.hold_id,

@@ -35,8 +35,8 @@ export interface SaneUnits {
 
 /**
  * Units as read from an upstream, made sane to price, never thrown on (DESIGN §3): a figure that
- * is not a number is replaced by `fallback`'s (the gateway's own count), a negative one by 0, one
- * beyond `bounds` (the model's limits) by the bound, and fractions round up.
+ * is not a number or is negative is replaced by `fallback`'s (the gateway's own count), one beyond
+ * `bounds` (the request's and the model's limits) by the bound, and fractions round up.
  */
 export function saneUnits(units: Units, { bounds, fallback }: { bounds: Units; fallback: Units }): SaneUnits {
   const safe: Units = {};
@@ -44,8 +44,7 @@ export function saneUnits(units: Units, { bounds, fallback }: { bounds: Units; f
   for (const [unit, count] of Object.entries(units) as [PriceUnit, unknown][]) {
     const bound = bounds[unit] ?? Number.MAX_SAFE_INTEGER;
     let value: number;
-    if (typeof count !== 'number' || Number.isNaN(count)) value = Math.min(fallback[unit] ?? 0, bound);
-    else if (count < 0) value = 0;
+    if (typeof count !== 'number' || Number.isNaN(count) || count < 0) value = Math.min(fallback[unit] ?? 0, bound);
     else if (Math.ceil(count) > bound) value = bound;
     else value = Math.ceil(count);
     if (typeof count !== 'number' || count < 0 || !(Math.ceil(count) <= bound)) clamped = true;

@@ -29,13 +29,14 @@ export function made(meter: StreamMeter, estimate: Units): Units {
 
 /**
  * The most each unit may sanely come to: the request's own estimate (the text to speak, one
- * search call, the output cap asked for), and for tokens at least the model's own limits.
+ * search call, the output cap asked for); input tokens up to the model's context window (another
+ * tokenizer may count a prompt higher than the gateway's own count).
  */
 export function usageBounds(estimate: Units, model: ModelConfig): Units {
   return {
     ...estimate,
     input_token: Math.max(estimate.input_token ?? 0, model.context_window),
-    output_token: Math.max(estimate.output_token ?? 0, model.max_output_tokens),
+    output_token: estimate.output_token ?? model.max_output_tokens,
   };
 }
 

@@ -39,15 +39,15 @@ describe('messages', () => {
       assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - bill(message.usage));
     });
 
-    test(`${model}: messages.stream().finalMessage() gives the same text and usage as the plain call`, async () => {
+    test(`${model}: messages.stream().finalMessage() gives the same text and output as the plain call, each billed the usage it shows`, async () => {
       const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
       const params = { model, max_tokens: 100, messages: [{ role: 'user' as const, content: 'stream me a reply' }] };
       const plain = await client(key).messages.create(params);
       const streamed = await client(key).messages.stream(params).finalMessage();
       assert.deepEqual(streamed.content, plain.content);
       assert.equal(streamed.stop_reason, 'end_turn');
-      assert.deepEqual({ i: streamed.usage.input_tokens, o: streamed.usage.output_tokens }, { i: plain.usage.input_tokens, o: plain.usage.output_tokens });
-      assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - 2 * bill(plain.usage));
+      assert.equal(streamed.usage.output_tokens, plain.usage.output_tokens);
+      assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - bill(plain.usage) - bill(streamed.usage));
     });
 
     test(`${model}: a tool-use round trip works and every turn is billed`, async () => {
@@ -136,7 +136,7 @@ describe('messages', () => {
     assert.ok(delta.usage.output_tokens > 0);
   });
 
-  test('an upstream failure mid-stream ends with an error event and the bill covers what was generated', async () => {
+  test('an upstream failure mid-stream ends with an error event and is released in full', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'chat', drop_after_chunks: 6, times: 1 });
     const { status, events } = await postForEvents(`${gw.url}/v1/messages`, {
@@ -147,23 +147,40 @@ describe('messages', () => {
     assert.deepEqual(last, { event: 'error', data: { type: 'error', error: { type: 'api_error', message: 'upstream provider error' } } });
     const texts = events.filter((e) => e.data.delta?.type === 'text_delta');
     assert.equal(texts.length, 5, 'the role chunk and five words arrived before the cut');
-    const usage = await eventually(async () => (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data[0]);
-    assert.equal(usage.units.output_token, 5);
-    assert.equal(usage.amount_micros, usage.units.input_token * 2 + 5 * 8);
-    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - usage.amount_micros);
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
+    assert.deepEqual((await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data, []);
   });
 
-  test('a native stream the upstream breaks ends with the messages error event', async () => {
+  test('a translated stream the upstream ends without [DONE] ends with the error event and is released', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+    await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'chat', error_after_chunks: 4, times: 1 });
+    const { events } = await postForEvents(`${gw.url}/v1/messages`, {
+      model: 'sandbox-chat', max_tokens: 100, stream: true, messages: [{ role: 'user', content: '[[words:30]]' }],
+    }, { 'x-api-key': key, 'anthropic-version': '2023-06-01' });
+    assert.equal(events.at(-1)!.event, 'error');
+    assert.ok(!events.some((e) => e.event === 'message_stop'));
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
+  });
+
+  test('the translated stream reports the same input tokens at its start and its end', async () => {
+    const { key } = await gw.account({ creditMicros: 1_000_000 });
+    const { events } = await postForEvents(`${gw.url}/v1/messages`, {
+      model: 'sandbox-chat', max_tokens: 100, stream: true, system: 'be brief', messages: [{ role: 'user', content: 'count me [[words:3]]' }],
+    }, { 'x-api-key': key, 'anthropic-version': '2023-06-01' });
+    const start = events.find((e) => e.event === 'message_start')!.data.message.usage.input_tokens;
+    const end = events.find((e) => e.event === 'message_delta')!.data.usage.input_tokens;
+    assert.ok(start > 0);
+    assert.equal(end, start);
+  });
+
+  test('a native stream the upstream breaks ends with the messages error event and is released', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'messages', drop_after_chunks: 5, times: 1 });
     const { events } = await postForEvents(`${gw.url}/v1/messages`, {
       model: 'sandbox-claude', max_tokens: 100, stream: true, messages: [{ role: 'user', content: '[[words:30]]' }],
     }, { 'x-api-key': key, 'anthropic-version': '2023-06-01' });
     assert.deepEqual(events.at(-1), { event: 'error', data: { type: 'error', error: { type: 'api_error', message: 'upstream provider error' } } });
-    const usage = await eventually(async () => (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data[0]);
-    // message_start, content_block_start, ping, then two words: the native count had not arrived.
-    assert.equal(usage.units.output_token, 2);
-    assert.equal(usage.amount_micros, usage.units.input_token * 2 + 2 * 8);
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
   });
 
   test('an upstream refusal before the stream starts is a 502 and nothing is charged', async () => {

@@ -65,17 +65,25 @@ describe('responses', () => {
     assert.deepEqual(ledger.map((row: any) => row.kind), ['release', 'hold', 'credit']);
   });
 
-  test('a stream the upstream breaks ends with an error event and bills what was generated', async () => {
+  test('a stream the upstream breaks ends with an error event and is released in full', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'responses', drop_after_chunks: 7, times: 1 });
     const { events } = await postForEvents(`${gw.url}/v1/responses`, { model: 'sandbox-chat', input: '[[words:40]]', stream: true }, { authorization: `Bearer ${key}` });
     const last = events.at(-1)!;
     assert.equal(last.event, 'error');
     assert.deepEqual({ code: last.data.code, message: last.data.message, nested: last.data.error.message }, { code: 'server_error', message: 'upstream provider error', nested: 'upstream provider error' });
-    const deltas = events.filter((e) => e.event === 'response.output_text.delta').length;
-    const usage = await eventually(async () => (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data[0]);
-    assert.equal(usage.units.output_token, deltas);
-    assert.ok(deltas > 0);
+    assert.ok(events.filter((e) => e.event === 'response.output_text.delta').length > 0, 'output reached the caller before the break');
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
+    assert.deepEqual((await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data, []);
+  });
+
+  test('an error event mid-stream with no completed event is released, and the upstream’s error is the last event', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+    await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'responses', error_after_chunks: 5, times: 1 });
+    const { events } = await postForEvents(`${gw.url}/v1/responses`, { model: 'sandbox-chat', input: '[[words:40]]', stream: true }, { authorization: `Bearer ${key}` });
+    assert.equal(events.at(-1)!.event, 'response.failed');
+    assert.ok(!events.some((e) => e.event === 'response.completed'));
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
   });
 
   test("an upstream's refusal of the request is a 400 in our error shape, with nothing charged", async () => {

@@ -98,14 +98,24 @@ describe('speech synthesis', () => {
     assert.ok(firstAfterMs < totalMs - 300, `first line after ${firstAfterMs} ms, whole answer after ${totalMs} ms`);
   });
 
-  test('a stream the upstream breaks ends with a server-error line and bills the estimate', async () => {
+  test('a stream the upstream drops after two audio chunks ends with a server-error line and is released', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'speech', drop_after_chunks: 2, times: 1 });
     const text = 'One. Two. Three. Four.';
     const res = await speak({ req_params: { text, speaker: 's' } }, { headers: { authorization: `Bearer ${key}` } });
     const objects = lines(await res.body.text());
     assert.deepEqual(objects.at(-1), { code: 55000000, message: 'upstream provider error', data: null });
-    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - chars(text) * PRICE_PER_CHARACTER);
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
+  });
+
+  test('an upstream error code mid-stream with no end line is passed on as it came and released', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+    await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'speech', error_after_chunks: 2, times: 1 });
+    const res = await speak({ req_params: { text: 'One. Two. Three. Four.', speaker: 's' } }, { headers: { authorization: `Bearer ${key}` } });
+    const objects = lines(await res.body.text());
+    assert.equal(objects.at(-1).code, 55000000);
+    assert.equal(objects.filter((o: any) => o.code === 55000000).length, 1, 'one error line, the upstream’s own');
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
   });
 
   test('an upstream failure before the first byte is 502 and the hold is released', async () => {

@@ -28,12 +28,12 @@ export const adminRoutes: FastifyPluginAsync<{ store: Store; keys: KeyResolver; 
 
   app.post('/admin/accounts', {
     schema: {
-      body: { type: 'object', required: ['name'], additionalProperties: false, properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, credit_micros: micros } },
+      body: { type: 'object', required: ['name'], additionalProperties: false, properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, credit_micros: micros, overdraft_micros: micros } },
     },
     handler: async (request, reply) => {
-      const { name, credit_micros } = request.body as { name: string; credit_micros?: number };
+      const { name, credit_micros, overdraft_micros } = request.body as { name: string; credit_micros?: number; overdraft_micros?: number };
       reply.code(201);
-      return accountView(await createAccount(store, { name, creditMicros: credit_micros ?? 0 }));
+      return accountView(await createAccount(store, { name, creditMicros: credit_micros ?? 0, overdraftMicros: overdraft_micros ?? 0 }));
     },
   });
 

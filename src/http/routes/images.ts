@@ -1,6 +1,7 @@
 // Async image generation: POST creates a task (answered at once), GET reads it. Generated images
 // join the account's gallery (GET /v1/assets?kind=image).
 import type { FastifyPluginAsync } from 'fastify';
+import { countTokens } from '../../billing/tokens.js';
 import type { TaskRow } from '../../store/tasks.js';
 import type { ImageTaskRequest } from '../../tasks/kinds/image.js';
 import { taskCreateHandler, taskReadHandler, type TaskRouteDeps } from '../task-handler.js';
@@ -44,7 +45,13 @@ export const imageRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps) 
       normalise: (body) => body as ImagesAsyncRequest,
       modelOf: (request) => request.model,
       callbackUrlOf: (request) => request.callback_url,
-      estimate: (request) => ({ image: request.n ?? 1 }),
+      // Per image, and for per-token models (priced on tokens) the prompt and each image's output
+      // at the model's output maximum: the hold covers either way of pricing.
+      estimate: (request, model) => ({
+        image: request.n ?? 1,
+        input_token: countTokens(request.prompt, model.config.tokenizer),
+        output_token: (request.n ?? 1) * model.config.max_output_tokens,
+      }),
       view: (task) => ({ id: task.id, status: 'queued', model: task.model, created_at: seconds(task.created_at) }),
     }),
   });

@@ -18,15 +18,23 @@ export interface TranslatedStream {
 
 const UPSTREAM_FAILED = 'upstream provider error';
 
-/** The translated stream's state: completed by the upstream's `[DONE]`; failed once it sent its error event. */
+/**
+ * The translated stream's state: completed by the upstream's `[DONE]`; failed once it sent its
+ * error event. Its input is the count message_start showed (the gateway's own, as the upstream's
+ * comes only at the end), so the caller is billed the figure it read at both ends of the stream.
+ */
 class TranslatedMeter implements StreamMeter {
   failed = false;
-  constructor(readonly chat: ChatStreamMeter) {}
+  constructor(
+    readonly chat: ChatStreamMeter,
+    private readonly inputTokens: number,
+  ) {}
   get completed() {
     return this.chat.completed && !this.failed;
   }
   reported(): TokenUsage | undefined {
-    return this.chat.reported();
+    const upstream = this.chat.reported();
+    return upstream && { input_token: this.inputTokens, output_token: upstream.output_token };
   }
   delivered() {
     return this.chat.delivered();
@@ -39,7 +47,7 @@ export async function streamChatAsMessages(
 ): Promise<TranslatedStream> {
   const source = await openChatStream(upstream, args.request, args.signal);
   const translator = new ChatToMessagesStream(args.ids);
-  const meter = new TranslatedMeter(new ChatStreamMeter(args.tokenizer));
+  const meter = new TranslatedMeter(new ChatStreamMeter(args.tokenizer), args.ids.inputTokens);
   const encode = (events: MessagesStreamEvent[]) => events.map(formatSse).join('');
 
   async function* messagesEvents(): AsyncGenerator<string> {
