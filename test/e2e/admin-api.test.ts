@@ -19,7 +19,7 @@ describe('admin API', () => {
   test('an account is created with its opening credit and read back', async () => {
     const created = await gw.admin('POST', '/admin/accounts', { name: 'acme', credit_micros: 2_500_000 });
     assert.equal(created.status, 201);
-    assert.deepEqual(Object.keys(created.body).sort(), ['balance_micros', 'created_at', 'held_micros', 'id', 'name']);
+    assert.deepEqual(Object.keys(created.body).sort(), ['balance_micros', 'created_at', 'held_micros', 'id', 'name', 'overdraft_micros']);
     assert.deepEqual((await gw.admin('GET', `/admin/accounts/${created.body.id}`)).body, created.body);
     assert.equal(created.body.balance_micros, 2_500_000);
   });

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
 import { request } from 'undici';
-import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { postForEvents } from '../helpers/sse.js';
 
 const bill = (usage: { input_tokens: number; output_tokens: number }) => usage.input_tokens * 2 + usage.output_tokens * 8;

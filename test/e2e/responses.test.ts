@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { request } from 'undici';
-import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { postForEvents } from '../helpers/sse.js';
 
 const bill = (usage: { input_tokens: number; output_tokens: number }) => usage.input_tokens * 2 + usage.output_tokens * 8;
