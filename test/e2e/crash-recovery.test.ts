@@ -1,0 +1,153 @@
+// Calls cut off by a crash (SIGKILL): each instance heartbeats, and the open holds of a dead one are
+// ended within a minute by whichever instance sweeps first, restarted or another: a stream is billed
+// the output it recorded as delivered, anything else released; its Idempotency-Keys run again.
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, describe, test } from 'node:test';
+import { request } from 'undici';
+import { parseProgress } from '../../src/billing/recovery.js';
+import { checkAccountBalance } from '../../src/billing/ledger.js';
+import { sandboxCatalogue } from '../../src/config/sandbox-catalogue.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { openStore, type Store } from '../../src/store/open.js';
+import { ADMIN_TOKEN, eventually } from '../helpers/gateway.js';
+import { dropTestSchemas, requirePostgresOrSkip, withTestSchema } from '../helpers/postgres.js';
+import { freePort, startServe, type ServingProcess } from '../helpers/processes.js';
+
+const postgres = await requirePostgresOrSkip('crash recovery across instances on PostgreSQL');
+const RECOVERY = { heartbeat_ms: 100, dead_after_ms: 1_000, sweep_ms: 200, progress_interval_ms: 100 };
+
+function writeConfig(dir: string, sandbox: Sandbox, store: string): string {
+  const file = path.join(dir, 'tollroute.yaml');
+  writeFileSync(file, JSON.stringify({
+    ...sandboxCatalogue(sandbox.url), store, admin_token: ADMIN_TOKEN, log_level: 'warn', data_dir: dir,
+    limits: { default_rpm: 100_000, shutdown_grace_ms: 1_000 }, recovery: RECOVERY,
+  }));
+  return file;
+}
+
+async function serve(configFile: string, dir: string): Promise<{ process: ServingProcess; base: string }> {
+  const port = await freePort();
+  return { process: await startServe({ PORT: String(port), TOLLROUTE_DATA_DIR: dir }, ['--config', configFile]), base: `http://127.0.0.1:${port}` };
+}
+
+async function call(base: string, token: string, method: string, p: string, body?: unknown, headers: Record<string, string> = {}) {
+  const res = await request(`${base}${p}`, { method: method as any, headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }), ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.body.text();
+  return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
+}
+
+/** Starts a long stream and resolves once `chunks` events have arrived; the stream is left running. */
+async function streamUntil(base: string, key: string, chunks: number) {
+  const res = await request(`${base}/v1/chat/completions`, {
+    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'sandbox-chat', stream: true, messages: [{ role: 'user', content: '[[words:2000]]' }] }),
+  });
+  let seen = 0;
+  await new Promise<void>((resolve) => {
+    res.body.on('data', (chunk: Buffer) => {
+      seen += chunk.toString().split('\n\n').length - 1;
+      if (seen >= chunks) resolve();
+    });
+    res.body.on('error', () => {});
+  });
+}
+
+async function crashScene(base: string, sandbox: Sandbox) {
+  const account = (await call(base, ADMIN_TOKEN, 'POST', '/admin/accounts', { name: 'crash', credit_micros: 10_000_000 })).body;
+  const key = (await call(base, ADMIN_TOKEN, 'POST', `/admin/accounts/${account.id}/keys`, {})).body.key as string;
+  await call(sandbox.url, '', 'POST', '/__sandbox/faults', { kind: 'chat', chunk_delay_ms: 20 });
+  await call(sandbox.url, '', 'POST', '/__sandbox/faults', { kind: 'search', delay_ms: 60_000 });
+  await streamUntil(base, key, 30);
+  // A plain call in flight with an Idempotency-Key: its retry must not wait 24 hours.
+  void call(base, key, 'POST', '/v1/search', { Type: 'web', Query: 'cut off' }, { 'idempotency-key': 'in-flight' }).catch(() => {});
+  return { accountId: account.id as string, key };
+}
+
+/** Once the stream has recorded progress and the search holds its funds. */
+async function waitForProgress(store: Store, accountId: string) {
+  return eventually(async () => {
+    const holds = await store.db.selectFrom('holds').selectAll().where('account_id', '=', accountId).execute();
+    const stream = holds.find((h) => h.endpoint === 'chat.completions' && parseProgress(h.progress));
+    return holds.length === 2 && stream && holds;
+  }, 10_000);
+}
+
+async function assertRecovered(store: Store, accountId: string, openedAt: { stream: string; search: string }, progressBefore: number) {
+  const holds = await eventually(async () => {
+    const rows = await store.db.selectFrom('holds').selectAll().where('account_id', '=', accountId).execute();
+    return rows.every((h) => h.state !== 'open') && rows;
+  }, 15_000);
+  const stream = holds.find((h) => h.id === openedAt.stream)!;
+  const search = holds.find((h) => h.id === openedAt.search)!;
+  const recorded = parseProgress(stream.progress)!;
+  assert.equal(stream.state, 'settled');
+  assert.ok(recorded.charge_micros >= progressBefore, 'the last recorded progress is what is billed');
+  assert.equal(stream.charged_micros, recorded.charge_micros);
+  assert.ok(recorded.units.output_token! >= 30 - 2, 'the output delivered before the kill');
+  assert.equal(search.state, 'released');
+  const usage = await store.db.selectFrom('usage').selectAll().where('account_id', '=', accountId).execute();
+  assert.deepEqual(usage.map((u) => [u.hold_id, u.amount_micros, u.flags]), [[stream.id, recorded.charge_micros, 'recovered']]);
+  const check = await checkAccountBalance(store, accountId);
+  assert.deepEqual([check.consistent, check.heldMicros, check.balanceMicros], [true, 0, 10_000_000 - recorded.charge_micros]);
+}
+
+describe('crash recovery', () => {
+  const cleanups: (() => Promise<unknown>)[] = [];
+  after(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => {});
+  });
+  const stop = (serving: { process: ServingProcess }) => async () => {
+    serving.process.child.kill('SIGTERM');
+    await serving.process.exited;
+  };
+
+  test('after kill -9 and a restart, a stream is billed what it recorded as delivered, a plain call released, its key retryable', async () => {
+    const sandbox = await startSandbox({ port: 0 });
+    cleanups.push(() => sandbox.close());
+    const dir = mkdtempSync(path.join(tmpdir(), 'tollroute-kill-'));
+    const storeUrl = `sqlite:${path.join(dir, 'tollroute.db')}`;
+    const configFile = writeConfig(dir, sandbox, storeUrl);
+    const first = await serve(configFile, dir);
+    const { accountId, key } = await crashScene(first.base, sandbox);
+    const store = await openStore(storeUrl);
+    cleanups.push(() => store.close());
+    const open = await waitForProgress(store, accountId);
+    const progressBefore = parseProgress(open.find((h) => h.endpoint === 'chat.completions')!.progress)!.charge_micros;
+    first.process.child.kill('SIGKILL');
+    await first.process.exited;
+
+    const killedAt = Date.now();
+    const second = await serve(configFile, dir);
+    cleanups.push(stop(second));
+    const ids = { stream: open.find((h) => h.endpoint === 'chat.completions')!.id, search: open.find((h) => h.endpoint === 'search')!.id };
+    await assertRecovered(store, accountId, ids, progressBefore);
+    assert.ok(Date.now() - killedAt < 60_000, 'ended within a minute');
+
+    await call(sandbox.url, '', 'DELETE', '/__sandbox/faults');
+    const retried = await call(second.base, key, 'POST', '/v1/search', { Type: 'web', Query: 'cut off' }, { 'idempotency-key': 'in-flight' });
+    assert.equal(retried.status, 200, 'the dead instance’s Idempotency-Key runs again');
+  });
+
+  test('on PostgreSQL another live instance ends the holds of one that was killed, without any restart', { skip: !postgres }, async () => {
+    const sandbox = await startSandbox({ port: 0 });
+    cleanups.push(() => sandbox.close());
+    const { url, schema } = withTestSchema(postgres!);
+    cleanups.push(() => dropTestSchemas(postgres!, [schema]));
+    const dir = mkdtempSync(path.join(tmpdir(), 'tollroute-kill-pg-'));
+    const configFile = writeConfig(dir, sandbox, url);
+    const [doomed, survivor] = await Promise.all([serve(configFile, dir), serve(configFile, dir)]);
+    cleanups.push(stop(survivor));
+    const { accountId } = await crashScene(doomed.base, sandbox);
+    const store = await openStore(url);
+    cleanups.push(() => store.close());
+    const open = await waitForProgress(store, accountId);
+    const progressBefore = parseProgress(open.find((h) => h.endpoint === 'chat.completions')!.progress)!.charge_micros;
+    doomed.process.child.kill('SIGKILL');
+    await doomed.process.exited;
+    const ids = { stream: open.find((h) => h.endpoint === 'chat.completions')!.id, search: open.find((h) => h.endpoint === 'search')!.id };
+    await assertRecovered(store, accountId, ids, progressBefore);
+  });
+});
