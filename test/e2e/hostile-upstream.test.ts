@@ -24,6 +24,9 @@ async function startHostileUpstream(): Promise<{ url: string; server: Server }> 
         res.setHeader('content-type', 'text/event-stream');
         res.write(chunk({ role: 'assistant', content: 'hi' }));
         res.end(`data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: -5, completion_tokens: 1e300 } })}\n\ndata: [DONE]\n\n`);
+      } else if (script === 'huge usage') {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ id: 'c1', object: 'chat.completion', model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1e15, completion_tokens: 1e15 } }));
       } else if (script === 'error first') {
         res.setHeader('content-type', 'text/event-stream');
         res.end(`data: ${JSON.stringify({ error: { message: 'overloaded', type: 'server_error' } })}\n\n`);
@@ -87,6 +90,27 @@ describe('misbehaving upstreams', () => {
     assert.equal(usage.flags, 'clamped');
     assert.match(await (await request(`${gw.url}/metrics`)).body.text(), /tollroute_usage_clamped_total\{model="hostile"\} [1-9]\d*/);
     assert.equal((await request(`${gw.url}/healthz`)).statusCode, 200, 'still serving');
+  });
+
+  test('an upstream reporting 10^15 tokens is charged at most the hold, in parallel too: the balance never goes below zero', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 20_000 });
+    const results = await Promise.all(Array.from({ length: 10 }, () => chat(key, 'huge usage').then(async (res) => {
+      await res.body.dump();
+      return res.statusCode;
+    })));
+    assert.ok(results.includes(200));
+    assert.ok(results.every((status) => status === 200 || status === 402));
+    const account = await gw.settled(accountId);
+    assert.ok(account.balance_micros >= 0, `balance ${account.balance_micros}`);
+    const usage = (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data;
+    const hold = chatPromptTokens({ messages: [{ role: 'user', content: 'huge usage' }] }, hostileModel) * 2 + 10 * 8;
+    for (const row of usage) {
+      assert.equal(row.amount_micros, hold, 'the charge is the hold');
+      assert.ok(row.unbilled_micros > 0);
+      assert.equal(row.flags, 'clamped,capped');
+    }
+    assert.equal(account.balance_micros, 20_000 - usage.length * hold);
+    assert.match(await (await request(`${gw.url}/metrics`)).body.text(), /tollroute_unbilled_micros_total\{model="hostile"\} [1-9]/);
   });
 
   test('a stream whose first event is an error charges nothing', async () => {
