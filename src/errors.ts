@@ -11,6 +11,8 @@ export type ErrorType =
 export class GatewayError extends Error {
   /** An upstream's own error answer, sent to the caller as it came (the responses API's refusals). */
   passThrough?: { body: string; contentType: string | undefined };
+  /** Its cause was already logged where it happened (with the model and channel): log it once. */
+  logged = false;
 
   constructor(
     readonly status: number,

@@ -38,6 +38,7 @@ export const usageView = (row: UsageRow) => ({
   unbilled_micros: row.unbilled_micros,
   flags: row.flags,
   request_id: row.request_id,
+  client_request_id: row.client_request_id,
   key_id: row.key_id,
   hold_id: row.hold_id,
   created_at: iso(row.created_at),

@@ -68,6 +68,8 @@ export interface HoldRequest {
   taskId?: string | null;
   /** The gateway instance running the call; null for a task's hold (the task engine owns it). */
   instanceId?: string | null;
+  /** The caller's own x-request-id, if it sent one. */
+  clientRequestId?: string | null;
   now?: number;
 }
 
@@ -79,7 +81,7 @@ export async function holdFunds(store: Store, request: HoldRequest): Promise<{ h
 /** The hold step inside a caller's transaction (a task row and its hold are written together). */
 export async function holdFundsIn(
   trx: Kysely<DB>,
-  { accountId, keyId = null, amountMicros, requestId, model, endpoint, taskId = null, instanceId = null, now = Date.now() }: HoldRequest,
+  { accountId, keyId = null, amountMicros, requestId, model, endpoint, taskId = null, instanceId = null, clientRequestId = null, now = Date.now() }: HoldRequest,
 ): Promise<{ holdId: string; amountMicros: number }> {
   requireMicros('amountMicros', amountMicros, { min: 0 });
   const holdId = newId('hold');
@@ -89,7 +91,7 @@ export async function holdFundsIn(
   await insertHold(trx, {
     id: holdId, account_id: accountId, key_id: keyId, amount_micros: amountMicros, state: 'open',
     request_id: requestId, model, endpoint, task_id: taskId, charged_micros: null, created_at: now, ended_at: null,
-    instance_id: instanceId, progress: null,
+    instance_id: instanceId, progress: null, client_request_id: clientRequestId,
   });
   await insertLedgerRow(trx, ledgerRow({
     accountId, kind: 'hold', balanceDelta: -amountMicros, heldDelta: amountMicros, holdId, requestId, model, now,
@@ -151,7 +153,7 @@ export async function settleHoldIn(
     id: newId('use'), account_id: hold.account_id, key_id: hold.key_id, hold_id: holdId,
     request_id: requestId ?? hold.request_id, model: hold.model, endpoint: hold.endpoint,
     units: JSON.stringify(units), amount_micros: charged, created_at: now, unbilled_micros: unbilled,
-    flags: allFlags.length > 0 ? allFlags.join(',') : null,
+    flags: allFlags.length > 0 ? allFlags.join(',') : null, client_request_id: hold.client_request_id,
   });
   return { applied: true, chargedMicros: charged, unbilledMicros: unbilled };
 }

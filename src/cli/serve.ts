@@ -1,20 +1,33 @@
 // `tollroute serve`: the gateway (and, on the built-in catalogue, the sandbox beside it) until SIGTERM.
 import type { FastifyBaseLogger } from 'fastify';
-import { issueApiKey } from '../billing/api-keys.js';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { hashApiKey, issueApiKey } from '../billing/api-keys.js';
 import { createAccount } from '../billing/ledger.js';
 import type { LoadedConfig } from '../config/load.js';
 import { createGateway, type Gateway } from '../gateway.js';
 import { startSandbox, type Sandbox } from '../sandbox/server.js';
 import { findAccountByName } from '../store/accounts.js';
+import { findApiKeyByHash } from '../store/api-keys.js';
 import type { Store } from '../store/open.js';
 
 const DEMO_ACCOUNT = 'demo';
 const DEMO_CREDIT_MICROS = 100_000_000; // 100 units: thousands of sandbox calls
 
-/** A fresh key on the demo account (created with a balance on first start): keys are stored hashed, so each start issues one. */
-async function demoKey(store: Store): Promise<{ key: string; accountId: string }> {
+/**
+ * The demo account's key, the same on every start: the store keeps only hashes, so the key itself
+ * lives in `<data_dir>/demo-key` (readable by the owner only). A key that was revoked, or belongs
+ * to another store, is replaced by a new one.
+ */
+async function demoKey(store: Store, dataDir: string): Promise<{ key: string; accountId: string }> {
   const account = (await findAccountByName(store.db, DEMO_ACCOUNT)) ?? (await createAccount(store, { name: DEMO_ACCOUNT, creditMicros: DEMO_CREDIT_MICROS }));
-  const { key } = await issueApiKey(store, { accountId: account.id, name: `demo key ${new Date().toISOString()}` });
+  const file = path.join(dataDir, 'demo-key');
+  const kept = existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
+  const row = kept ? await findApiKeyByHash(store.db, hashApiKey(kept)) : undefined;
+  if (row && row.account_id === account.id && row.revoked_at === null) return { key: kept, accountId: account.id };
+  const { key } = await issueApiKey(store, { accountId: account.id, name: 'demo key' });
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(file, `${key}\n`, { mode: 0o600 });
   return { key, accountId: account.id };
 }
 
@@ -25,19 +38,7 @@ export async function serve(loaded: LoadedConfig, logger: FastifyBaseLogger): Pr
     sandbox = await startSandbox({ host: config.host, port: config.sandbox.port, taskMs: config.sandbox.task_ms });
   }
   const gateway: Gateway = await createGateway(config, logger);
-  const url = await gateway.listen();
-
-  const lines = [`tollroute gateway listening on ${url}`, `  configuration: ${loaded.source}`, `  store: ${config.store.replace(/\/\/[^@/]*@/, '//***@')}`];
-  if (sandbox) lines.push(`  sandbox upstream on ${sandbox.url}`);
-  if (loaded.adminTokenGenerated) lines.push(`  admin token (generated for this run; set TOLLROUTE_ADMIN_TOKEN to fix it): ${config.admin_token}`);
-  if (loaded.source === 'built-in sandbox catalogue') {
-    const demo = await demoKey(gateway.store);
-    lines.push(`  demo account ${demo.accountId}, API key: ${demo.key}`);
-    lines.push(`  try: curl ${url}/v1/chat/completions -H "Authorization: Bearer ${demo.key}" -H 'content-type: application/json' -d '{"model":"sandbox-chat","messages":[{"role":"user","content":"hello"}]}'`);
-  }
-  // A banner for the operator's terminal, kept out of the JSON logs (which never carry secrets).
-  process.stderr.write(`${lines.join('\n')}\n`);
-
+  // Installed before the banner: a supervisor may signal as soon as it reads that we listen.
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -50,4 +51,16 @@ export async function serve(loaded: LoadedConfig, logger: FastifyBaseLogger): Pr
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+  const url = await gateway.listen();
+
+  const lines = [`tollroute gateway listening on ${url}`, `  configuration: ${loaded.source}`, `  store: ${config.store.replace(/\/\/[^@/]*@/, '//***@')}`];
+  if (sandbox) lines.push(`  sandbox upstream on ${sandbox.url}`);
+  if (loaded.adminTokenGenerated) lines.push(`  admin token (generated for this run; set TOLLROUTE_ADMIN_TOKEN to fix it): ${config.admin_token}`);
+  if (loaded.source === 'built-in sandbox catalogue') {
+    const demo = await demoKey(gateway.store, config.data_dir);
+    lines.push(`  demo account ${demo.accountId}, API key: ${demo.key}`);
+    lines.push(`  try: curl ${url}/v1/chat/completions -H "Authorization: Bearer ${demo.key}" -H 'content-type: application/json' -d '{"model":"sandbox-chat","messages":[{"role":"user","content":"hello"}]}'`);
+  }
+  // A banner for the operator's terminal, kept out of the JSON logs (which never carry secrets).
+  process.stderr.write(`${lines.join('\n')}\n`);
 }

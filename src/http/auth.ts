@@ -8,6 +8,8 @@ import type { KeyResolver } from './key-resolver.js';
 declare module 'fastify' {
   interface FastifyRequest {
     caller: Caller | null;
+    /** The caller's own x-request-id, when it sent a well-formed one. */
+    clientRequestId: string | null;
   }
 }
 

@@ -76,7 +76,7 @@ export function registerErrorHandlers(app: FastifyInstance, health: StoreHealth)
     }
     const known = toGatewayError(error);
     if (known) {
-      if (known.status >= 500) request.log.warn({ err: known.cause ?? known }, known.message);
+      if (known.status >= 500 && !known.logged) request.log.warn({ err: known.cause ?? known }, known.message);
       return sendError(reply, known);
     }
     // Anything else is our own fault: logged whole, answered without its text.

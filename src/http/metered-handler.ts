@@ -68,7 +68,7 @@ export function meteredHandler<Body>(deps: { pipeline: Pipeline; store: Store },
     const deadline = AbortSignal.timeout(deps.pipeline.callTimeoutMs);
     const signal = streams ? AbortSignal.any([abortOnClientGone(reply), deadline]) : deadline;
     const modelId = route.modelOf ? route.modelOf(request) : (body as { model?: string } | undefined)?.model;
-    const call = () => deps.pipeline.run(route, { caller: requireCaller(request), modelId, body, requestId: request.id, signal }, request.log);
+    const call = () => deps.pipeline.run(route, { caller: requireCaller(request), modelId, body, requestId: request.id, clientRequestId: request.clientRequestId, signal }, request.log);
 
     if (!streams) {
       return runIdempotent({ store: deps.store, instanceId: deps.pipeline.instanceId }, request, reply, async () => {

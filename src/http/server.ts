@@ -1,7 +1,7 @@
 // Assembles the HTTP server: one plugin per job, the /v1 scope behind API-key authentication.
 import { randomUUID } from 'node:crypto';
 import multipart from '@fastify/multipart';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Config } from '../config/schema.js';
 import { unavailable } from '../errors.js';
 import type { Pipeline } from '../pipeline/metered-call.js';
@@ -49,14 +49,11 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger,
     bodyLimit: config.limits.body_limit_bytes,
-    // A caller's own request id is kept when it looks like one, so logs join up across systems.
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomUUID()}`;
-    },
+    // Always the gateway's own id: a caller's x-request-id is kept beside it, never trusted as it.
+    genReqId: () => `req_${randomUUID()}`,
     requestIdHeader: false,
     // One line per request, written when the answer ends (metrics.ts), streams included.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     requestTimeout: config.limits.request_timeout_ms,
     forceCloseConnections: 'idle',
     // Our own 503 below answers in the spec's error shape.
@@ -66,6 +63,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     schemaErrorFormatter: describeSchemaError,
   });
   app.decorateRequest('caller', null);
+  app.decorateRequest('clientRequestId', null);
 
   let closing = false;
   app.addHook('preClose', async () => {
@@ -73,6 +71,13 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // The caller's own id, when it looks like one: in every log line of the request and on its usage.
+    const given = request.headers['x-request-id'];
+    if (typeof given === 'string' && REQUEST_ID.test(given)) {
+      request.clientRequestId = given;
+      request.log = request.log.child({ clientRequestId: given });
+      reply.header('x-client-request-id', given);
+    }
     if (closing) {
       reply.header('connection', 'close');
       throw unavailable();

@@ -53,7 +53,7 @@ export function taskCreateHandler<Normalised>(deps: TaskRouteDeps, spec: TaskCre
       await requireSafeUrl(callbackUrl, 'callback_url', deps.allowPrivateUrls);
       const task = await submitTask(deps.submit, {
         kind: spec.kind, caller, modelId: spec.modelOf(normalised), request: normalised,
-        estimate: (model) => spec.estimate(normalised, model), callbackUrl, requestId: request.id,
+        estimate: (model) => spec.estimate(normalised, model), callbackUrl, requestId: request.id, clientRequestId: request.clientRequestId,
       }, request.log);
       return { statusCode: 200, body: spec.view(task) };
     });

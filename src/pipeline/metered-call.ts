@@ -150,7 +150,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const estimate = endpoint.estimate(request.body, model);
     const hold = await holdFunds(store, {
       accountId: request.caller.accountId, keyId: request.caller.keyId, amountMicros: holdFor(model.config, estimate),
-      requestId: request.requestId, model: model.id, endpoint: endpoint.endpoint, instanceId: deps.instanceId,
+      requestId: request.requestId, clientRequestId: request.clientRequestId, model: model.id, endpoint: endpoint.endpoint, instanceId: deps.instanceId,
     });
 
     const startedAt = performance.now();
@@ -173,8 +173,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       if (error instanceof GatewayError) throw error;
       const refusal = refusalOf(error, model, log, metrics);
       if (refusal) throw refusal;
-      log.warn({ err: error, model: model.id }, 'upstream call failed');
-      throw upstreamError(error);
+      log.warn({ err: error, model: model.id, channel: model.upstream.name }, 'upstream call failed');
+      const failure = upstreamError(error);
+      failure.logged = true;
+      throw failure;
     }
 
     if (answer.kind === 'json') {

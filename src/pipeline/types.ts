@@ -81,6 +81,9 @@ export interface MeteredRequest<Body> {
   caller: Caller;
   modelId: string | undefined;
   body: Body;
+  /** The gateway's own id of the request (the ledger's request id). */
   requestId: string;
+  /** The caller's x-request-id, kept beside it. */
+  clientRequestId?: string | null;
   signal: AbortSignal;
 }

@@ -6,7 +6,7 @@ export type HoldRow = Selectable<HoldsTable>;
 
 const COLUMNS = [
   'id', 'account_id', 'key_id', 'amount_micros', 'state', 'request_id', 'model', 'endpoint', 'task_id',
-  'charged_micros', 'created_at', 'ended_at', 'instance_id', 'progress',
+  'charged_micros', 'created_at', 'ended_at', 'instance_id', 'progress', 'client_request_id',
 ] as const;
 
 export async function insertHold(db: Kysely<DB>, row: Insertable<HoldsTable>): Promise<void> {

@@ -11,7 +11,14 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '002_task_records_and_assets': { up: (db) => addTaskRecordsAndAssets(db) },
     '003_money_at_the_edges': { up: (db) => addMoneyAtTheEdges(db) },
     '004_task_generation_attempts': { up: (db) => addTaskGenerationAttempts(db) },
+    '007_client_request_ids': { up: (db) => addClientRequestIds(db) },
   };
+}
+
+// The request id in the ledger is the gateway's own; a caller's x-request-id is kept beside it.
+async function addClientRequestIds(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('holds').addColumn('client_request_id', 'text').execute();
+  await db.schema.alterTable('usage').addColumn('client_request_id', 'text').execute();
 }
 
 // Crash recovery and bounded charges (DESIGN §3): instances heartbeat, and the holds and

@@ -50,6 +50,8 @@ export interface HoldsTable {
   instance_id: string | null;
   /** JSON units a stream has recorded as delivered so far: what a crash recovery bills. */
   progress: string | null;
+  /** The caller's own x-request-id, kept beside the gateway's `request_id` (never trusted as it). */
+  client_request_id: string | null;
 }
 
 export type LedgerKind = 'credit' | 'hold' | 'settle' | 'release';
@@ -84,6 +86,7 @@ export interface UsageTable {
   unbilled_micros: Generated<number>;
   /** Comma-separated notes for the operator: `clamped` (usage figures made sane), `capped`. */
   flags: string | null;
+  client_request_id: string | null;
 }
 
 export interface IdempotencyTable {

@@ -31,6 +31,7 @@ export interface SubmitRequest {
   estimate(model: ResolvedModel): Units;
   callbackUrl?: string | null;
   requestId: string;
+  clientRequestId?: string | null;
 }
 
 const ID_PREFIX = { image: 'img', video: 'vid', erase: 'erase', minutes: 'min' } as const;
@@ -46,7 +47,7 @@ export async function submitTask(deps: SubmitDeps, args: SubmitRequest, log: Pip
   await store.db.transaction().execute(async (trx) => {
     const hold = await holdFundsIn(trx, {
       accountId: args.caller.accountId, keyId: args.caller.keyId, amountMicros: holdFor(model.config, estimate),
-      requestId: args.requestId, model: model.id, endpoint: `tasks.${args.kind}`, taskId, now: at,
+      requestId: args.requestId, clientRequestId: args.clientRequestId, model: model.id, endpoint: `tasks.${args.kind}`, taskId, now: at,
     });
     await insertTask(trx, {
       id: taskId, account_id: args.caller.accountId, key_id: args.caller.keyId, request_id: args.requestId, kind: args.kind,

@@ -4,16 +4,24 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Upstream } from './pool.js';
 
 const ERROR_BODY_LIMIT = 64 * 1024;
+// What a log line shows of an error body: enough to diagnose, too little to copy a prompt out of.
+const LOGGED_BODY_LIMIT = 300;
 
 /** An upstream answered with a non-2xx status. `body` is its (size-limited) text. */
 export class UpstreamHttpError extends Error {
   override name = 'UpstreamHttpError';
+  declare readonly body: string;
+  /** The start of the body, the only part a log line carries (`body` is kept off the logs). */
+  readonly bodyExcerpt: string;
   constructor(
     readonly statusCode: number,
-    readonly body: string,
+    body: string,
     readonly contentType: string | undefined,
   ) {
     super(`upstream answered ${statusCode}`);
+    // Not enumerable: log serializers copy enumerable fields, and an error body may quote a prompt.
+    Object.defineProperty(this, 'body', { value: body, enumerable: false });
+    this.bodyExcerpt = body.length > LOGGED_BODY_LIMIT ? `${body.slice(0, LOGGED_BODY_LIMIT)}…` : body;
   }
 
   /** The upstream's own reason, from the error shapes upstreams use ({error: {message}}, {error}, {message}). */

@@ -40,7 +40,7 @@ export function ledgerContract(ctx: StoreContext): void {
       assert.deepEqual(await findHold(ctx.store().db, hold.holdId), {
         id: hold.holdId, account_id: id, key_id: 'key_1', amount_micros: 3_000, state: 'open', request_id: 'req_1',
         model: 'chat-small', endpoint: '/v1/chat/completions', task_id: null, charged_micros: null, created_at: 20,
-        ended_at: null, instance_id: null, progress: null,
+        ended_at: null, instance_id: null, progress: null, client_request_id: null,
       });
       assert.deepEqual(await ledgerOf(ctx, id), [
         row(id, { kind: 'hold', balance_delta_micros: -3_000, held_delta_micros: 3_000, hold_id: hold.holdId,
@@ -65,7 +65,7 @@ export function ledgerContract(ctx: StoreContext): void {
       assert.deepEqual(usage, [{
         id: usage[0]?.id, account_id: id, key_id: 'key_1', hold_id: holdId, request_id: 'req_1', model: 'chat-small',
         endpoint: '/v1/chat/completions', units: JSON.stringify(units), amount_micros: 1_200, created_at: 30,
-        unbilled_micros: 0, flags: null,
+        unbilled_micros: 0, flags: null, client_request_id: null,
       }]);
       assert.equal((await findHold(ctx.store().db, holdId))?.state, 'settled');
     });

@@ -63,9 +63,11 @@ describe('admin API', () => {
     await res.body.dump();
     const [record] = (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data;
     assert.deepEqual(
-      { model: record.model, endpoint: record.endpoint, units: record.units, amount: record.amount_micros, requestId: record.request_id },
-      { model: 'sandbox-chat', endpoint: 'chat.completions', units: { input_token: 3, output_token: 4 }, amount: 3 * 2 + 4 * 8, requestId: 'usage-check' },
+      { model: record.model, endpoint: record.endpoint, units: record.units, amount: record.amount_micros, requestId: record.request_id, client: record.client_request_id },
+      { model: 'sandbox-chat', endpoint: 'chat.completions', units: { input_token: 3, output_token: 4 }, amount: 3 * 2 + 4 * 8, requestId: res.headers['x-request-id'], client: 'usage-check' },
     );
+    const ledger = (await gw.admin('GET', `/admin/accounts/${accountId}/ledger`)).body.data;
+    assert.ok(ledger.filter((row: any) => row.hold_id).every((row: any) => row.request_id === res.headers['x-request-id']), 'the ledger carries the gateway’s own id, never the caller’s');
   });
 
   test('?limit= pages the ledger, and a limit that is not 1 to 1000 is 400', async () => {

@@ -51,11 +51,22 @@ describe('health, metrics and logs', () => {
     assert.ok(!gw.logText().includes(ADMIN_TOKEN));
   });
 
-  test("a caller's own x-request-id is kept and echoed", async () => {
+  test("the request id is always the gateway's own; a caller's x-request-id is kept beside it and echoed apart", async () => {
     const res = await request(`${gw.url}/v1/models`, { headers: { authorization: `Bearer ${key}`, 'x-request-id': 'trace-123' } });
     await res.body.dump();
-    assert.equal(res.headers['x-request-id'], 'trace-123');
-    assert.ok(gw.logs.some((line) => line.reqId === 'trace-123'));
+    const own = res.headers['x-request-id'] as string;
+    assert.match(own, /^req_[0-9a-f-]{36}$/);
+    assert.equal(res.headers['x-client-request-id'], 'trace-123');
+    assert.ok(gw.logs.some((line) => line.reqId === own && line.clientRequestId === 'trace-123'));
+  });
+  test('an upstream error body is logged once, and only its first few hundred characters', async () => {
+    const marker = `ECHOED-PROMPT-${Date.now()}`;
+    await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'chat', status: 500, body: { error: { message: `${marker} ${'x'.repeat(20_000)}` } }, times: 1 });
+    const res = await gw.call(key, 'POST', '/v1/chat/completions', { model: 'sandbox-chat', messages: [{ role: 'user', content: 'hi' }] });
+    assert.equal(res.status, 502);
+    const lines = gw.logText().split('\n').filter((line) => line.includes(marker));
+    assert.equal(lines.length, 1, 'one log line for the failure');
+    assert.ok(lines[0]!.length < 2_000, `a ${lines[0]!.length}-character line`);
   });
 });
 
@@ -103,6 +114,20 @@ describe('the tollroute process', () => {
     const account = JSON.parse((await runCli(['accounts', 'show', accountId], env)).stdout);
     assert.equal(account.held_micros, 0);
     assert.equal(account.balance_micros, 100_000_000 - (2 * 2 + 40 * 8));
+  });
+
+  test('a second start prints the same demo key, and start-up prints no deprecation warning', async () => {
+    const own = { ...env, TOLLROUTE_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'tollroute-demo-')), PORT: String(await freePort()), SANDBOX_PORT: String(await freePort()) };
+    const keys: string[] = [];
+    for (let start = 0; start < 2; start++) {
+      const serve = await startServe(own);
+      keys.push(/API key: (tr-\S+)/.exec(serve.stderr())?.[1] ?? '');
+      assert.doesNotMatch(serve.stderr(), /Deprecation|DEP\d/);
+      serve.child.kill('SIGTERM');
+      assert.equal(await serve.exited, 0);
+    }
+    assert.match(keys[0]!, /^tr-/);
+    assert.equal(keys[1], keys[0]);
   });
 
   test('a bad configuration file stops start-up with a message naming the field', async () => {
