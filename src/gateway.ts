@@ -9,6 +9,7 @@ import { createSettlements } from './billing/settlements.js';
 import { StoreHealth } from './store/health.js';
 import { createKeyResolver } from './http/key-resolver.js';
 import { createMetrics } from './http/metrics.js';
+import { startMetricsServer } from './http/metrics-server.js';
 import { buildServer } from './http/server.js';
 import { createRateLimiter } from './limits/index.js';
 import { createCatalogue } from './pipeline/catalogue.js';
@@ -77,11 +78,16 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
   await settlements.replayJournal();
   await instance.start();
 
+  let metricsServer: { url: string; close(): Promise<void> } | undefined;
   return {
     app,
     store,
     async listen() {
       const url = await app.listen({ host: config.host, port: config.port });
+      if (config.metrics.port !== undefined) {
+        metricsServer = await startMetricsServer({ host: config.host, port: config.metrics.port, token: config.metrics.token, registry: metrics.registry });
+        logger.info({ url: metricsServer.url }, 'metrics served on their own port');
+      }
       // Background work starts once the gateway serves: unfinished tasks and webhooks of an
       // earlier run are picked up here, from the store.
       engine.start();
@@ -89,6 +95,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
       return url;
     },
     async close() {
+      await metricsServer?.close();
       let timer: NodeJS.Timeout | undefined;
       const grace = new Promise<void>((resolve) => {
         timer = setTimeout(() => {

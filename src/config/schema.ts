@@ -94,6 +94,11 @@ export const ConfigSchema = z
       .strict()
       .default({}),
     network: z.object({ allow_private_urls: z.boolean().default(false) }).strict().default({}),
+    // /metrics: behind a bearer token, and/or on its own port (then not on the gateway's).
+    metrics: z
+      .object({ token: z.string().min(16).optional(), port: z.number().int().min(0).max(65535).optional() })
+      .strict()
+      .default({}),
     // Crash recovery (DESIGN §3): instances heartbeat; the open holds of one silent for
     // dead_after_ms are ended by any instance's sweep, from the progress streams recorded.
     recovery: z

@@ -38,12 +38,20 @@ export function apiKeyHook(keys: KeyResolver) {
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
-export function adminTokenHook(adminToken: string) {
-  const expected = digest(adminToken);
-  return async function authenticateAdmin(request: FastifyRequest) {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+/** Whether an Authorization header carries `Bearer <token>`, compared in constant time. */
+export function bearerMatcher(token: string): (authorization: string | undefined) => boolean {
+  const expected = digest(token);
+  return (authorization) => {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
     // Compare digests: equal length always, so timingSafeEqual never leaks the token's length.
-    if (!match?.[1] || !timingSafeEqual(digest(match[1]), expected)) throw auth('invalid or missing admin token');
+    return Boolean(match?.[1]) && timingSafeEqual(digest(match![1]!), expected);
+  };
+}
+
+export function adminTokenHook(adminToken: string) {
+  const matches = bearerMatcher(adminToken);
+  return async function authenticateAdmin(request: FastifyRequest) {
+    if (!matches(request.headers.authorization)) throw auth('invalid or missing admin token');
   };
 }
 

@@ -1,7 +1,9 @@
 // Prometheus metrics: requests, their latency, upstream latency and amounts billed.
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { auth } from '../errors.js';
 import type { PipelineMetrics } from '../pipeline/metered-call.js';
+import { bearerMatcher } from './auth.js';
 
 export interface GatewayMetrics extends PipelineMetrics {
   registry: Registry;
@@ -59,7 +61,16 @@ export function createMetrics(): GatewayMetrics {
  * Counts and logs every answer once, when its response ends: streams included (Fastify's own
  * request logging, off in server.ts, would miss hijacked streams and write two lines a call).
  */
-export function registerRequestMetrics(app: FastifyInstance, metrics: GatewayMetrics) {
+/**
+ * Where /metrics is served: on the gateway's port unless `port` moves it to its own listener (see
+ * metrics-server.ts), behind `Authorization: Bearer <token>` when a token is set.
+ */
+export interface MetricsExposure {
+  token?: string;
+  port?: number;
+}
+
+export function registerRequestMetrics(app: FastifyInstance, metrics: GatewayMetrics, exposure: MetricsExposure = {}) {
   app.addHook('onRequest', async (request, reply) => {
     const startedAt = performance.now();
     reply.raw.once('close', () => {
@@ -72,7 +83,10 @@ export function registerRequestMetrics(app: FastifyInstance, metrics: GatewayMet
       );
     });
   });
-  app.get('/metrics', async (_request, reply) => {
+  if (exposure.port !== undefined) return;
+  const allowed = exposure.token ? bearerMatcher(exposure.token) : () => true;
+  app.get('/metrics', async (request, reply) => {
+    if (!allowed(request.headers.authorization)) throw auth('invalid or missing metrics token');
     reply.type(metrics.registry.contentType);
     return metrics.registry.metrics();
   });

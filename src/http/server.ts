@@ -85,7 +85,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   });
 
   registerErrorHandlers(app, deps.health);
-  registerRequestMetrics(app, metrics);
+  registerRequestMetrics(app, metrics, config.metrics);
   await app.register(healthRoutes, { store, health: deps.health, isClosing: () => closing });
   await app.register(adminRoutes, { store, keys, adminToken: config.admin_token });
   await app.register(fileServeRoutes, fileDeps);
