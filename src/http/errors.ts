@@ -59,10 +59,11 @@ function toGatewayError(error: FastifyError): GatewayError | undefined {
       FST_ERR_CTP_INVALID_JSON_BODY: `invalid JSON body: ${error.message}`,
       FST_ERR_CTP_EMPTY_JSON_BODY: 'request body is empty; expected JSON',
       FST_ERR_CTP_BODY_TOO_LARGE: 'request body is too large',
-      FST_ERR_CTP_INVALID_MEDIA_TYPE: `unsupported content type: ${error.message}`,
+      FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Content-Type: send application/json (or multipart/form-data where a file is uploaded)',
     };
     const message = (error.code && messages[error.code]) ?? (error.name === 'SyntaxError' ? `invalid JSON body: ${error.message}` : error.message);
-    return new GatewayError(status, 'invalid_request_error', message);
+    // 415 is not a status the spec lists: a body of the wrong type is a bad request like any other.
+    return new GatewayError(status === 415 ? 400 : status, 'invalid_request_error', message);
   }
   return undefined;
 }

@@ -8,6 +8,7 @@ import type { Pipeline } from '../pipeline/metered-call.js';
 import type { StoreHealth } from '../store/health.js';
 import type { Store } from '../store/open.js';
 import { apiKeyHook } from './auth.js';
+import { registerJsonBodies, requireMultipartBoundary } from './json-body.js';
 import { describeSchemaError, registerErrorHandlers } from './errors.js';
 import type { KeyResolver } from './key-resolver.js';
 import { registerRequestMetrics, type GatewayMetrics } from './metrics.js';
@@ -85,12 +86,14 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   });
 
   registerErrorHandlers(app, deps.health);
+  registerJsonBodies(app);
   registerRequestMetrics(app, metrics, config.metrics);
   await app.register(healthRoutes, { store, health: deps.health, isClosing: () => closing });
   await app.register(adminRoutes, { store, keys, adminToken: config.admin_token });
   await app.register(fileServeRoutes, fileDeps);
   await app.register(async (v1) => {
     v1.addHook('onRequest', apiKeyHook(keys));
+    v1.addHook('onRequest', requireMultipartBoundary);
     await v1.register(modelRoutes, { pipeline });
     await v1.register(chatRoutes, { pipeline, store });
     await v1.register(messagesRoutes, { pipeline, store });

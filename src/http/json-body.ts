@@ -1,0 +1,55 @@
+// How JSON request bodies are read: an empty body is no body (routes that need one say so through
+// their schema), nesting is bounded before anything walks the value, and prototype pollution is
+// refused, as Fastify's own parser does.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import secureJson from 'secure-json-parse';
+import { invalidRequest } from '../errors.js';
+
+/** Deeper than any real request; deep enough nesting would overflow whatever walks the value. */
+export const MAX_JSON_DEPTH = 64;
+
+/** The deepest nesting of arrays and objects in JSON text, strings skipped (one linear pass). */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // backslash: skip the escaped character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) deepest = Math.max(deepest, ++depth);
+    else if (c === 125 || c === 93) depth--;
+  }
+  return deepest;
+}
+
+export function parseJsonBody(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  if (jsonDepth(text) > MAX_JSON_DEPTH) throw invalidRequest(`invalid JSON body: nested deeper than ${MAX_JSON_DEPTH} levels`);
+  try {
+    return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+  } catch (error) {
+    throw invalidRequest(`invalid JSON body: ${(error as Error).message}`);
+  }
+}
+
+export function registerJsonBodies(app: FastifyInstance) {
+  app.removeContentTypeParser(['application/json']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body: string | Buffer, done) => {
+    try {
+      done(null, parseJsonBody(body.toString()));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
+}
+
+/** A multipart body without its boundary cannot be read at all: say so, before a parser fails on it. */
+export async function requireMultipartBoundary(request: FastifyRequest) {
+  const type = request.headers['content-type'] ?? '';
+  if (/^multipart\//i.test(type) && !/;\s*boundary=/i.test(type)) {
+    throw invalidRequest('Content-Type: multipart/form-data needs a boundary parameter (multipart/form-data; boundary=…)');
+  }
+}
