@@ -19,8 +19,24 @@ function fieldPath(instancePath: string): string {
     .reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : path ? `${path}.${part}` : part), '');
 }
 
+/**
+ * A field of several forms (anyOf) that matched none: name every form ("must be string or array"),
+ * unless one form matched the outline and failed inside it, which is then the error to report.
+ */
+function describeUnion(errors: SchemaError[], dataVar: string): Error | undefined {
+  const union = errors.find((e) => e.keyword === 'anyOf');
+  if (!union) return undefined;
+  const inside = errors.find((e) => e !== union && e.instancePath.startsWith(`${union.instancePath}/`));
+  if (inside) return describeSchemaError([inside], dataVar);
+  const forms = errors.filter((e) => e.keyword === 'type' && e.instancePath === union.instancePath).map((e) => String(e.params.type));
+  if (forms.length === 0) return undefined;
+  return invalidRequest(`${fieldPath(union.instancePath) || dataVar}: must be ${forms.join(' or ')}`);
+}
+
 /** Turns the first schema violation into a message that names the field. */
 export function describeSchemaError(errors: SchemaError[], dataVar: string): Error {
+  const union = describeUnion(errors, dataVar);
+  if (union) return union;
   const error = errors[0];
   if (!error) return invalidRequest(`invalid ${dataVar}`);
   const path = fieldPath(error.instancePath);

@@ -202,12 +202,12 @@ describe('messages', () => {
 
     test('a missing version header is 400', async () => {
       const { key } = await gw.account();
-      assert.deepEqual(await post(valid, { 'x-api-key': key }), { status: 400, body: { error: 'vendor-version header is required (2023-06-01)', type: 'invalid_request_error' } });
+      assert.deepEqual(await post(valid, { 'x-api-key': key }), { status: 400, body: { error: 'anthropic-version header is required: send anthropic-version: 2023-06-01 (or vendor-version: 2023-06-01)', type: 'invalid_request_error' } });
     });
 
     test('another version is 400', async () => {
       const { key } = await gw.account();
-      assert.deepEqual(await post(valid, { 'x-api-key': key, 'vendor-version': '2024-01-01' }), { status: 400, body: { error: 'vendor-version: must be 2023-06-01', type: 'invalid_request_error' } });
+      assert.deepEqual(await post(valid, { 'x-api-key': key, 'vendor-version': '2024-01-01' }), { status: 400, body: { error: 'anthropic-version: 2024-01-01 is not supported; send anthropic-version: 2023-06-01 (or vendor-version: 2023-06-01)', type: 'invalid_request_error' } });
     });
 
     test('the spec header vendor-version is accepted', async () => {

@@ -47,7 +47,7 @@ describe('search', () => {
     ['Count below 1', { Type: 'web', Query: 'q', Count: 0 }, 'Count: must be >= 1'],
     ['SearchType image', { Type: 'web', Query: 'q', SearchType: 'image' }, 'SearchType: image search is not supported; use web'],
     ['no Query', { Type: 'web' }, 'Query field is required'],
-    ['no Type nor model', { Query: 'q' }, 'Type field is required (web or global), or a search model'],
+    ['no Type nor model', { Query: 'q' }, 'model field is required'],
     ['a model of another type', { model: 'sandbox-chat', Query: 'q' }, 'model sandbox-chat is not a search model'],
     ['a model that disagrees with Type', { Type: 'web', model: 'vendor-global-search', Query: 'q' }, 'model: vendor-global-search disagrees with Type web (vendor-web-search)'],
   ] as const) {

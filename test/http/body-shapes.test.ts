@@ -72,3 +72,32 @@ test('the nesting depth of JSON text is counted without parsing it, strings skip
   assert.equal(jsonDepth('"\\\\"'), 0);
   assert.equal(jsonDepth('[[["\\"]"]]]'), 3);
 });
+
+describe('fields of several forms', () => {
+  let gw: TestGateway;
+  let key: string;
+  before(async () => {
+    gw = await startTestGateway();
+    ({ key } = await gw.account({ creditMicros: 1_000_000 }));
+  });
+  after(() => gw.close());
+
+  const post = async (path: string, body: object, headers: Record<string, string> = {}) => {
+    const res = await request(`${gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    return { status: res.statusCode, body: await res.body.json() };
+  };
+  const messages = { 'anthropic-version': '2023-06-01' };
+
+  test('a value of neither form names both forms', async () => {
+    assert.deepEqual(await post('/v1/responses', { model: 'sandbox-chat', input: 5 }), { status: 400, body: { error: 'input: must be string or array', type: 'invalid_request_error' } });
+    assert.deepEqual(await post('/v1/messages', { model: 'sandbox-chat', max_tokens: 5, system: 5, messages: [{ role: 'user', content: 'x' }] }, messages), {
+      status: 400, body: { error: 'system: must be string or array', type: 'invalid_request_error' },
+    });
+  });
+
+  test('a value of the right outline that fails inside names what failed inside', async () => {
+    assert.deepEqual(await post('/v1/messages', { model: 'sandbox-chat', max_tokens: 5, messages: [{ role: 'user', content: [5] }] }, messages), {
+      status: 400, body: { error: 'messages[0].content[0]: must be object', type: 'invalid_request_error' },
+    });
+  });
+});

@@ -25,7 +25,9 @@ const SSE = 'text/event-stream; charset=utf-8';
 async function requireVersion(request: FastifyRequest) {
   const given = request.headers['vendor-version'] ?? request.headers['anthropic-version'];
   if (given !== ANTHROPIC_VERSION) {
-    throw invalidRequest(given === undefined ? `vendor-version header is required (${ANTHROPIC_VERSION})` : `vendor-version: must be ${ANTHROPIC_VERSION}`);
+    // The official SDKs send a later anthropic-version unless told; say exactly what to send.
+    const fix = `send anthropic-version: ${ANTHROPIC_VERSION} (or vendor-version: ${ANTHROPIC_VERSION})`;
+    throw invalidRequest(given === undefined ? `anthropic-version header is required: ${fix}` : `anthropic-version: ${given} is not supported; ${fix}`);
   }
 }
 

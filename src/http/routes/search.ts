@@ -1,6 +1,6 @@
 // POST /v1/search: web or global search, billed one call on success, nothing on failure.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { invalidRequest } from '../../errors.js';
+import { invalidRequest, MESSAGES } from '../../errors.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import type { Store } from '../../store/open.js';
 import { search } from '../../upstreams/volc-search/client.js';
@@ -27,7 +27,8 @@ function searchModel(request: FastifyRequest): string {
   const byType = body.Type ? MODEL_FOR_TYPE[body.Type] : undefined;
   if (body.model && byType && body.model !== byType) throw invalidRequest(`model: ${body.model} disagrees with Type ${body.Type} (${byType})`);
   const model = body.model ?? byType;
-  if (!model) throw invalidRequest('Type field is required (web or global), or a search model');
+  // The spec's own message: a search is routed by its model (Type names one).
+  if (!model) throw invalidRequest(MESSAGES.modelRequired);
   return model;
 }
 
