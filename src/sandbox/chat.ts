@@ -9,6 +9,8 @@ import type { SandboxContext, SandboxRoute } from './route.js';
 import {
   MAX_REPLY_WORDS,
   type PlannedReply,
+  type ToolChoice,
+  readToolChoice,
   hashOf,
   isRecord,
   lastUserText,
@@ -31,6 +33,7 @@ interface ChatRequest {
   maxTokens: number | undefined;
   stopSequences: string[];
   toolNames: string[];
+  toolChoice: ToolChoice;
 }
 
 interface Usage {
@@ -55,8 +58,8 @@ async function answerChat(ctx: SandboxContext): Promise<void> {
   if ((requestedWords(userText) ?? 0) > MAX_REPLY_WORDS) {
     return ctx.reply.json(400, openAiError(`[[words:N]]: N must be at most ${MAX_REPLY_WORDS}`, 'invalid_request_error'));
   }
-  const { toolNames, maxTokens, stopSequences } = request;
-  const plan = planReply({ userText, toolNames, maxTokens, stopSequences });
+  const { toolNames, maxTokens, stopSequences, toolChoice } = request;
+  const plan = planReply({ userText, toolNames, maxTokens, stopSequences, toolChoice });
   const prompt = promptTokens(request.messages);
   const usage = { prompt_tokens: prompt, completion_tokens: plan.outputTokens, total_tokens: prompt + plan.outputTokens };
   const hash = hashOf(ctx.body);
@@ -74,7 +77,7 @@ async function answerChat(ctx: SandboxContext): Promise<void> {
 
 function parseChatRequest(body: unknown): ChatRequest | string {
   if (!isRecord(body)) return 'body: expected a JSON object';
-  const { model, messages, stream, stream_options: options, tools, stop } = body;
+  const { model, messages, stream, stream_options: options, tools, stop, tool_choice: choice } = body;
   if (typeof model !== 'string' || model === '') return 'model: required, a non-empty string';
   if (!Array.isArray(messages) || messages.length === 0) return 'messages: required, a non-empty array';
   const badMessage = messages.findIndex((message) => !isRecord(message) || typeof message.role !== 'string');
@@ -100,6 +103,7 @@ function parseChatRequest(body: unknown): ChatRequest | string {
     maxTokens: limits.length > 0 ? Math.min(...limits) : undefined,
     stopSequences,
     toolNames: functionNames(tools),
+    toolChoice: readToolChoice(choice, functionNames(tools)),
   };
 }
 

@@ -4,6 +4,8 @@ import type { SandboxContext, SandboxRoute } from './route.js';
 import {
   MAX_REPLY_WORDS,
   type PlannedReply,
+  type ToolChoice,
+  readToolChoice,
   contentText,
   hashOf,
   isRecord,
@@ -24,6 +26,7 @@ interface MessagesRequest {
   stopSequences: string[];
   stream: boolean;
   toolNames: string[];
+  toolChoice: ToolChoice;
 }
 
 interface Usage {
@@ -73,8 +76,8 @@ async function answerMessages(ctx: SandboxContext): Promise<void> {
   if (typeof request === 'string') return refuse(400, request);
   const userText = lastUserText(request.messages);
   if ((requestedWords(userText) ?? 0) > MAX_REPLY_WORDS) return refuse(400, `[[words:N]]: N must be at most ${MAX_REPLY_WORDS}`);
-  const { toolNames, maxTokens, stopSequences } = request;
-  const plan = planReply({ userText, toolNames, maxTokens, stopSequences });
+  const { toolNames, maxTokens, stopSequences, toolChoice } = request;
+  const plan = planReply({ userText, toolNames, maxTokens, stopSequences, toolChoice });
   const usage = { input_tokens: inputTokens(request), output_tokens: plan.outputTokens };
   const hash = hashOf(ctx.body);
   const ids = { id: `msg_${hash}`, toolUseId: `toolu_${hash}` };
@@ -96,7 +99,7 @@ function headerValue(headers: IncomingHttpHeaders, name: string): string {
 
 function parseMessagesRequest(body: unknown): MessagesRequest | string {
   if (!isRecord(body)) return 'body: expected a JSON object';
-  const { model, messages, system = null, max_tokens: maxTokens, stop_sequences: stops = null, stream, tools = null } = body;
+  const { model, messages, system = null, max_tokens: maxTokens, stop_sequences: stops = null, stream, tools = null, tool_choice: choice } = body;
   if (typeof model !== 'string' || model === '') return 'model: required, a non-empty string';
   if (!Number.isSafeInteger(maxTokens) || (maxTokens as number) < 1) return 'max_tokens: required, a positive integer';
   if (!Array.isArray(messages) || messages.length === 0) return 'messages: required, a non-empty array';
@@ -120,10 +123,16 @@ function parseMessagesRequest(body: unknown): MessagesRequest | string {
     stopSequences,
     stream: stream === true,
     // custom tools only: a server tool (`type: "web_search_20250305"`) is not the model's to call
-    toolNames: (tools ?? []).flatMap((tool) =>
-      isRecord(tool) && typeof tool.name === 'string' && (tool.type === undefined || tool.type === 'custom') ? [tool.name] : [],
-    ),
+    toolNames: customToolNames(tools),
+    toolChoice: readToolChoice(choice, customToolNames(tools)),
   };
+}
+
+// custom tools only: a server tool (`type: "web_search_20250305"`) is not the model's to call
+function customToolNames(tools: unknown[] | null): string[] {
+  return (tools ?? []).flatMap((tool) =>
+    isRecord(tool) && typeof tool.name === 'string' && (tool.type === undefined || tool.type === 'custom') ? [tool.name] : [],
+  );
 }
 
 /** The chat rule (text.ts `promptTokens`): 1 per message plus its words, and the `system` prompt is one more message. */

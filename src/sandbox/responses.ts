@@ -2,7 +2,7 @@ import { SANDBOX_CREATED } from './chat.js';
 import { UNAUTHORIZED, hasBearer, openAiError, openAiErrorForStatus } from './openai-common.js';
 import { SSE_HEADERS, mapChunks, midStreamErrorMessage, sseEvent } from './reply.js';
 import type { SandboxContext, SandboxRoute } from './route.js';
-import { MAX_REPLY_WORDS, type PlannedReply, hashOf, isRecord, planReply, requestedWords, wordPieces, words } from './text.js';
+import { MAX_REPLY_WORDS, type PlannedReply, type ToolChoice, hashOf, isRecord, planReply, readToolChoice, requestedWords, wordPieces, words } from './text.js';
 
 // OpenAI Responses (chat-formats.md §4), answered by the rules in text.ts: the conversation a gateway
 // would translate to chat completions gets the same text and the same token counts there.
@@ -15,6 +15,7 @@ interface ResponsesRequest {
   stream: boolean;
   tools: unknown[];
   toolNames: string[];
+  toolChoice: ToolChoice;
 }
 
 interface Usage {
@@ -55,7 +56,7 @@ async function answerResponses(ctx: SandboxContext): Promise<void> {
   if ((requestedWords(userText) ?? 0) > MAX_REPLY_WORDS) {
     return ctx.reply.json(400, openAiError(`[[words:N]]: N must be at most ${MAX_REPLY_WORDS}`, 'invalid_request_error'));
   }
-  const plan = planReply({ userText, toolNames: request.toolNames, maxTokens: request.maxOutputTokens ?? undefined });
+  const plan = planReply({ userText, toolNames: request.toolNames, maxTokens: request.maxOutputTokens ?? undefined, toolChoice: request.toolChoice });
   const usage = { input_tokens: inputTokens(request), output_tokens: plan.outputTokens };
   const hash = hashOf(ctx.body);
   const ids = { response: `resp_${hash}`, message: `msg_${hash}`, functionCall: `fc_${hash}`, callId: `call_${hash}` };
@@ -71,7 +72,7 @@ async function answerResponses(ctx: SandboxContext): Promise<void> {
 
 function parseResponsesRequest(body: unknown): ResponsesRequest | string {
   if (!isRecord(body)) return 'body: expected a JSON object';
-  const { model, input, instructions = null, max_output_tokens: limit = null, stream, tools = null } = body;
+  const { model, input, instructions = null, max_output_tokens: limit = null, stream, tools = null, tool_choice: choice } = body;
   if (typeof model !== 'string' || model === '') return 'model: required, a non-empty string';
   const items = typeof input === 'string' ? [{ role: 'user', content: input }] : input;
   if (!Array.isArray(items) || items.length === 0) return 'input: required, a string or a non-empty array';
@@ -91,10 +92,14 @@ function parseResponsesRequest(body: unknown): ResponsesRequest | string {
     stream: stream === true,
     tools: tools ?? [],
     // function tools are flat here (`{type, name}`), unlike chat's `{type, function: {name}}`
-    toolNames: (tools ?? []).flatMap((tool) =>
-      isRecord(tool) && tool.type === 'function' && typeof tool.name === 'string' ? [tool.name] : [],
-    ),
+    toolNames: flatFunctionNames(tools),
+    toolChoice: readToolChoice(choice, flatFunctionNames(tools)),
   };
+}
+
+// function tools are flat here (`{type, name}`), unlike chat's `{type, function: {name}}`
+function flatFunctionNames(tools: unknown[] | null): string[] {
+  return (tools ?? []).flatMap((tool) => (isRecord(tool) && tool.type === 'function' && typeof tool.name === 'string' ? [tool.name] : []));
 }
 
 /** A content string, or the text of its input_text / output_text / text parts joined by spaces. */

@@ -62,22 +62,51 @@ export interface ReplyInput {
   maxTokens?: number | undefined;
   /** Stop sequences; one that equals a word of the reply ends it before that word. */
   stopSequences?: readonly string[];
+  /** What the request's tool_choice demands (see `readToolChoice`). */
+  toolChoice?: ToolChoice;
+}
+
+/** `none`: no tool may be called; `forced`: this tool must be (required/any: the first one offered). */
+export type ToolChoice = { none: true } | { forced: string } | Record<string, never>;
+
+/**
+ * tool_choice in any of the three protocols' shapes: chat (`"required"`, `{type:"function",
+ * function:{name}}`), messages (`{type:"any"}`, `{type:"tool",name}`, `{type:"none"}`) and responses
+ * (`"required"`, `{type:"function",name}`); `"none"` in all of them. Anything else leaves it to the model.
+ */
+export function readToolChoice(choice: unknown, toolNames: readonly string[]): ToolChoice {
+  const type = isRecord(choice) ? choice.type : choice;
+  if (type === 'none') return { none: true };
+  if (type === 'required' || type === 'any') return toolNames[0] === undefined ? {} : { forced: toolNames[0] };
+  if (isRecord(choice) && (type === 'function' || type === 'tool')) {
+    const name = isRecord(choice.function) ? choice.function.name : choice.name;
+    if (typeof name === 'string' && toolNames.includes(name)) return { forced: name };
+  }
+  return {};
+}
+
+function toolCall(name: string, userText: string, directive?: string): PlannedReply {
+  const query = words(directive ? userText.replace(directive, ' ') : userText).join(' ');
+  const args = JSON.stringify({ query });
+  // +1: the call itself (its name) costs a token beyond its arguments
+  return { type: 'tool', name, arguments: args, outputTokens: words(args).length + 1 };
 }
 
 /**
- * `[[tool:NAME]]` (NAME offered) → a call to NAME with `{"query": <the other words>}`;
+ * `[[tool:NAME]]` (NAME offered) → a call to NAME with `{"query": <the other words>}`; a tool_choice
+ * that forces a tool calls it (a directive for another tool gives way), `none` calls none;
  * `[[words:N]]` → `w1 … wN`; otherwise `Sandbox says: <the user's words>`. Text ends before the first word
  * equal to a stop sequence, then is cut to `maxTokens` words (the limit wins when both apply).
  */
-export function planReply({ userText, toolNames = [], maxTokens, stopSequences = [] }: ReplyInput): PlannedReply {
-  for (const match of userText.matchAll(TOOL_DIRECTIVE)) {
+export function planReply({ userText, toolNames = [], maxTokens, stopSequences = [], toolChoice = {} }: ReplyInput): PlannedReply {
+  const forced = 'forced' in toolChoice ? toolChoice.forced : undefined;
+  for (const match of 'none' in toolChoice ? [] : userText.matchAll(TOOL_DIRECTIVE)) {
     const name = match[1] as string;
-    if (!toolNames.includes(name)) continue;
-    const query = words(userText.replace(match[0], ' ')).join(' ');
-    const args = JSON.stringify({ query });
-    // +1: the call itself (its name) costs a token beyond its arguments
-    return { type: 'tool', name, arguments: args, outputTokens: words(args).length + 1 };
+    if (!toolNames.includes(name) || (forced !== undefined && name !== forced)) continue;
+    return toolCall(name, userText, match[0]);
   }
+  // tool_choice demands a call the prompt did not ask for: the forced tool, with the prompt as its query
+  if (forced !== undefined) return toolCall(forced, userText);
   const wanted = WORDS_DIRECTIVE.exec(userText);
   const full = wanted
     ? Array.from({ length: Number(wanted[1]) }, (_, i) => `w${i + 1}`)
