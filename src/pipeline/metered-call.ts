@@ -50,6 +50,8 @@ export interface Pipeline {
   admit(caller: MeteredRequest<unknown>['caller'], log: PipelineLogger): Promise<void>;
   /** Refuses new work with 503 while the store cannot take writes. */
   requireWritableStore(): void;
+  /** An upstream's refusal of the caller's own request as a 400 with its reason (DESIGN §5), else undefined. */
+  refusalOf(error: unknown, model: ResolvedModel, log: PipelineLogger): GatewayError | undefined;
   /** Resolves when every settlement already started has been written (for shutdown). */
   settled(): Promise<void>;
   catalogue: Catalogue;
@@ -193,6 +195,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     run,
     admit,
     requireWritableStore,
+    refusalOf: (error, model, log) => refusalOf(error, model, log, metrics),
     catalogue,
     callTimeoutMs: deps.callTimeoutMs,
     instanceId: deps.instanceId,

@@ -76,8 +76,11 @@ export async function submitTask(deps: SubmitDeps, args: SubmitRequest, log: Pip
       if (failed?.hold_id) await releaseHoldIn(trx, failed.hold_id, { note: 'upstream refused the task' });
     });
     if (error instanceof GatewayError) throw error;
-    log.warn({ err: error, taskId }, 'upstream refused the task');
-    throw upstreamError(error);
+    log.warn({ err: error, taskId, model: model.id }, 'upstream refused the task');
+    // The caller's own mistake (400, 404, 413, 422) is theirs to read; anything else is a 502.
+    const failure = pipeline.refusalOf(error, model, log) ?? upstreamError(error);
+    failure.logged = true;
+    throw failure;
   }
   const now = Date.now();
   const tracked = await markSubmitted(store.db, {

@@ -103,6 +103,14 @@ describe('video generation', () => {
     });
   }
 
+  test('an upstream that refuses the submission as the caller’s mistake is a 400 with its reason, and refunded', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
+    await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'video', path: '/api/v3/contents/generations/tasks', status: 400, body: { error: { code: 'InvalidParameter', message: 'the prompt is too long for this model' } }, times: 1 });
+    const created = await gw.call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: prompt });
+    assert.deepEqual(created, { status: 400, body: { error: 'upstream refused the request: the prompt is too long for this model', type: 'invalid_request_error' } });
+    assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: 5_000_000, held_micros: 0 });
+  });
+
   test('a failed task is refunded and its webhook carries error.code task_failed', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
     receiver.secret = (await gw.admin('GET', `/admin/accounts/${accountId}/webhook-secret`)).body.secret;
