@@ -90,6 +90,10 @@ export const ConfigSchema = z
         // billed on what was delivered.
         request_timeout_ms: positiveInt.default(600_000),
         shutdown_grace_ms: positiveInt.default(10_000),
+        // How long a client may take to send its request headers, and its whole request (uploads
+        // included); past either the connection is closed (408).
+        headers_timeout_ms: positiveInt.default(10_000),
+        receive_timeout_ms: positiveInt.default(120_000),
       })
       .strict()
       .default({}),

@@ -84,6 +84,25 @@ function toGatewayError(error: FastifyError): GatewayError | undefined {
   return undefined;
 }
 
+const CLIENT_ERRORS: Record<string, { status: number; reason: string; message: string }> = {
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, reason: 'Request Timeout', message: 'the request was not received in time' },
+  HPE_HEADER_OVERFLOW: { status: 431, reason: 'Request Header Fields Too Large', message: 'request headers are too large' },
+};
+
+/**
+ * Errors Node raises before a request exists (a request that trickled past its timeout, headers too
+ * large, bytes that are not HTTP): answered in the error shape, then the connection is closed.
+ */
+export function answerClientError(error: NodeJS.ErrnoException, socket: import('node:stream').Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const known = (error.code ? CLIENT_ERRORS[error.code] : undefined) ?? { status: 400, reason: 'Bad Request', message: 'the request is not valid HTTP' };
+  const body = JSON.stringify({ error: known.message, type: 'invalid_request_error' });
+  if (socket.writable) {
+    socket.write(`HTTP/1.1 ${known.status} ${known.reason}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`);
+  }
+  socket.destroy(error);
+}
+
 export function registerErrorHandlers(app: FastifyInstance, health: StoreHealth) {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     // A store that refuses writes (full disk, lost connection) is a 503, its real cause in the log.

@@ -9,7 +9,7 @@ import type { StoreHealth } from '../store/health.js';
 import type { Store } from '../store/open.js';
 import { apiKeyHook } from './auth.js';
 import { registerJsonBodies, requireMultipartBoundary } from './json-body.js';
-import { describeSchemaError, registerErrorHandlers } from './errors.js';
+import { answerClientError, describeSchemaError, registerErrorHandlers } from './errors.js';
 import type { KeyResolver } from './key-resolver.js';
 import { registerRequestMetrics, type GatewayMetrics } from './metrics.js';
 import type { SubmitDeps } from '../tasks/submit.js';
@@ -55,7 +55,11 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     requestIdHeader: false,
     // One line per request, written when the answer ends (metrics.ts), streams included.
     logController: new LogController({ disableRequestLogging: true }),
-    requestTimeout: config.limits.request_timeout_ms,
+    // A client that trickles its request (slowloris) is cut off: headers within headers_timeout_ms,
+    // the whole request within receive_timeout_ms, checked every second rather than Node's 30 s.
+    requestTimeout: config.limits.receive_timeout_ms,
+    http: { headersTimeout: config.limits.headers_timeout_ms, connectionsCheckingInterval: 1_000 },
+    clientErrorHandler: answerClientError,
     forceCloseConnections: 'idle',
     // Our own 503 below answers in the spec's error shape.
     return503OnClosing: false,
