@@ -70,7 +70,8 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
   });
   const webhooks = createWebhookDeliverer({
     store, retryDelaysMs: config.webhooks.retry_delays_ms, timeoutMs: config.webhooks.timeout_ms,
-    allowPrivate: config.network.allow_private_urls, log: logger, pollIntervalMs: config.tasks.tick_ms,
+    perReceiverConcurrency: config.webhooks.per_receiver_concurrency, maxInFlight: config.webhooks.max_in_flight,
+    allowPrivate: config.network.allow_private_urls, log: logger, metrics, pollIntervalMs: config.webhooks.poll_interval_ms,
   });
   const app = await buildServer({ config, store, pipeline, tasks, keys, metrics, logger, health });
 

@@ -139,6 +139,11 @@ export const ConfigSchema = z
       .object({
         retry_delays_ms: z.array(positiveInt).default([5_000, 30_000, 300_000]),
         timeout_ms: positiveInt.default(10_000),
+        // attempts in flight per receiver (callback URL origin) and in all: a hanging receiver uses only its own slots
+        per_receiver_concurrency: positiveInt.default(4),
+        max_in_flight: positiveInt.default(64),
+        // how often the outbox is read for new callbacks: their first attempt starts within about this
+        poll_interval_ms: positiveInt.default(250),
       })
       .strict()
       .default({}),

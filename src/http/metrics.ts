@@ -7,6 +7,8 @@ import { bearerMatcher } from './auth.js';
 
 export interface GatewayMetrics extends PipelineMetrics {
   registry: Registry;
+  /** A webhook attempt recorded (fits webhooks/deliverer.ts, which http/ does not import). */
+  observeWebhookAttempt(outcome: string, lateSeconds: number): void;
   observeRequest(labels: { method: string; route: string; status: string }, seconds: number): void;
   /** Gauges read at scrape time: whether the store takes writes, and settlements waiting for it. */
   watchMoney(read: { storeWritable(): boolean; pendingSettlements(): number }): void;
@@ -32,6 +34,10 @@ export function createMetrics(): GatewayMetrics {
   const authFailures = new Counter({
     name: 'tollroute_upstream_auth_failures_total', help: 'Upstream refusals of the channel credentials (401/403): an operator alert', labelNames: ['channel'], registers: [registry],
   });
+  const webhookAttempts = new Histogram({
+    name: 'tollroute_webhook_attempt_lateness_seconds', help: 'Webhook attempts made, by outcome, and how long after their due time each started',
+    labelNames: ['outcome'], buckets: [0.1, 0.5, 1, 5, 30, 120], registers: [registry],
+  });
   let money = { storeWritable: () => true, pendingSettlements: () => 0 };
   new Gauge({ name: 'tollroute_store_writable', help: '1 while the store takes writes, 0 while it refuses them', registers: [registry], collect() {
     this.set(money.storeWritable() ? 1 : 0);
@@ -47,6 +53,7 @@ export function createMetrics(): GatewayMetrics {
     addUnbilled: (model, amount) => unbilled.inc({ model }, amount),
     countClamped: (model) => clamped.inc({ model }),
     countUpstreamAuthFailure: (channel) => authFailures.inc({ channel }),
+    observeWebhookAttempt: (outcome, lateSeconds) => webhookAttempts.observe({ outcome }, lateSeconds),
     watchMoney: (read) => {
       money = read;
     },

@@ -11,6 +11,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '002_task_records_and_assets': { up: (db) => addTaskRecordsAndAssets(db) },
     '003_money_at_the_edges': { up: (db) => addMoneyAtTheEdges(db) },
     '004_task_generation_attempts': { up: (db) => addTaskGenerationAttempts(db) },
+    '005_webhook_receivers': { up: (db) => addWebhookReceivers(db) },
     '007_client_request_ids': { up: (db) => addClientRequestIds(db) },
   };
 }
@@ -44,6 +45,25 @@ async function addMoneyAtTheEdges(db: Kysely<any>): Promise<void> {
 // asked for, so a crash in the middle of one still counts, and the count bounds the repeats.
 async function addTaskGenerationAttempts(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('tasks').addColumn('generation_attempts', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+}
+
+// Webhook delivery is limited per receiver (the callback URL's origin), so a claim groups the
+// outbox by it. Pending rows get theirs here; rows already final are never claimed again and
+// keep ''. The origin is computed inline, not by the outbox module, so this step never changes.
+async function addWebhookReceivers(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('webhook_outbox').addColumn('receiver', 'text', (c) => c.notNull().defaultTo('')).execute();
+  const pending: { id: string; url: string }[] = await db
+    .selectFrom('webhook_outbox').select(['id', 'url']).where('state', '=', 'pending').execute();
+  for (const { id, url } of pending) {
+    let receiver = url;
+    try {
+      receiver = new URL(url).origin;
+    } catch {
+      // an unparsable URL is its own receiver; its attempts fail on the URL policy anyway
+    }
+    await db.updateTable('webhook_outbox').set({ receiver }).where('id', '=', id).execute();
+  }
+  await db.schema.createIndex('webhook_outbox_state_receiver').on('webhook_outbox').columns(['state', 'receiver', 'next_attempt_at']).execute();
 }
 
 // Tasks keep the upstream's own last record (the ARK-compatible GET answers with it) and the key

@@ -149,6 +149,8 @@ export interface WebhookOutboxTable {
   task_id: string;
   event_id: string;
   url: string;
+  /** The URL's origin: attempts in flight are limited per receiver. */
+  receiver: string;
   payload: string;
   state: 'pending' | 'delivered' | 'dropped';
   attempts: number;

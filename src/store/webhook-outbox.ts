@@ -1,8 +1,9 @@
 // Queries on `webhook_outbox`: one row per webhook event, holding everything its delivery
-// needs (URL, payload, attempt count, next attempt time), so a restarted instance resumes
-// where a stopped one left off. A claim is a lease (`lease_until`), not a lock held open.
+// needs (URL and its receiver, payload, attempt count, next attempt time), so a restarted
+// instance resumes where a stopped one left off. A claim is a lease (`lease_until`), not a
+// lock held open; a row under an unexpired lease is an attempt in flight.
 import { randomBytes } from 'node:crypto';
-import type { Kysely, Selectable } from 'kysely';
+import { type Kysely, type Selectable, sql } from 'kysely';
 import type { Dialect } from './migrations.js';
 import type { DB, WebhookOutboxTable } from './schema.js';
 
@@ -10,13 +11,23 @@ export type WebhookRow = Selectable<WebhookOutboxTable>;
 export type DeliveryOutcome = 'delivered' | 'retry' | 'dropped';
 
 const COLUMNS = [
-  'id', 'account_id', 'task_id', 'event_id', 'url', 'payload', 'state', 'attempts', 'next_attempt_at',
+  'id', 'account_id', 'task_id', 'event_id', 'url', 'receiver', 'payload', 'state', 'attempts', 'next_attempt_at',
   'lease_until', 'last_status', 'last_error', 'created_at', 'delivered_at',
 ] as const;
 
 // Row ids name what they are, like store/ids.ts (which has no kind for outbox rows).
 function newWebhookId(): string {
   return `whk_${randomBytes(16).toString('base64url')}`;
+}
+
+/** Where a webhook goes, for limiting attempts in flight: the URL's origin (scheme, host, port). */
+export function receiverOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    // never sent (the URL policy refuses it), so it only needs to be a receiver of its own
+    return url;
+  }
 }
 
 /** Pass the caller's transaction so the row commits (or not) with the task's terminal state. */
@@ -29,7 +40,7 @@ export async function enqueueWebhook(
   return db
     .insertInto('webhook_outbox')
     .values({
-      id: newWebhookId(), account_id: accountId, task_id: taskId, event_id: eventId, url, payload,
+      id: newWebhookId(), account_id: accountId, task_id: taskId, event_id: eventId, url, receiver: receiverOf(url), payload,
       state: 'pending', attempts: 0, next_attempt_at: now, lease_until: null, last_status: null,
       last_error: null, created_at: now, delivered_at: null,
     })
@@ -39,28 +50,58 @@ export async function enqueueWebhook(
 
 /**
  * Leases up to `limit` pending rows due at `now` whose lease is absent or expired, until
- * `now + leaseMs`. On PostgreSQL the candidates are locked with SKIP LOCKED, so concurrent
- * claimers take disjoint sets instead of queueing on one another; on SQLite the statement runs
- * under the database write lock, which serialises claimers the same way.
+ * `now + leaseMs`, and at most `perReceiver` per receiver counting the rows it already has
+ * under an unexpired lease (in flight here or on another instance): a receiver's backlog beyond
+ * its slots stays unclaimed, so it never holds a lease it cannot use. Rows are taken by the slot
+ * they would fill, then by due time: when `limit` binds, a receiver with nothing in flight goes
+ * before another's second or third attempt in flight. On PostgreSQL the candidates are locked
+ * with SKIP LOCKED, so concurrent claimers take disjoint sets instead of queueing on one
+ * another (two claimers racing for one receiver may each fill its last free slot); on SQLite
+ * the statement runs under the database write lock, which serialises claimers.
  */
 export async function claimDueWebhooks(
   db: Kysely<DB>,
-  { now, leaseMs, limit, dialect }: { now: number; leaseMs: number; limit: number; dialect: Dialect },
+  { now, leaseMs, limit, perReceiver, dialect }: { now: number; leaseMs: number; limit: number; perReceiver: number; dialect: Dialect },
 ): Promise<WebhookRow[]> {
   const rows = await db
+    .with('busy', (qb) => qb
+      .selectFrom('webhook_outbox')
+      .select((eb) => ['receiver', eb.fn.countAll<number>().as('in_flight')])
+      .where('state', '=', 'pending')
+      .where('lease_until', '>', now)
+      .groupBy('receiver'))
+    // slot: the receiver's attempts in flight plus this row's place in its queue of due rows
+    .with((cte) => cte('ranked').materialized(), (qb) => qb
+      .selectFrom('webhook_outbox')
+      .leftJoin('busy', 'busy.receiver', 'webhook_outbox.receiver')
+      .select((eb) => [
+        'webhook_outbox.id',
+        'webhook_outbox.next_attempt_at',
+        sql<number>`coalesce(${eb.ref('busy.in_flight')}, 0) + ${eb.fn.agg<number>('row_number').over((ob) => ob
+          .partitionBy('webhook_outbox.receiver').orderBy('webhook_outbox.next_attempt_at').orderBy('webhook_outbox.id'))}`.as('slot'),
+      ])
+      .where('webhook_outbox.state', '=', 'pending')
+      .where('webhook_outbox.next_attempt_at', '<=', now)
+      .where((w) => w.or([w('webhook_outbox.lease_until', 'is', null), w('webhook_outbox.lease_until', '<=', now)]))
+      // a receiver whose slots are all taken is left out before ranking: a hanging receiver's
+      // backlog costs an index check per row here, not a sort
+      .where('webhook_outbox.receiver', 'not in', (eb) => eb.selectFrom('busy').select('busy.receiver').where('busy.in_flight', '>=', perReceiver)))
     // A materialized CTE, not `id in (subquery)`: PostgreSQL may rescan such a subquery per
     // outer row, and a rescanned `LIMIT … FOR UPDATE SKIP LOCKED` skips the rows this very
     // statement just updated and returns further ones, claiming more than `limit`.
     .with((cte) => cte('due').materialized(), (qb) => {
       const due = qb
         .selectFrom('webhook_outbox')
-        .select('id')
-        .where('state', '=', 'pending')
-        .where('next_attempt_at', '<=', now)
-        .where((w) => w.or([w('lease_until', 'is', null), w('lease_until', '<=', now)]))
-        .orderBy('next_attempt_at')
+        .innerJoin('ranked', 'ranked.id', 'webhook_outbox.id')
+        .select('webhook_outbox.id')
+        .where('ranked.slot', '<=', perReceiver)
+        // again on the row itself: under SKIP LOCKED PostgreSQL re-checks these on the locked version
+        .where('webhook_outbox.state', '=', 'pending')
+        .where((w) => w.or([w('webhook_outbox.lease_until', 'is', null), w('webhook_outbox.lease_until', '<=', now)]))
+        .orderBy('ranked.slot')
+        .orderBy('ranked.next_attempt_at')
         .limit(limit);
-      return dialect === 'postgres' ? due.forUpdate().skipLocked() : due;
+      return dialect === 'postgres' ? due.forUpdate(['webhook_outbox']).skipLocked() : due;
     })
     .updateTable('webhook_outbox')
     .set({ lease_until: now + leaseMs })

@@ -1,7 +1,9 @@
 // Webhook delivery through a running gateway: the retry schedule (shortened), the drop after
-// four attempts, rotation, and the URL policy on callback_url and file_url.
+// four attempts, rotation, a restart mid-schedule, and the URL policy on callback_url and file_url.
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { request } from 'undici';
 import { listWebhooksForTask } from '../../src/store/webhook-outbox.js';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
@@ -130,5 +132,54 @@ describe('user-supplied URLs with private targets refused', () => {
     const res = await gw.call(key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'x', callback_url: 'https://user:pass@example.com/hook' });
     assert.equal(res.status, 400);
     assert.match(res.body.error, /^callback_url: /);
+  });
+});
+
+describe('webhook delivery across a gateway restart', () => {
+  // the restart happens inside the long middle delay, so no attempt falls due while nothing runs
+  const delays = [400, 3_000, 400];
+  let receiver: Receiver;
+  before(async () => { receiver = await startReceiver(); });
+  after(() => receiver.close());
+
+  test('a gateway stopped mid-schedule and a new one on the same store make the remaining attempts: four in all, each within 1 s of its due time', async (t) => {
+    const webhooks = { retry_delays_ms: delays, timeout_ms: 2_000 };
+    const first = await startTestGateway({ webhooks });
+    const dataDir = path.dirname(first.storeUrl.slice('sqlite:'.length));
+    const { accountId, key } = await first.account({ creditMicros: 5_000_000 });
+    receiver.secret = (await first.admin('GET', `/admin/accounts/${accountId}/webhook-secret`)).body.secret;
+    receiver.answers.push(500, 500, 500, 500);
+    const created = await first.call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: [{ type: 'text', text: 'restart' }], callback_url: receiver.url });
+    const mine = () => receiver.deliveries.filter((d) => d.payload.task_id === created.body.id);
+    await eventually(() => mine().length === 2, 10_000);
+    await first.gateway.close();
+    await first.sandbox.close();
+
+    // the second instance removes the data directory when it closes
+    const second = await startTestGateway({ webhooks, store: first.storeUrl, data_dir: dataDir });
+    try {
+      await eventually(() => mine().length === 4, 10_000);
+      const row = await eventually(async () => {
+        const [outbox] = await listWebhooksForTask(second.gateway.store.db, created.body.id);
+        return outbox?.state === 'dropped' && outbox;
+      });
+      assert.equal(row.attempts, 4);
+      // the second instance made attempts 3 and 4, and reports them
+      const metrics = await (await request(`${second.url}/metrics`)).body.text();
+      assert.deepEqual(metrics.match(/^tollroute_webhook_attempt_lateness_seconds_count\{.*$/gm), [
+        'tollroute_webhook_attempt_lateness_seconds_count{outcome="retry"} 1',
+        'tollroute_webhook_attempt_lateness_seconds_count{outcome="dropped"} 1',
+      ]);
+    } finally {
+      await second.close();
+    }
+    const attempts = mine();
+    assert.equal(attempts.length, 4, 'no attempt lost or made twice');
+    assert.ok(attempts.every((d) => d.verified), 'every attempt verifies');
+    assert.equal(new Set(attempts.map((d) => d.headers['x-service-event-id'])).size, 1, 'one event id across the restart');
+    // each attempt is due `delay` after the previous one ended, so gap - delay bounds its lateness
+    const late = attempts.slice(1).map((d, i) => d.receivedAt - attempts[i]!.receivedAt - delays[i]!);
+    t.diagnostic(`retry lateness across the restart (ms, at most): ${late.join(', ')}`);
+    late.forEach((ms, i) => assert.ok(ms >= -20 && ms <= 1_000, `attempt ${i + 2} came ${ms} ms after its delay`));
   });
 });

@@ -129,6 +129,18 @@ describe('webhook deliverer', () => {
     assert.deepEqual(receiver.received.map((r) => verifyWebhook(secret, r.headers, r.rawBody)), [true, true, true, true]);
   });
 
+  test('each recorded attempt is reported with its outcome and how long after its due time it started', async () => {
+    receiver.script(500);
+    await enqueue();
+    const observed: [string, number][] = [];
+    const d = deliverer({ metrics: { observeWebhookAttempt: (outcome, lateSeconds) => observed.push([outcome, lateSeconds]) } });
+    clock = T0 + 1_500;
+    await d.deliverDue();
+    clock += 5_250; // the retry was due 5 s after the first attempt ended
+    await d.deliverDue();
+    assert.deepEqual(observed, [['retry', 1.5], ['delivered', 0.25]]);
+  });
+
   test('a 302 is a failed attempt, and its Location is not followed', async () => {
     receiver.script((res) => res.writeHead(302, { location: receiver.url('/elsewhere') }).end());
     const row = await enqueue();
@@ -181,7 +193,7 @@ describe('webhook deliverer', () => {
   test('a row leased by a deliverer that died is attempted again once the lease expires', async () => {
     const row = await enqueue();
     // the dead instance claimed it and never reported
-    await claimDueWebhooks(store.db, { now: clock, leaseMs: 32_000, limit: 10, dialect: store.dialect });
+    await claimDueWebhooks(store.db, { now: clock, leaseMs: 32_000, limit: 10, perReceiver: 4, dialect: store.dialect });
     const d = deliverer();
     assert.equal(await d.deliverDue(), 0);
     clock += 32_000;
@@ -189,14 +201,14 @@ describe('webhook deliverer', () => {
     assert.deepEqual({ state: (await findWebhook(store.db, row.id))?.state, received: receiver.received.length }, { state: 'delivered', received: 1 });
   });
 
-  test('stop waits for the pass in flight', async () => {
+  test('stop waits for the attempts in flight to be recorded', async () => {
     receiver.script((res) => setTimeout(() => res.writeHead(204).end(), 100));
     const row = await enqueue();
     const d = deliverer({ now: Date.now, pollIntervalMs: 10 });
     d.start();
     await receiver.waitFor(1);
     await d.stop();
-    // the answer came 100 ms after arrival; stop returned only once the pass had recorded it
+    // the answer came 100 ms after arrival; stop returned only once the attempt was recorded
     assert.equal((await findWebhook(store.db, row.id))?.state, 'delivered');
   });
 });

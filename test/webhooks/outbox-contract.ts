@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { createAccount } from '../../src/billing/ledger.js';
+import { migrateToLatest } from '../../src/store/migrations.js';
 import { openStore } from '../../src/store/open.js';
 import {
   claimDueWebhooks, enqueueWebhook, findWebhook, listWebhooksForTask, recordDeliveryAttempt, type WebhookRow,
@@ -15,12 +16,11 @@ export function runOutboxContract(label: string, makeUrl: () => string): void {
   describe(`webhook outbox on ${label}`, () => {
     const ctx = storePerTest(makeUrl);
     const db = () => ctx.store().db;
-    const claim = (now: number, limit = 10) => claimDueWebhooks(db(), { now, leaseMs: LEASE, limit, dialect: ctx.store().dialect });
-    const enqueue = async (n: number, { taskId = 'task_1', now = T0 } = {}): Promise<WebhookRow> => {
+    const claim = (now: number, limit = 10, perReceiver = 100) =>
+      claimDueWebhooks(db(), { now, leaseMs: LEASE, limit, perReceiver, dialect: ctx.store().dialect });
+    const enqueue = async (n: number, { taskId = 'task_1', now = T0, url = `https://hooks.example/${n}` } = {}): Promise<WebhookRow> => {
       const { id: accountId } = await createAccount(ctx.store(), { name: 'hooks', now: T0 });
-      return enqueueWebhook(db(), {
-        accountId, taskId, eventId: `evt_${n}`, url: `https://hooks.example/${n}`, payload: `{"n":${n}}`, now,
-      });
+      return enqueueWebhook(db(), { accountId, taskId, eventId: `evt_${n}`, url, payload: `{"n":${n}}`, now });
     };
     const ids = (rows: WebhookRow[]) => rows.map((r) => r.event_id);
 
@@ -28,7 +28,7 @@ export function runOutboxContract(label: string, makeUrl: () => string): void {
       const row = await enqueue(1);
       const expected: WebhookRow = {
         id: row.id, account_id: row.account_id, task_id: 'task_1', event_id: 'evt_1', url: 'https://hooks.example/1',
-        payload: '{"n":1}', state: 'pending', attempts: 0, next_attempt_at: T0, lease_until: null, last_status: null,
+        receiver: 'https://hooks.example', payload: '{"n":1}', state: 'pending', attempts: 0, next_attempt_at: T0, lease_until: null, last_status: null,
         last_error: null, created_at: T0, delivered_at: null,
       };
       assert.match(row.id, /^whk_/);
@@ -63,6 +63,49 @@ export function runOutboxContract(label: string, makeUrl: () => string): void {
       assert.deepEqual(claimed.map((r) => r.lease_until), [T0 + 5 + LEASE, T0 + 5 + LEASE]);
       assert.deepEqual(ids(await claim(T0 + 5)), ['evt_1']);
       assert.deepEqual(ids(await claim(T0 + 5)), []);
+    });
+
+    test('a webhook\'s receiver is its URL\'s origin: path, query and default port do not matter', async () => {
+      const rows = await Promise.all([
+        enqueue(1, { url: 'https://Hooks.Example:443/a?token=1' }), enqueue(2, { url: 'https://hooks.example/b' }),
+        enqueue(3, { url: 'https://hooks.example:8443/a' }), enqueue(4, { url: 'http://hooks.example/a' }),
+      ]);
+      assert.deepEqual(rows.map((r) => r.receiver), ['https://hooks.example', 'https://hooks.example', 'https://hooks.example:8443', 'http://hooks.example']);
+    });
+
+    test('a claim leases at most perReceiver rows of one receiver, counting those in flight; its backlog stays unleased', async () => {
+      const tarpit = (n: number) => enqueue(n, { url: `https://tarpit.example/${n}`, now: T0 + n });
+      for (let n = 1; n <= 5; n++) await tarpit(n);
+      await enqueue(6, { url: 'https://good.example/hook', now: T0 + 10 });
+      assert.deepEqual(ids(await claim(T0 + 20, 10, 2)), ['evt_1', 'evt_2', 'evt_6']);
+      const leases = (await listWebhooksForTask(db(), 'task_1')).map((r) => [r.event_id, r.lease_until]);
+      assert.deepEqual(leases, [
+        ['evt_1', T0 + 20 + LEASE], ['evt_2', T0 + 20 + LEASE], ['evt_3', null], ['evt_4', null], ['evt_5', null], ['evt_6', T0 + 20 + LEASE],
+      ]);
+      await enqueue(7, { url: 'https://good.example/hook', now: T0 + 11 });
+      // the tarpit's two slots are taken: only the good receiver's new row is claimed
+      assert.deepEqual(ids(await claim(T0 + 20, 10, 2)), ['evt_7']);
+      const first = (await listWebhooksForTask(db(), 'task_1'))[0]!;
+      await recordDeliveryAttempt(db(), { id: first.id, attempts: 1, outcome: 'retry', nextAttemptAt: T0 + 5_000, now: T0 + 30 });
+      // one slot free again: the tarpit's next row in due order, not the retry (due later)
+      assert.deepEqual(ids(await claim(T0 + 40, 10, 2)), ['evt_3']);
+      assert.deepEqual(ids(await claim(T0 + 40, 10, 2)), []);
+    });
+
+    test('an expired lease (a crashed deliverer) no longer fills its receiver\'s slot', async () => {
+      for (let n = 1; n <= 3; n++) await enqueue(n, { url: `https://tarpit.example/${n}`, now: T0 + n });
+      assert.deepEqual(ids(await claim(T0 + 10, 10, 2)), ['evt_1', 'evt_2']);
+      assert.deepEqual(ids(await claim(T0 + 10 + LEASE - 1, 10, 2)), []);
+      assert.deepEqual(ids(await claim(T0 + 10 + LEASE, 10, 2)), ['evt_1', 'evt_2']);
+    });
+
+    test('when the limit binds, a receiver with nothing in flight goes before another\'s further rows', async () => {
+      for (let n = 1; n <= 4; n++) await enqueue(n, { url: `https://busy.example/${n}`, now: T0 + n });
+      await enqueue(5, { url: 'https://quiet.example/hook', now: T0 + 10 });
+      assert.deepEqual(ids(await claim(T0 + 20, 1, 4)), ['evt_1']);
+      // busy.example has one in flight; quiet.example's row fills a first slot, busy.example's a second
+      assert.deepEqual(ids(await claim(T0 + 20, 1, 4)), ['evt_5']);
+      assert.deepEqual(ids(await claim(T0 + 20, 10, 4)), ['evt_2', 'evt_3', 'evt_4']);
     });
 
     test('a leased row is not claimed again until its lease expires (a crashed deliverer)', async () => {
@@ -123,6 +166,21 @@ export function runOutboxContract(label: string, makeUrl: () => string): void {
       );
     });
 
+    test('rows pending before the receivers migration get their receiver from their URL; final rows keep none', async () => {
+      const pending = await enqueue(1, { url: 'https://late.example:8443/hook?token=x' });
+      const delivered = await enqueue(2);
+      await recordDeliveryAttempt(db(), { id: delivered.id, attempts: 1, outcome: 'delivered', lastStatus: 200, now: T0 + 1 });
+      // back to the schema before 005_webhook_receivers, then forward again
+      await db().schema.dropIndex('webhook_outbox_state_receiver').execute();
+      await db().schema.alterTable('webhook_outbox').dropColumn('receiver').execute();
+      await db().deleteFrom('kysely_migration' as never).where('name' as never, '=', '005_webhook_receivers' as never).execute();
+      await migrateToLatest(db(), ctx.store().dialect);
+      assert.deepEqual(
+        [(await findWebhook(db(), pending.id))?.receiver, (await findWebhook(db(), delivered.id))?.receiver],
+        ['https://late.example:8443', ''],
+      );
+    });
+
     test('claimers racing on two connections never get the same row, and together get them all', async () => {
       const rows: WebhookRow[] = [];
       for (let n = 0; n < 60; n++) rows.push(await enqueue(n));
@@ -132,7 +190,7 @@ export function runOutboxContract(label: string, makeUrl: () => string): void {
         const claimed = await Promise.all(claimers.map(async (store) => {
           const mine: string[] = [];
           for (;;) {
-            const batch = await claimDueWebhooks(store.db, { now: T0, leaseMs: LEASE, limit: 4, dialect: store.dialect });
+            const batch = await claimDueWebhooks(store.db, { now: T0, leaseMs: LEASE, limit: 4, perReceiver: 100, dialect: store.dialect });
             if (batch.length === 0) return mine;
             mine.push(...batch.map((r) => r.id));
           }
