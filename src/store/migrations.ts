@@ -11,7 +11,16 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '002_task_records_and_assets': { up: (db) => addTaskRecordsAndAssets(db) },
     '003_money_at_the_edges': { up: (db) => addMoneyAtTheEdges(db) },
     '004_task_generation_attempts': { up: (db) => addTaskGenerationAttempts(db) },
+    '006_file_expiry': { up: (db) => addFileExpiry(db) },
   };
+}
+
+// Uploads expire (files.ttl_ms, 7 days by default) and a sweep deletes them; files stored before
+// expiry existed get the default from their upload time.
+async function addFileExpiry(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('files').addColumn('expires_at', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await sql`update files set expires_at = created_at + ${7 * 24 * 60 * 60 * 1000}`.execute(db);
+  await db.schema.createIndex('files_expires').on('files').column('expires_at').execute();
 }
 
 // Crash recovery and bounded charges (DESIGN §3): instances heartbeat, and the holds and
