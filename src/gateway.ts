@@ -22,6 +22,8 @@ import { imageHandler } from './tasks/kinds/image.js';
 import { minutesHandler } from './tasks/kinds/minutes.js';
 import { videoHandler } from './tasks/kinds/video.js';
 import { createWebhookDeliverer } from './webhooks/deliverer.js';
+import { createFileSweeper } from './files/sweep.js';
+import { uploadSpoolDir } from './http/uploads.js';
 
 export interface Gateway {
   app: FastifyInstance;
@@ -61,7 +63,10 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
     image: imageHandler({ publicUrl: config.public_url }),
     video: videoHandler(),
     erase: eraseHandler(),
-    minutes: minutesHandler({ catalogue, publicUrl: config.public_url }),
+    minutes: minutesHandler({
+      catalogue, publicUrl: config.public_url,
+      resultFiles: { allowPrivate: config.network.allow_private_urls, maxBytes: config.files.result_file_max_bytes },
+    }),
   };
   const tasks = { store, pipeline, handlers, pollIntervalMs: config.tasks.poll_interval_ms, submitLeaseMs: config.tasks.submit_lease_ms };
   const engine = createTaskEngine({
@@ -72,6 +77,11 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
     store, retryDelaysMs: config.webhooks.retry_delays_ms, timeoutMs: config.webhooks.timeout_ms,
     perReceiverConcurrency: config.webhooks.per_receiver_concurrency, maxInFlight: config.webhooks.max_in_flight,
     allowPrivate: config.network.allow_private_urls, log: logger, metrics, pollIntervalMs: config.webhooks.poll_interval_ms,
+  });
+  // An upload waits in the spool only while its request runs, and no request outlives request_timeout_ms.
+  const fileSweeper = createFileSweeper({
+    store, intervalMs: config.files.sweep_ms, log: logger,
+    spool: { dir: uploadSpoolDir(config.data_dir), maxAgeMs: config.limits.request_timeout_ms + 60_000 },
   });
   const app = await buildServer({ config, store, pipeline, tasks, keys, metrics, logger, health });
 
@@ -93,6 +103,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
       // earlier run are picked up here, from the store.
       engine.start();
       webhooks.start();
+      fileSweeper.start();
       return url;
     },
     async close() {
@@ -114,7 +125,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
       await settlements.drain(config.limits.shutdown_grace_ms);
       settlements.stop();
       await instance.stop();
-      await Promise.allSettled([engine.stop(), webhooks.stop()]);
+      await Promise.allSettled([engine.stop(), webhooks.stop(), fileSweeper.stop()]);
       await Promise.allSettled([upstreams.close(), limiter.close()]);
       await store.close();
     },

@@ -103,6 +103,18 @@ export const ConfigSchema = z
       .object({ token: z.string().min(16).optional(), port: z.number().int().min(0).max(65535).optional() })
       .strict()
       .default({}),
+    // Uploads (POST /v1/files) and the result files upstreams name; see tollroute.example.yaml.
+    files: z
+      .object({
+        max_file_bytes: positiveInt.default(100 * 1024 * 1024),
+        max_bytes_per_account: positiveInt.default(1024 * 1024 * 1024),
+        ttl_ms: positiveInt.default(7 * 24 * 60 * 60 * 1000),
+        sweep_ms: positiveInt.default(60_000),
+        upload_min_balance_micros: micros.default(1),
+        result_file_max_bytes: positiveInt.default(32 * 1024 * 1024),
+      })
+      .strict()
+      .default({}),
     // Crash recovery (DESIGN §3): instances heartbeat; the open holds of one silent for
     // dead_after_ms are ended by any instance's sweep, from the progress streams recorded.
     recovery: z

@@ -46,7 +46,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const { config, store, pipeline, keys, metrics } = deps;
   const taskDeps: TaskRouteDeps = { store, pipeline, submit: deps.tasks, allowPrivateUrls: config.network.allow_private_urls, publicUrl: config.public_url };
-  const fileDeps = { store, pipeline, dataDir: config.data_dir, publicUrl: config.public_url };
+  const fileDeps = { store, pipeline, dataDir: config.data_dir, publicUrl: config.public_url, files: config.files, uploadLimitBytes: config.limits.upload_limit_bytes };
   const app = Fastify({
     loggerInstance: deps.logger,
     bodyLimit: config.limits.body_limit_bytes,
@@ -105,7 +105,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     await v1.register(speechRoutes, { pipeline, store });
     await v1.register(searchRoutes, { pipeline, store });
     await v1.register(multipart, { limits: { fileSize: config.limits.upload_limit_bytes, files: 1, fields: 20, parts: 21 }, throwFileSizeLimit: true });
-    await v1.register(translationRoutes, { pipeline, store });
+    await v1.register(translationRoutes, { pipeline, store, dataDir: config.data_dir, uploadLimitBytes: config.limits.upload_limit_bytes });
     await v1.register(fileUploadRoutes, fileDeps);
     await v1.register(imageRoutes, taskDeps);
     await v1.register(videoRoutes, taskDeps);

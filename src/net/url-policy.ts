@@ -116,6 +116,36 @@ export function checkUrlSyntax(url: string, { field = 'url', allowPrivate = fals
   return reason && `${field}: refused address ${parsed.hostname} (${reason})`;
 }
 
+// Scheme and authority, then the path as it was written (before any decoding or resolution).
+const RAW_PATH = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*([^?#]*)/;
+
+/**
+ * Parses a user-supplied URL the way every later check sees it, refusing the path forms that
+ * servers read differently: a backslash (a separator to WHATWG URL, a character to others), an
+ * encoded dot segment (`%2e%2e`) or an encoded separator (`%2f`, `%5c`), and whitespace or control
+ * characters (which WHATWG URL silently drops). Literal dot segments are resolved, so
+ * `/files/../metrics` is judged as the `/metrics` it names. The URL, or a message naming the field.
+ */
+export function parseUserUrl(raw: string, field = 'url'): { url: URL } | { problem: string } {
+  if (/[\u0000-\u0020\u007f]/.test(raw)) return { problem: `${field}: must not contain spaces or control characters` };
+  if (raw.includes('\\')) return { problem: `${field}: must not contain a backslash` };
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { problem: `${field}: must be an http(s) URL` };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { problem: `${field}: must be an http(s) URL` };
+  if (url.username || url.password) return { problem: `${field}: must not contain credentials` };
+  const rawPath = RAW_PATH.exec(raw)?.[1] ?? '';
+  if (/%(2f|5c)/i.test(rawPath)) return { problem: `${field}: must not contain an encoded / or \\ in its path` };
+  for (const segment of rawPath.split('/')) {
+    const decoded = segment.replace(/%2e/gi, '.');
+    if (decoded !== segment && (decoded === '.' || decoded === '..')) return { problem: `${field}: must not contain an encoded dot segment (${segment})` };
+  }
+  return { url };
+}
+
 /**
  * checkUrlSyntax, then — for a host name — its DNS answers, every one of which must be allowed.
  * Used where the gateway never connects itself (a file_url the upstream fetches) and, early, for

@@ -147,7 +147,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   async function run<Body>(endpoint: MeteredEndpoint<Body>, request: MeteredRequest<Body>, log: PipelineLogger): Promise<MeteredAnswer> {
     requireWritableStore();
     const model = catalogue.resolve(request.modelId, endpoint.modelType);
-    await admit(request.caller, log);
+    if (!endpoint.admitsBeforeBody) await admit(request.caller, log);
 
     const estimate = endpoint.estimate(request.body, model);
     const hold = await holdFunds(store, {

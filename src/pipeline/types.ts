@@ -74,6 +74,11 @@ export interface MeteredEndpoint<Body> {
    * that report usage only at the end (speech).
    */
   billsEstimateWhenLeft?: boolean;
+  /**
+   * The route took the rate limit itself, before reading the body (uploads: nothing is read for a
+   * key past its limit), so the pipeline does not take a second token.
+   */
+  admitsBeforeBody?: boolean;
   call(args: CallArgs<Body>): Promise<MeteredAnswer>;
 }
 

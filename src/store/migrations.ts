@@ -12,6 +12,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '003_money_at_the_edges': { up: (db) => addMoneyAtTheEdges(db) },
     '004_task_generation_attempts': { up: (db) => addTaskGenerationAttempts(db) },
     '005_webhook_receivers': { up: (db) => addWebhookReceivers(db) },
+    '006_file_expiry': { up: (db) => addFileExpiry(db) },
     '007_client_request_ids': { up: (db) => addClientRequestIds(db) },
   };
 }
@@ -20,6 +21,14 @@ function migrations(dialect: Dialect): Record<string, Migration> {
 async function addClientRequestIds(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('holds').addColumn('client_request_id', 'text').execute();
   await db.schema.alterTable('usage').addColumn('client_request_id', 'text').execute();
+}
+
+// Uploads expire (files.ttl_ms, 7 days by default) and a sweep deletes them; files stored before
+// expiry existed get the default from their upload time.
+async function addFileExpiry(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('files').addColumn('expires_at', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema.createIndex('files_expires').on('files').column('expires_at').execute();
+  await sql`update files set expires_at = created_at + ${7 * 24 * 60 * 60 * 1000}`.execute(db);
 }
 
 // Crash recovery and bounded charges (DESIGN §3): instances heartbeat, and the holds and

@@ -170,6 +170,8 @@ export interface FilesTable {
   bytes: number;
   storage_path: string;
   created_at: number;
+  /** Served and counted against the quota until then; the sweep deletes it after. */
+  expires_at: number;
 }
 
 export interface DB {

@@ -158,7 +158,7 @@ describe('subtitle erase, minutes and files', () => {
       const res = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
       assert.equal(res.status, 201);
       const file = (await res.json()) as any;
-      assert.deepEqual(Object.keys(file).sort(), ['bytes', 'created_at', 'filename', 'id', 'object', 'url']);
+      assert.deepEqual(Object.keys(file).sort(), ['bytes', 'created_at', 'expires_at', 'filename', 'id', 'object', 'url']);
       assert.equal(file.bytes, 22);
       assert.ok(file.url.startsWith(`${gw.url}/files/`));
       const served = await request(file.url);

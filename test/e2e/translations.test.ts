@@ -1,8 +1,13 @@
 // POST /v1/audio/translations end to end: a WAV upload to translated text or translated speech.
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import OpenAI, { toFile } from 'openai';
+import { sandboxCatalogue } from '../../src/config/sandbox-catalogue.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { postUpload, wavPart } from '../helpers/uploads.js';
 import { makeWav } from '../helpers/wav.js';
 
 // sandbox-ast: input 3 micros a token, output 12 (DESIGN section 9).
@@ -10,13 +15,31 @@ const bill = (usage: { input_token: number; output_token: number }) => usage.inp
 
 describe('speech translation', () => {
   let gw: TestGateway;
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'tollroute-translations-'));
+  // Uploads wait here while they are checked and translated; none may outlive its request.
+  const spooled = () => readdirSync(path.join(dataDir, 'uploads'), { withFileTypes: true }).filter((e) => e.isFile()).map((e) => e.name);
   before(async () => {
-    gw = await startTestGateway({ limits: { upload_limit_bytes: 200_000 } });
+    const { models } = sandboxCatalogue('http://unused');
+    gw = await startTestGateway({
+      data_dir: dataDir,
+      limits: { upload_limit_bytes: 200_000 },
+      // A second of this one holds 75 000 micros: 25 input tokens at 3 000 micros each.
+      models: { ...models, 'sandbox-ast-pricey': { type: 'ast', channel: 'sandbox-ast', upstream_model: 'sandbox-ast', price: { input_token: 3_000_000_000 } } },
+    });
   });
-  after(() => gw.close());
+  after(async () => {
+    await gw.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
   beforeEach(async () => {
     await gw.sandboxControl('DELETE', '/__sandbox/faults');
     await gw.sandboxControl('DELETE', '/__sandbox/requests');
+  });
+  afterEach(async () => {
+    // Settled answers come back before the handler's clean-up has run: give it a moment.
+    const deadline = Date.now() + 2_000;
+    while (spooled().length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(spooled(), [], 'an upload was left on disk');
   });
 
   const post = async (key: string, fields: Record<string, string | Buffer>) => {
@@ -108,5 +131,62 @@ describe('speech translation', () => {
     const res = await post(key, { model: 'sandbox-ast', file: makeWav({ ms: 300 }) });
     assert.deepEqual({ status: res.status, body: await res.json() }, { status: 502, body: { error: 'upstream provider error', type: 'server_error' } });
     assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
+  });
+  describe('before a byte of the upload is read', () => {
+    const upload = (key: string, parts = [{ name: 'model', value: 'sandbox-ast' }, wavPart(2_800)]) =>
+      postUpload(`${gw.url}/v1/audio/translations`, parts, { authorization: `Bearer ${key}` });
+
+    test('a zero-balance key is refused with 402 while its 90 MB upload is still being sent', async () => {
+      const { accountId, key } = await gw.account({ creditMicros: 0 });
+      const res = await upload(key);
+      assert.deepEqual({ status: res.status, body: res.body }, {
+        status: 402, body: { error: 'insufficient balance -- please top up or upgrade the service plan', type: 'billing_error' },
+      });
+      assert.ok(res.length > 89_000_000 && res.sentBeforeAnswer < res.length / 2, `sent ${res.sentBeforeAnswer} of ${res.length} bytes before the answer`);
+      assert.deepEqual((await gw.admin('GET', `/admin/accounts/${accountId}/ledger`)).body.data, []);
+      assert.equal((await gw.sandboxControl('GET', '/__sandbox/requests')).data.length, 0);
+    });
+
+    test('a key past its rate limit is refused with 429 before the body, and a call counts once against the limit', async () => {
+      const { key } = await gw.account({ creditMicros: 1_000_000, rpm: 2 });
+      // Two calls fit a limit of 2 a minute: the route's early check and the pipeline do not both take one.
+      for (let i = 0; i < 2; i++) assert.equal((await post(key, { model: 'sandbox-ast', file: makeWav({ ms: 100 }) })).status, 200);
+      const res = await upload(key);
+      assert.deepEqual({ status: res.status, type: res.body.type }, { status: 429, type: 'rate_limit_error' });
+      assert.ok(res.sentBeforeAnswer < res.length / 2, `sent ${res.sentBeforeAnswer} of ${res.length} bytes before the answer`);
+    });
+
+    test('a model named before the file must have one second of its audio covered before the file is read', async () => {
+      // Covers a second of sandbox-ast (195 micros), not of sandbox-ast-pricey (75 000).
+      const { accountId, key } = await gw.account({ creditMicros: 10_000 });
+      const res = await upload(key, [{ name: 'model', value: 'sandbox-ast-pricey' }, wavPart(2_800)]);
+      assert.deepEqual({ status: res.status, type: res.body.type }, { status: 402, type: 'billing_error' });
+      assert.ok(res.sentBeforeAnswer < res.length / 2, `sent ${res.sentBeforeAnswer} of ${res.length} bytes before the answer`);
+      assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: 10_000, held_micros: 0 });
+    });
+
+    test('an unknown model named before the file is 400 before the file is read', async () => {
+      const { key } = await gw.account();
+      const res = await upload(key, [{ name: 'model', value: 'no-such-ast' }, wavPart(2_800)]);
+      assert.deepEqual({ status: res.status, body: res.body }, { status: 400, body: { error: 'unknown model: no-such-ast', type: 'invalid_request_error' } });
+      assert.ok(res.sentBeforeAnswer < res.length / 2, `sent ${res.sentBeforeAnswer} of ${res.length} bytes before the answer`);
+    });
+
+    test('a balance that covers a second but not the whole file is refused with 402 once the file is in, with nothing held', async () => {
+      // 6 s of audio holds 6 x 195 = 1 170 micros.
+      const { accountId, key } = await gw.account({ creditMicros: 1_000 });
+      const res = await post(key, { model: 'sandbox-ast', file: makeWav({ ms: 6_000 }) });
+      assert.deepEqual({ status: res.status, body: await res.json() }, { status: 402, body: { error: 'insufficient balance -- please top up or upgrade the service plan', type: 'billing_error' } });
+      assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: 1_000, held_micros: 0 });
+    });
+  });
+
+  test('the upstream receives every sample of the file, read from disk, and none of its header', async () => {
+    const { key } = await gw.account();
+    const wav = makeWav({ ms: 3_000 });
+    assert.equal((await post(key, { model: 'sandbox-ast', file: wav })).status, 200);
+    const [sent] = (await gw.sandboxControl('GET', '/__sandbox/requests')).data;
+    assert.equal(sent.kind, 'ast');
+    assert.equal(sent.body.audio_bytes, wav.length - 44);
   });
 });

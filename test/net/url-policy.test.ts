@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { checkUrlSyntax, refusedAddressReason } from '../../src/net/url-policy.js';
+import { checkUrlSyntax, parseUserUrl, refusedAddressReason } from '../../src/net/url-policy.js';
 
 const field = 'callback_url';
 
@@ -134,4 +134,38 @@ describe('checkUrlSyntax', () => {
     assert.equal(checkUrlSyntax('ftp://x/', { field: 'file_url' }), 'file_url: must be an http(s) URL');
     assert.equal(checkUrlSyntax('ftp://x/'), 'url: must be an http(s) URL');
   });
+});
+
+describe('parseUserUrl: parsed and normalised before any other check', () => {
+  const judged = (raw: string) => {
+    const parsed = parseUserUrl(raw, 'file_url');
+    return 'problem' in parsed ? parsed.problem : parsed.url.href;
+  };
+  const cases: [string, string][] = [
+    ['https://media.example.com/a/meeting.mp3?X-Sig=a%2Fb%2e', 'https://media.example.com/a/meeting.mp3?X-Sig=a%2Fb%2e'],
+    ['HTTPS://Media.Example.COM:443/a.mp3', 'https://media.example.com/a.mp3'],
+    // literal dot segments are resolved: the URL is judged as the path it names
+    ['http://gw.example/files/../metrics', 'http://gw.example/metrics'],
+    ['http://gw.example/files/./x/../../metrics', 'http://gw.example/metrics'],
+    ['http://gw.example/files/%2e%2e/metrics', 'file_url: must not contain an encoded dot segment (%2e%2e)'],
+    ['http://gw.example/files/%2E%2E/metrics', 'file_url: must not contain an encoded dot segment (%2E%2E)'],
+    ['http://gw.example/files/.%2e/metrics', 'file_url: must not contain an encoded dot segment (.%2e)'],
+    ['http://gw.example/files/%2e/metrics', 'file_url: must not contain an encoded dot segment (%2e)'],
+    ['http://gw.example/files/a%2ebin', 'http://gw.example/files/a%2ebin'],
+    ['http://gw.example/files/..%2fmetrics', 'file_url: must not contain an encoded / or \\ in its path'],
+    ['http://gw.example/files/..%5Cmetrics', 'file_url: must not contain an encoded / or \\ in its path'],
+    ['http://gw.example/files\\..\\metrics', 'file_url: must not contain a backslash'],
+    ['http://gw.example/files/.\t./metrics', 'file_url: must not contain spaces or control characters'],
+    ['http://gw.example/files/x\n', 'file_url: must not contain spaces or control characters'],
+    [' http://gw.example/', 'file_url: must not contain spaces or control characters'],
+    ['file:///etc/passwd', 'file_url: must be an http(s) URL'],
+    ['not a url', 'file_url: must not contain spaces or control characters'],
+    ['nope', 'file_url: must be an http(s) URL'],
+    ['http://user:pw@gw.example/', 'file_url: must not contain credentials'],
+  ];
+  for (const [raw, expected] of cases) {
+    test(`${JSON.stringify(raw)} → ${expected}`, () => {
+      assert.equal(judged(raw), expected);
+    });
+  }
 });

@@ -3,6 +3,7 @@ import { describe } from 'node:test';
 import { invariantContract } from '../billing/invariant-contract.js';
 import { ledgerContract } from '../billing/ledger-contract.js';
 import { concurrencyContract } from './concurrency-contract.js';
+import { filesContract } from './files-contract.js';
 import { queryContract } from './query-contract.js';
 import { storePerTest } from './store-context.js';
 
@@ -14,5 +15,6 @@ export function runStoreContract(label: string, makeUrl: () => string, { crossPr
     ledgerContract(ctx);
     invariantContract(ctx);
     concurrencyContract(ctx, { crossProcess });
+    filesContract(ctx);
   });
 }

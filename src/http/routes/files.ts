@@ -1,78 +1,124 @@
 // POST /v1/files: a multipart upload kept under the data directory, answered with a URL the
 // gateway serves (unguessable, unauthenticated) so an upstream can fetch it as file_url.
-import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+// Bounded: a per-file limit and a per-account quota, enforced while the bytes stream to disk, and
+// an expiry after which the sweep deletes the file. DELETE /v1/files/{id} removes one sooner.
+// Served as a download that no browser runs (file-headers.ts).
+import { open, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import type { FastifyPluginAsync } from 'fastify';
-import { GatewayError, invalidRequest, notFound } from '../../errors.js';
-import { findFile, insertFile, type FileRow } from '../../store/files.js';
-import { requireCaller } from '../auth.js';
-import { runIdempotent } from '../idempotency.js';
+import type { Config } from '../../config/schema.js';
+import { invalidRequest, notFound } from '../../errors.js';
+import { storeFileWithinQuota } from '../../files/quota.js';
+import { fileUrl, isFileId } from '../../files/urls.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
+import { accountFileBytes, deleteFile, findAccountFile, findFile } from '../../store/files.js';
 import type { Store } from '../../store/open.js';
+import { requireCaller } from '../auth.js';
+import { attachmentDisposition, FILE_SECURITY_HEADERS, servedContentType } from '../file-headers.js';
+import { runIdempotent } from '../idempotency.js';
+import { admitUpload, endUnreadUpload, spoolFile, tooLarge } from '../uploads.js';
 
-interface FilesDeps {
+export interface FilesDeps {
   store: Store;
   pipeline: Pipeline;
   dataDir: string;
   publicUrl: string;
+  files: Config['files'];
+  /** multipart's own limit on any upload (limits.upload_limit_bytes). */
+  uploadLimitBytes: number;
 }
 
-const safeName = (name: string) => name.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 200) || 'file';
-const fileUrl = (publicUrl: string, file: Pick<FileRow, 'id' | 'filename'>) => `${publicUrl}/files/${file.id}/${encodeURIComponent(safeName(file.filename))}`;
+const quotaFull = (quotaBytes: number) =>
+  tooLarge(`file: the account's file storage of ${quotaBytes} bytes would be exceeded; delete files (DELETE /v1/files/{id}) or wait for them to expire`);
 
 export const fileUploadRoutes: FastifyPluginAsync<FilesDeps> = async (app, deps) => {
   const folder = path.resolve(deps.dataDir, 'files');
+  const { files } = deps;
+  const maxFileBytes = Math.min(files.max_file_bytes, deps.uploadLimitBytes);
 
-  app.post('/v1/files', async (request, reply) => {
-    const caller = requireCaller(request);
-    await deps.pipeline.admit(caller, request.log);
-    if (!request.isMultipart()) throw invalidRequest('expected multipart/form-data with a file field');
+  app.post('/v1/files', { onSend: endUnreadUpload }, async (request, reply) => {
+    // Storing a file is free; an account that cannot pay for anything may not fill the disk either.
+    const caller = await admitUpload(deps, request, files.upload_min_balance_micros);
+    // A full quota is refused before the body; otherwise the upload may take what room is left.
+    const room = files.max_bytes_per_account - (await accountFileBytes(deps.store.db, { accountId: caller.accountId, now: Date.now() }));
+    if (room <= 0) throw quotaFull(files.max_bytes_per_account);
     const part = await request.file();
     if (!part) throw invalidRequest('file field is required');
     if (part.fieldname !== 'file') throw invalidRequest(`${part.fieldname}: unexpected field; send the upload as file`);
-    // The id is the URL's secret: 128 random bits. The bytes land under it, hashed on the way in.
-    const id = `file_${randomBytes(16).toString('hex')}`;
-    await mkdir(folder, { recursive: true });
-    const storagePath = path.join(folder, id);
-    const digest = createHash('sha256');
-    let bytes = 0;
-    part.file.on('data', (chunk: Buffer) => {
-      bytes += chunk.length;
-      digest.update(chunk);
+    const limitBytes = Math.min(maxFileBytes, room);
+    // The id is the URL's secret: 128 random bits, and the name of the file on disk.
+    const spooled = await spoolFile(part, {
+      dir: folder, prefix: 'file', limitBytes,
+      overLimit: () => (room < maxFileBytes ? quotaFull(files.max_bytes_per_account) : tooLarge(`file: larger than the limit of ${maxFileBytes} bytes`)),
     });
-    try {
-      await pipeline(part.file, createWriteStream(storagePath));
-      if (part.file.truncated) throw new GatewayError(413, 'invalid_request_error', 'file: larger than the upload limit');
-    } catch (error) {
-      await rm(storagePath, { force: true });
-      throw error;
-    }
+    const id = path.basename(spooled.path);
     const filename = part.filename || 'file';
     let kept = false;
     try {
       // Idempotency-Key: the same upload again answers the first file, and keeps one copy.
       return await runIdempotent({ store: deps.store, instanceId: deps.pipeline.instanceId }, request, reply, async () => {
-        const row = { id, account_id: caller.accountId, filename, content_type: part.mimetype || null, bytes, storage_path: storagePath, created_at: Date.now() };
-        await insertFile(deps.store.db, row);
+        const now = Date.now();
+        const row = {
+          id, account_id: caller.accountId, filename, content_type: part.mimetype || null, bytes: spooled.bytes,
+          storage_path: spooled.path, created_at: now, expires_at: now + files.ttl_ms,
+        };
+        // Checked again as the row goes in: uploads running side by side share the room left.
+        const outcome = await storeFileWithinQuota(deps.store, { row, quotaBytes: files.max_bytes_per_account, now });
+        if (!outcome.stored) throw quotaFull(files.max_bytes_per_account);
         kept = true;
-        return { statusCode: 201, body: { id, object: 'file', url: fileUrl(deps.publicUrl, row), bytes, filename, created_at: new Date(row.created_at).toISOString() } };
-      }, { filename, bytes, sha256: digest.digest('hex') });
+        return {
+          statusCode: 201,
+          body: {
+            id, object: 'file', url: fileUrl(deps.publicUrl, row), bytes: row.bytes, filename,
+            created_at: new Date(row.created_at).toISOString(), expires_at: new Date(row.expires_at).toISOString(),
+          },
+        };
+      }, { filename, bytes: spooled.bytes, sha256: spooled.sha256 });
     } finally {
-      if (!kept) await rm(storagePath, { force: true });
+      if (!kept) await rm(spooled.path, { force: true });
     }
+  });
+
+  app.delete('/v1/files/:id', async (request) => {
+    const caller = requireCaller(request);
+    await deps.pipeline.admit(caller, request.log);
+    const { id } = request.params as { id: string };
+    // Another account's file is answered exactly like a missing one.
+    const file = isFileId(id) ? await findAccountFile(deps.store.db, { accountId: caller.accountId, id, now: Date.now() }) : undefined;
+    if (!file) throw notFound(`file ${id} not found`);
+    // The bytes first: if the row outlived them (a crash), serving answers 404 and the sweep ends it.
+    await rm(file.storage_path, { force: true });
+    await deleteFile(deps.store.db, id);
+    return { id, object: 'file', deleted: true };
   });
 };
 
-export const fileServeRoutes: FastifyPluginAsync<FilesDeps> = async (app, deps) => {
+export const fileServeRoutes: FastifyPluginAsync<Pick<FilesDeps, 'store'>> = async (app, deps) => {
   app.get('/files/:id/:name', async (request, reply) => {
     const { id } = request.params as { id: string };
-    const file = /^file_[0-9a-f]{32}$/.test(id) ? await findFile(deps.store.db, id) : undefined;
-    if (!file) throw notFound('no such file');
-    reply.header('content-length', String(file.bytes));
-    reply.type(file.content_type ?? 'application/octet-stream');
-    return reply.send(createReadStream(file.storage_path));
+    const file = isFileId(id) ? await findFile(deps.store.db, { id, now: Date.now() }) : undefined;
+    const handle = file && (await openIfPresent(file.storage_path));
+    if (!file || !handle) throw notFound('no such file');
+    const { size } = await handle.stat().catch(async (error: unknown) => {
+      await handle.close();
+      throw error;
+    });
+    reply.headers({
+      'content-length': String(size),
+      'content-type': servedContentType(file.content_type),
+      'content-disposition': attachmentDisposition(file.filename),
+      ...FILE_SECURITY_HEADERS,
+    });
+    // The stream closes the handle when it ends or the client leaves.
+    return reply.send(handle.createReadStream());
   });
 };
+
+async function openIfPresent(storagePath: string): Promise<FileHandle | undefined> {
+  try {
+    return await open(storagePath, 'r');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}

@@ -2,7 +2,8 @@
 // summary's tokens for service-minutes), refunded on failure.
 import type { FastifyPluginAsync } from 'fastify';
 import { MINUTES_MODELS, normaliseMinutesRequest, type MinutesRequest } from '../../tasks/minutes-request.js';
-import { requireSafeUrl, taskCreateHandler, taskReadHandler, type TaskRouteDeps } from '../task-handler.js';
+import { checkedFileUrl } from '../file-url.js';
+import { taskCreateHandler, taskReadHandler, type TaskRouteDeps } from '../task-handler.js';
 import { taskRecordView } from '../task-views.js';
 
 // The spec's limit on a recording: at most two hours. Held in full, settled on the real length.
@@ -20,8 +21,7 @@ export const minutesRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps
         if (typeof model === 'string' && model !== '' && !(MINUTES_MODELS as readonly string[]).includes(model)) deps.pipeline.catalogue.resolve(model, 'minutes');
         const request = normaliseMinutesRequest(body);
         // The gateway's own uploads are fine wherever it runs: it serves them for the upstream to fetch.
-        await requireSafeUrl(request.file_url, 'file_url', deps.allowPrivateUrls || request.file_url.startsWith(`${deps.publicUrl}/files/`));
-        return request;
+        return { ...request, file_url: await checkedFileUrl(deps, request.file_url) };
       },
       modelOf: (request) => request.model,
       callbackUrlOf: (request) => request.callback_url,

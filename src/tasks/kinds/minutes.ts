@@ -3,7 +3,10 @@
 // chapters. Billed on the audio's real duration, plus the summary's tokens for service-minutes.
 import type { Catalogue } from '../../pipeline/catalogue.js';
 import { createChatCompletion } from '../../upstreams/openai-chat/client.js';
-import { fetchResultFile, queryAsr, queryLark, submitAsr, submitLark } from '../../upstreams/volc-minutes/client.js';
+import { RefusedUrlError } from '../../net/url-policy.js';
+import {
+  fetchResultFile, type LarkQueryData, queryAsr, queryLark, ResultFileTooLargeError, type ResultFilePolicy, submitAsr, submitLark,
+} from '../../upstreams/volc-minutes/client.js';
 import { serviceMinutesSubmitBody, vendorMinutesSubmitBody, type MinutesRequest } from '../minutes-request.js';
 import type { PollContext, PollOutcome, TaskKindHandler } from '../types.js';
 import { readSummaryAnswer, SUMMARY_INSTRUCTIONS, transcriptFromAsr, transcriptFromLark } from './minutes-result.js';
@@ -14,7 +17,7 @@ const LARK_FILES = {
   translation: 'TranslationFile',
 } as const;
 
-export function minutesHandler({ catalogue, publicUrl }: { catalogue: Catalogue; publicUrl: string }): TaskKindHandler {
+export function minutesHandler({ catalogue, publicUrl, resultFiles }: { catalogue: Catalogue; publicUrl: string; resultFiles: ResultFilePolicy }): TaskKindHandler {
   const resultUrl = (id: string) => `${publicUrl}/v1/audio/minutes/${id}`;
 
   async function pollVendor(upstreamId: string, model: Parameters<TaskKindHandler['poll']>[1], signal: AbortSignal, taskId: string): Promise<PollOutcome> {
@@ -23,8 +26,23 @@ export function minutesHandler({ catalogue, publicUrl }: { catalogue: Catalogue;
     if (data.Status !== 'success' || !data.Result?.AudioTranscriptionFile) {
       return { state: 'failed', error: { code: `upstream_${data.ErrCode ?? 'failed'}`, message: data.ErrMessage || 'the minutes upstream failed the task' }, upstreamRecord: data, webhook: { result_url: resultUrl(taskId) } };
     }
-    const files = data.Result;
-    const transcript = transcriptFromLark(await fetchResultFile(files.AudioTranscriptionFile!, signal));
+    try {
+      return await readVendorResult(data, data.Result, signal, taskId);
+    } catch (error) {
+      // A result file at a refused address, or past the size limit, is no different on the next
+      // poll: the task fails (refunded) now rather than at its timeout.
+      if (error instanceof RefusedUrlError || error instanceof ResultFileTooLargeError) {
+        const message = error instanceof RefusedUrlError
+          ? 'the upstream named a result file at an address the gateway does not fetch from'
+          : `the upstream's result file is larger than ${resultFiles.maxBytes} bytes`;
+        return { state: 'failed', error: { code: 'result_file_refused', message }, upstreamRecord: data, webhook: { result_url: resultUrl(taskId) } };
+      }
+      throw error;
+    }
+  }
+
+  async function readVendorResult(data: LarkQueryData, files: NonNullable<LarkQueryData['Result']>, signal: AbortSignal, taskId: string): Promise<PollOutcome> {
+    const transcript = transcriptFromLark(await fetchResultFile(files.AudioTranscriptionFile!, signal, resultFiles));
     // The minutes product reports no duration (volcengine-formats 5.1): the transcript's end is the
     // audio's length; a Duration field, where an upstream gives one, wins.
     const lastEndMs = transcript.reduce((end, sentence) => Math.max(end, sentence.end_ms), 0);
@@ -32,10 +50,10 @@ export function minutesHandler({ catalogue, publicUrl }: { catalogue: Catalogue;
     const result: Record<string, unknown> = { duration_seconds: durationSeconds, transcript };
     for (const [field, file] of Object.entries(LARK_FILES)) {
       const url = files[file];
-      if (url) result[field] = await fetchResultFile(url, signal);
+      if (url) result[field] = await fetchResultFile(url, signal, resultFiles);
     }
     if (files.InformationExtractionFile) {
-      const extracted = (await fetchResultFile(files.InformationExtractionFile, signal)) as { todo_list?: unknown; question_answer?: unknown };
+      const extracted = (await fetchResultFile(files.InformationExtractionFile, signal, resultFiles)) as { todo_list?: unknown; question_answer?: unknown };
       if (extracted.todo_list) result.todos = extracted.todo_list;
       if (extracted.question_answer) result.qa = extracted.question_answer;
     }

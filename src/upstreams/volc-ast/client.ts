@@ -54,12 +54,20 @@ export interface TranslateSpeechArgs {
   sourceLanguage?: string;
   targetLanguage?: string;
   voice?: string;
-  /** 16 kHz mono 16-bit PCM: the WAV's data chunk only, no header. */
-  pcm: Buffer;
+  /** 16 kHz mono 16-bit PCM: the WAV's data chunk only, no header; in memory, or read as it is sent. */
+  pcm: Buffer | PcmSource;
   signal: AbortSignal;
   /** Each Ogg/Opus piece of the translated speech (s2s), in order, as it arrives. */
   onAudio?: (chunk: Buffer) => void;
   timeoutMs?: number;
+}
+
+/** PCM read only while it is sent (an upload spooled to disk): opened once the session has started. */
+export interface PcmSource {
+  /** Bytes `open()` yields in all. */
+  length: number;
+  /** Leaving the iteration early (the session failed or was aborted) must release it: a Readable does. */
+  open(): AsyncIterable<Buffer>;
 }
 
 export interface SpeechTranslation {
@@ -169,8 +177,8 @@ export async function translateSpeech(args: TranslateSpeechArgs): Promise<Speech
     // No real-time pacing: the whole file goes as fast as the socket takes it.
     async function sendAudio(): Promise<void> {
       const meta = { SessionID: sessionId };
-      for (let offset = 0; offset < pcm.length && !settled; offset += FRAME_BYTES) {
-        const binary_data = pcm.subarray(offset, offset + FRAME_BYTES);
+      for await (const binary_data of frames(pcm)) {
+        if (settled) break; // leaving the loop closes a PCM source read from disk
         await send(encodeTranslateRequest({ request_meta: meta, event: EVENT.TaskRequest, source_audio: { binary_data } }));
       }
       if (!settled) await send(encodeTranslateRequest({ request_meta: meta, event: EVENT.FinishSession }));
@@ -252,4 +260,20 @@ export async function translateSpeech(args: TranslateSpeechArgs): Promise<Speech
       fail(new AstUpstreamError('closed', `upstream closed the connection before the session finished (code ${code}${why})`, { logId, retryable: true }));
     });
   });
+}
+
+/** The PCM in FRAME_BYTES frames (the last one shorter), whatever sizes its source reads in. */
+async function* frames(pcm: Buffer | PcmSource): AsyncGenerator<Buffer> {
+  if (Buffer.isBuffer(pcm)) {
+    for (let offset = 0; offset < pcm.length; offset += FRAME_BYTES) yield pcm.subarray(offset, offset + FRAME_BYTES);
+    return;
+  }
+  let pending: Buffer = Buffer.alloc(0);
+  for await (const chunk of pcm.open()) {
+    pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+    let offset = 0;
+    for (; pending.length - offset >= FRAME_BYTES; offset += FRAME_BYTES) yield pending.subarray(offset, offset + FRAME_BYTES);
+    pending = pending.subarray(offset);
+  }
+  if (pending.length > 0) yield pending;
 }

@@ -32,28 +32,45 @@ interface Format {
   bitsPerSample: number;
 }
 
-export function inspectWav(bytes: Buffer): WavInspection {
-  if (bytes.length < 12 || bytes.toString('latin1', 0, 4) !== 'RIFF' || bytes.toString('latin1', 8, 12) !== 'WAVE') {
+/** One read the walk needs: `length` bytes at `offset` (fewer come back at the end of the file). */
+export interface WavRead {
+  offset: number;
+  length: number;
+}
+
+// parseFormat reads at most 40 bytes: a larger fmt chunk is never read whole (its size may lie).
+const FMT_READ_BYTES = 64;
+
+/**
+ * The chunk walk, written once for bytes in memory (inspectWav) and a file on disk
+ * (inspectWavFile): it yields the reads it needs and is sent their bytes, so it only ever reads
+ * the RIFF header, the chunk headers and the start of the fmt chunk, never the samples.
+ */
+export function* walkWav(size: number): Generator<WavRead, WavInspection, Buffer> {
+  const head = yield { offset: 0, length: 12 };
+  if (head.length < 12 || head.toString('latin1', 0, 4) !== 'RIFF' || head.toString('latin1', 8, 12) !== 'WAVE') {
     return { ok: false, problem: 'not a RIFF/WAVE file' };
   }
-  // The RIFF size is not trusted: writers on a pipe leave it 0 or 0xFFFFFFFF; the buffer's length is the truth.
+  // The RIFF size is not trusted: writers on a pipe leave it 0 or 0xFFFFFFFF; the real length is the truth.
   let format: Format | undefined;
   let data: { offset: number; length: number } | undefined;
   let offset = 12;
-  while (offset + 8 <= bytes.length && !(format && data)) {
-    const id = bytes.toString('latin1', offset, offset + 4);
-    const size = bytes.readUInt32LE(offset + 4);
+  while (offset + 8 <= size && !(format && data)) {
+    const header = yield { offset, length: 8 };
+    if (header.length < 8) break;
+    const id = header.toString('latin1', 0, 4);
+    const chunkSize = header.readUInt32LE(4);
     const body = offset + 8;
-    const present = Math.min(size, bytes.length - body);
+    const present = Math.min(chunkSize, size - body);
     if (id === 'fmt ' && !format) {
-      const parsed = parseFormat(bytes.subarray(body, body + present));
+      const parsed = parseFormat(yield { offset: body, length: Math.min(present, FMT_READ_BYTES) });
       if (typeof parsed === 'string') return { ok: false, problem: parsed };
       format = parsed;
     } else if (id === 'data' && !data) {
       // A size past the end (0xFFFFFFFF from a streaming writer, or a cut file) means "to the end".
       data = { offset: body, length: present };
     }
-    offset = body + size + (size & 1); // chunks are word-aligned: an odd size is followed by a pad byte
+    offset = body + chunkSize + (chunkSize & 1); // chunks are word-aligned: an odd size is followed by a pad byte
   }
   if (!format) return { ok: false, problem: 'no fmt chunk' };
   if (!data) return { ok: false, problem: 'no data chunk' };
@@ -65,6 +82,13 @@ export function inspectWav(bytes: Buffer): WavInspection {
     dataLength: data.length,
     durationMs: Math.round((data.length * 1000) / bytesPerSecond),
   };
+}
+
+export function inspectWav(bytes: Buffer): WavInspection {
+  const walk = walkWav(bytes.length);
+  let step = walk.next();
+  while (!step.done) step = walk.next(bytes.subarray(step.value.offset, step.value.offset + step.value.length));
+  return step.value;
 }
 
 function parseFormat(fmt: Buffer): Format | string {
@@ -88,7 +112,11 @@ function parseFormat(fmt: Buffer): Format | string {
 
 /** `undefined` when AST 2.0 can take the file as it is; otherwise the one property at fault. */
 export function checkTranslationWav(bytes: Buffer): string | undefined {
-  const wav = inspectWav(bytes);
+  return translationWavProblem(inspectWav(bytes));
+}
+
+/** The same judgement over an inspection already made (of a file on disk: inspectWavFile). */
+export function translationWavProblem(wav: WavInspection): string | undefined {
   if (!wav.ok) return `file: ${wav.problem}`;
   if (wav.audioFormat !== WAVE_FORMAT_PCM) return `file: not PCM (format ${wav.audioFormat}); expected PCM`;
   if (wav.sampleRate !== TRANSLATION_WAV.sampleRate) {

@@ -1,10 +1,10 @@
 // The two minutes upstreams (volcengine-formats 5.1 and 5.2): the minutes product (submit, then
 // query by TaskID) and recognition 2.0 (submit and query keyed by X-Api-Request-Id).
-import { request } from 'undici';
 import { isJsonObject, requestJson } from '../http-json.js';
 import { MalformedAnswerError } from '../malformed.js';
 import type { Upstream } from '../pool.js';
 import { headerValue } from '../http.js';
+import { safeRequest } from '../../net/safe-request.js';
 
 export const MINUTES_PATHS = {
   larkSubmit: '/api/v3/auc/lark/submit',
@@ -81,12 +81,36 @@ export async function queryAsr(upstream: Upstream, requestId: string, signal: Ab
   return { state: 'failed', code: status, message: headerValue(headers['x-api-message']) ?? body?.message ?? 'recognition failed' };
 }
 
-/** The minutes product's results are JSON files at URLs valid for a day: read them while they last. */
-export async function fetchResultFile(url: string, signal: AbortSignal): Promise<unknown> {
-  const response = await request(url, { signal, headersTimeout: 30_000, bodyTimeout: 60_000 });
-  if (response.statusCode !== 200) {
-    await response.body.dump();
-    throw new Error(`result file answered ${response.statusCode}`);
+export interface ResultFilePolicy {
+  /** Operator's `network.allow_private_urls`. */
+  allowPrivate: boolean;
+  /** `files.result_file_max_bytes`: a longer file fails the read rather than filling memory. */
+  maxBytes: number;
+  timeoutMs?: number;
+}
+
+/** The file is longer than ResultFilePolicy.maxBytes. */
+export class ResultFileTooLargeError extends Error {
+  override name = 'ResultFileTooLargeError';
+}
+
+const RESULT_FILE_TIMEOUT_MS = 60_000;
+
+/**
+ * The minutes product's results are JSON files at URLs valid for a day: read them while they last.
+ * The URL comes from the upstream's answer, so it is fetched as any user-supplied URL is (the
+ * address policy, no redirects) and read only up to the size limit.
+ */
+export async function fetchResultFile(url: string, signal: AbortSignal, policy: ResultFilePolicy): Promise<unknown> {
+  const response = await safeRequest(url, {
+    field: 'result file', signal, allowPrivate: policy.allowPrivate, timeoutMs: policy.timeoutMs ?? RESULT_FILE_TIMEOUT_MS,
+    maxResponseBytes: policy.maxBytes,
+  });
+  if (response.status !== 200) throw new Error(`result file answered ${response.status}`);
+  if (response.truncated) throw new ResultFileTooLargeError(`result file is larger than ${policy.maxBytes} bytes`);
+  try {
+    return JSON.parse(response.body.toString('utf8'));
+  } catch {
+    throw new MalformedAnswerError('a minutes result file is not JSON');
   }
-  return response.body.json();
 }

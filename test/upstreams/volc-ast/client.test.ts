@@ -293,3 +293,64 @@ test('an onAudio that throws ends the call with its own error', async () => {
 
   await assert.rejects(translateSpeech(base(baseUrl, { mode: 's2s', onAudio: () => { throw broken; } })), (error) => error === broken);
 });
+
+test('a PCM source read in odd-sized pieces reaches the upstream as the same bytes in 100 ms frames', async () => {
+  let received = Buffer.alloc(0);
+  let sizes: number[] = [];
+  const { baseUrl } = await serve(async (s) => {
+    await s.next();
+    s.reply({ event: EVENT.SessionStarted });
+    const audio = (await s.untilFinish()).slice(0, -1).map((r) => r.source_audio?.binary_data ?? Buffer.alloc(0));
+    received = Buffer.concat(audio);
+    sizes = audio.map((b) => b.length);
+    s.reply({ event: EVENT.SessionFinished });
+  });
+  const bytes = pcm(10_000);
+  let opened = 0;
+  const source = {
+    length: bytes.length,
+    async *open() {
+      opened++;
+      for (let offset = 0; offset < bytes.length; offset += 777) yield bytes.subarray(offset, offset + 777);
+    },
+  };
+
+  await translateSpeech(base(baseUrl, { pcm: source }));
+
+  assert.equal(received.equals(bytes), true);
+  assert.deepEqual(sizes, [3200, 3200, 3200, 400]);
+  assert.equal(opened, 1);
+});
+
+test('a PCM source is released when the session fails while it is being read, and never opened when it fails before starting', async () => {
+  const { baseUrl } = await serve(async (s) => {
+    await s.next();
+    s.reply({ event: EVENT.SessionStarted });
+    await s.next(); // the first frame
+    s.reply({ event: EVENT.SessionFailed, response_meta: { StatusCode: 55_000_000, Message: 'Engine:1022 model inference error' } });
+  });
+  let released!: () => void;
+  const wasReleased = new Promise<void>((resolve) => (released = resolve));
+  const endless = {
+    length: 1024 * 1024 * 1024,
+    async *open() {
+      try {
+        for (;;) {
+          yield Buffer.alloc(64 * 1024);
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      } finally {
+        released();
+      }
+    },
+  };
+  await assert.rejects(translateSpeech(base(baseUrl, { pcm: endless })), astError('session_failed'));
+  await wasReleased;
+
+  const { baseUrl: refusing } = await serve(async (s) => {
+    await s.next();
+    s.reply({ event: EVENT.SessionFailed, response_meta: { StatusCode: 45_000_001, Message: 'invalid_access_key' } });
+  });
+  const neverOpened = { length: 3200, open: () => assert.fail('the source should not be opened') };
+  await assert.rejects(translateSpeech(base(refusing, { pcm: neverOpened })), astError('session_failed'));
+});

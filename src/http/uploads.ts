@@ -1,0 +1,112 @@
+// What every upload route does before it reads a byte of the body, and how it reads the file
+// part: streamed to a file under the data directory, hashed on the way, the size limit enforced
+// as the bytes arrive (never a whole upload in memory).
+import { createHash, randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { Transform, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { MultipartFile } from '@fastify/multipart';
+import type { FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
+import { requireBalanceFor } from '../billing/upload-minimum.js';
+import { GatewayError, invalidRequest } from '../errors.js';
+import type { Pipeline } from '../pipeline/metered-call.js';
+import type { Caller } from '../pipeline/types.js';
+import type { Store } from '../store/open.js';
+import { requireCaller } from './auth.js';
+
+/** Where uploads wait while their request runs (a translation's WAV); deleted when it ends. */
+export const uploadSpoolDir = (dataDir: string) => path.resolve(dataDir, 'uploads');
+
+export const tooLarge = (message: string) => new GatewayError(413, 'invalid_request_error', message);
+
+/**
+ * Before the body: the key (already checked by the scope's onRequest hook), a store that takes
+ * writes, the key's rate limit, a multipart request, and a balance that covers `minimumMicros`.
+ * Each refusal is answered without reading the body (endUnreadUpload ends the connection).
+ */
+export async function admitUpload(
+  deps: { pipeline: Pipeline; store: Store },
+  request: FastifyRequest,
+  minimumMicros: number,
+): Promise<Caller> {
+  const caller = requireCaller(request);
+  deps.pipeline.requireWritableStore();
+  await deps.pipeline.admit(caller, request.log);
+  if (!request.isMultipart()) throw invalidRequest('expected multipart/form-data with a file field');
+  await requireBalanceFor(deps.store, { accountId: caller.accountId, minimumMicros });
+  return caller;
+}
+
+// How long a refused upload's connection stays open after the answer: time for the client to read
+// the answer and stop sending. Closing at once with its bytes unread would reset the connection,
+// and a client still sending can lose the answer with it (it sees ECONNRESET, not a 402).
+const LINGER_MS = 1_000;
+
+/**
+ * onSend for upload routes: an answer sent before the request body has been read in full (a 401,
+ * 402, 429 or 413) does not wait for the rest. Node drops what still arrives; the connection is
+ * closed LINGER_MS after the answer unless the body has ended by then (a small one, kept alive).
+ */
+export const endUnreadUpload: onSendHookHandler = (request: FastifyRequest, reply: FastifyReply, payload, done) => {
+  const { raw } = request;
+  if (!raw.readableEnded) {
+    reply.raw.once('finish', () => {
+      if (raw.readableEnded) return;
+      const timer = setTimeout(() => raw.socket.destroy(), LINGER_MS);
+      timer.unref();
+      const stop = () => clearTimeout(timer);
+      raw.once('end', stop);
+      raw.socket.once('close', stop);
+    });
+  }
+  done(null, payload);
+};
+
+export interface SpooledFile {
+  path: string;
+  bytes: number;
+  sha256: string;
+}
+
+/** Counts and hashes the bytes passing through, and fails past `limitBytes`. */
+class LimitedDigest extends Transform {
+  bytes = 0;
+  readonly digest = createHash('sha256');
+  constructor(
+    private readonly limitBytes: number,
+    private readonly overLimit: () => Error,
+  ) {
+    super();
+  }
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback) {
+    this.bytes += chunk.length;
+    if (this.bytes > this.limitBytes) return callback(this.overLimit());
+    this.digest.update(chunk);
+    callback(null, chunk);
+  }
+}
+
+/**
+ * Streams a multipart file part to a new file in `dir` (named `<prefix>_<random>`). Past
+ * `limitBytes` (or multipart's own limit) it fails with `overLimit()`; on any failure the partial
+ * file is deleted. The caller owns the file it gets back.
+ */
+export async function spoolFile(
+  part: MultipartFile,
+  { dir, prefix, limitBytes, overLimit }: { dir: string; prefix: string; limitBytes: number; overLimit: () => Error },
+): Promise<SpooledFile> {
+  await mkdir(dir, { recursive: true });
+  const target = path.join(dir, `${prefix}_${randomBytes(16).toString('hex')}`);
+  const counter = new LimitedDigest(limitBytes, overLimit);
+  try {
+    await pipeline(part.file, counter, createWriteStream(target, { flags: 'wx' }));
+    // multipart's own fileSize limit (limits.upload_limit_bytes) ends the part early rather than failing it.
+    if (part.file.truncated) throw overLimit();
+  } catch (error) {
+    await rm(target, { force: true });
+    throw error;
+  }
+  return { path: target, bytes: counter.bytes, sha256: counter.digest.digest('hex') };
+}
