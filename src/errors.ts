@@ -11,6 +11,8 @@ export type ErrorType =
 export class GatewayError extends Error {
   /** An upstream's own error answer, sent to the caller as it came (the responses API's refusals). */
   passThrough?: { body: string; contentType: string | undefined };
+  /** A 429's Retry-After, in whole seconds until the caller may try again. */
+  retryAfterSeconds?: number;
 
   constructor(
     readonly status: number,
@@ -37,7 +39,12 @@ export const billing = () => new GatewayError(402, 'billing_error', MESSAGES.bil
 export const notFound = (message: string) => new GatewayError(404, 'not_found_error', message);
 export const conflict = (message: string) => new GatewayError(409, 'invalid_request_error', message);
 export const unprocessable = (message: string) => new GatewayError(422, 'invalid_request_error', message);
-export const rateLimited = () => new GatewayError(429, 'rate_limit_error', MESSAGES.rateLimited);
+/** `retryAfterMs`: how long until the caller may call again; rounded up to whole seconds, at least 1. */
+export function rateLimited({ retryAfterMs = 1_000, message = MESSAGES.rateLimited }: { retryAfterMs?: number; message?: string } = {}): GatewayError {
+  const error = new GatewayError(429, 'rate_limit_error', message);
+  error.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterMs / 1_000));
+  return error;
+}
 export const upstream = (cause?: unknown) =>
   new GatewayError(502, 'server_error', MESSAGES.upstream, { cause });
 /** The upstream's refusal, relayed with its status and body. */

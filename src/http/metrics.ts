@@ -2,12 +2,17 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PipelineMetrics } from '../pipeline/metered-call.js';
+import type { ConnectionWaitObserver } from '../upstreams/pool.js';
+import type { KeyLookupResult } from './key-resolver.js';
 
-export interface GatewayMetrics extends PipelineMetrics {
+export interface GatewayMetrics extends PipelineMetrics, ConnectionWaitObserver {
   registry: Registry;
   observeRequest(labels: { method: string; route: string; status: string }, seconds: number): void;
   /** Gauges read at scrape time: whether the store takes writes, and settlements waiting for it. */
   watchMoney(read: { storeWritable(): boolean; pendingSettlements(): number }): void;
+  /** A gauge read at scrape time: 1 while Redis fails and limits are per instance. */
+  watchLimiter(read: { degraded(): boolean }): void;
+  countKeyLookup(result: KeyLookupResult): void;
 }
 
 export function createMetrics(): GatewayMetrics {
@@ -30,6 +35,20 @@ export function createMetrics(): GatewayMetrics {
   const authFailures = new Counter({
     name: 'tollroute_upstream_auth_failures_total', help: 'Upstream refusals of the channel credentials (401/403): an operator alert', labelNames: ['channel'], registers: [registry],
   });
+  const connectionWait = new Histogram({
+    name: 'tollroute_upstream_connection_wait_seconds', help: 'Time a call waited for a connection of its channel (queue and connect), timed-out waits included',
+    labelNames: ['channel'], buckets: [0.001, 0.005, 0.025, 0.1, 0.25, 1, 2.5, 5, 10, 30], registers: [registry],
+  });
+  const connectionWaitTimeouts = new Counter({
+    name: 'tollroute_upstream_connection_wait_timeouts_total', help: 'Calls refused (502, released) after waiting connection_wait_ms for a connection', labelNames: ['channel'], registers: [registry],
+  });
+  const keyLookups = new Counter({
+    name: 'tollroute_api_key_lookups_total', help: 'API keys looked up in the store (memory answers the rest)', labelNames: ['result'], registers: [registry],
+  });
+  let limiter = { degraded: () => false };
+  new Gauge({ name: 'tollroute_rate_limiter_degraded', help: '1 while Redis fails and each instance enforces rate limits alone', registers: [registry], collect() {
+    this.set(limiter.degraded() ? 1 : 0);
+  } });
   let money = { storeWritable: () => true, pendingSettlements: () => 0 };
   new Gauge({ name: 'tollroute_store_writable', help: '1 while the store takes writes, 0 while it refuses them', registers: [registry], collect() {
     this.set(money.storeWritable() ? 1 : 0);
@@ -48,6 +67,12 @@ export function createMetrics(): GatewayMetrics {
     watchMoney: (read) => {
       money = read;
     },
+    watchLimiter: (read) => {
+      limiter = read;
+    },
+    observeConnectionWait: (channel, seconds) => connectionWait.observe({ channel }, seconds),
+    countConnectionWaitTimeout: (channel) => connectionWaitTimeouts.inc({ channel }),
+    countKeyLookup: (result) => keyLookups.inc({ result }),
     observeRequest({ method, route, status }, seconds) {
       requests.inc({ method, route, status });
       latency.observe({ method, route }, seconds);
