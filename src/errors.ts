@@ -13,6 +13,8 @@ export class GatewayError extends Error {
   passThrough?: { body: string; contentType: string | undefined };
   /** Its cause was already logged where it happened (with the model and channel): log it once. */
   logged = false;
+  /** A 429's Retry-After, in whole seconds until the caller may try again. */
+  retryAfterSeconds?: number;
 
   constructor(
     readonly status: number,
@@ -39,7 +41,12 @@ export const billing = () => new GatewayError(402, 'billing_error', MESSAGES.bil
 export const notFound = (message: string) => new GatewayError(404, 'not_found_error', message);
 export const conflict = (message: string) => new GatewayError(409, 'invalid_request_error', message);
 export const unprocessable = (message: string) => new GatewayError(422, 'invalid_request_error', message);
-export const rateLimited = () => new GatewayError(429, 'rate_limit_error', MESSAGES.rateLimited);
+/** `retryAfterMs`: how long until the caller may call again; rounded up to whole seconds, at least 1. */
+export function rateLimited({ retryAfterMs = 1_000, message = MESSAGES.rateLimited }: { retryAfterMs?: number; message?: string } = {}): GatewayError {
+  const error = new GatewayError(429, 'rate_limit_error', message);
+  error.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterMs / 1_000));
+  return error;
+}
 export const upstream = (cause?: unknown) =>
   new GatewayError(502, 'server_error', MESSAGES.upstream, { cause });
 /** The upstream's refusal, relayed with its status and body. */

@@ -11,7 +11,7 @@ import { createKeyResolver } from './http/key-resolver.js';
 import { createMetrics } from './http/metrics.js';
 import { startMetricsServer } from './http/metrics-server.js';
 import { buildServer } from './http/server.js';
-import { createRateLimiter } from './limits/index.js';
+import { createAuthFailureLimit, createRateLimiter } from './limits/index.js';
 import { createCatalogue } from './pipeline/catalogue.js';
 import { createPipeline } from './pipeline/metered-call.js';
 import { openStore, type Store } from './store/open.js';
@@ -36,10 +36,17 @@ export interface Gateway {
 
 export async function createGateway(config: Config, logger: FastifyBaseLogger): Promise<Gateway> {
   const store = await openStore(config.store);
-  const upstreams = createUpstreams(config.channels);
-  const limiter = createRateLimiter({ redisUrl: config.limits.redis });
   const metrics = createMetrics();
-  const keys = createKeyResolver(store);
+  const upstreams = createUpstreams(config.channels, metrics);
+  const limiter = createRateLimiter({
+    redisUrl: config.limits.redis, redisTimeoutMs: config.limits.redis_timeout_ms, redisProbeMs: config.limits.redis_probe_ms, log: logger,
+  });
+  metrics.watchLimiter(limiter);
+  const keys = createKeyResolver(store, {
+    invalidTtlMs: config.limits.invalid_key_cache_ms,
+    failures: config.limits.auth_failures_per_minute > 0 ? createAuthFailureLimit({ perMinute: config.limits.auth_failures_per_minute }) : undefined,
+    onLookup: (result) => metrics.countKeyLookup(result),
+  });
   const catalogue = createCatalogue(config.models, upstreams);
   const health = new StoreHealth(logger);
   const settlements = createSettlements({

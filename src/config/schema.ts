@@ -18,7 +18,11 @@ const ChannelSchema = z
     // Volcengine-style upstreams authenticate with an app id and a resource id as well.
     app_id: z.string().optional(),
     resource_id: z.string().optional(),
-    connections: positiveInt.default(64),
+    // Calls on the wire at once: a stream holds its connection for its whole length, so this is the
+    // channel's concurrency (the reasons for the default are in tollroute.example.yaml).
+    connections: positiveInt.default(4096),
+    // Past `connections`, how long a call may wait for a free one before it fails unsent (502, released).
+    connection_wait_ms: positiveInt.default(5_000),
     timeouts: z
       .object({
         connect_ms: positiveInt.default(10_000),
@@ -84,6 +88,15 @@ export const ConfigSchema = z
       .object({
         default_rpm: positiveInt.default(600),
         redis: z.string().regex(/^rediss?:\/\//, 'expected a redis:// URL').optional(),
+        // The longest a take waits for Redis; past it this instance decides alone until a probe,
+        // every redis_probe_ms, finds Redis answering again.
+        redis_timeout_ms: positiveInt.default(200),
+        redis_probe_ms: positiveInt.default(1_000),
+        // Failed authentications one client address (an IPv6 /64) may make per minute; past it 429
+        // before any lookup. 0 turns the limit off (a proxy in front that hides client addresses).
+        auth_failures_per_minute: z.number().int().nonnegative().default(30),
+        // How long an unknown or revoked key is refused from memory, without a store lookup.
+        invalid_key_cache_ms: positiveInt.default(30_000),
         body_limit_bytes: positiveInt.default(10 * 1024 * 1024),
         upload_limit_bytes: positiveInt.default(100 * 1024 * 1024),
         // The longest one call may run, streams included: past it the upstream call is stopped and

@@ -1,7 +1,7 @@
 // Authentication hooks: API keys for /v1, the admin token for /admin.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { auth } from '../errors.js';
+import { auth, rateLimited } from '../errors.js';
 import type { Caller } from '../pipeline/types.js';
 import type { KeyResolver } from './key-resolver.js';
 
@@ -27,11 +27,19 @@ export function presentedKey(request: FastifyRequest): string | undefined {
 }
 
 export function apiKeyHook(keys: KeyResolver) {
+  const failures = keys.failures;
   return async function authenticate(request: FastifyRequest) {
+    // Before any lookup: an address that keeps presenting bad keys is refused without costing a query.
+    const refusedForMs = failures?.refusedForMs(request.ip) ?? 0;
+    if (refusedForMs > 0) throw rateLimited({ retryAfterMs: refusedForMs, message: 'too many failed authentications from this address' });
     const key = presentedKey(request);
+    // No key, or not one of ours, never reaches the store: a plain 401, not counted against the address.
     if (!key || !key.startsWith(KEY_PREFIX)) throw auth();
     const caller = await keys.resolve(key);
-    if (!caller) throw auth();
+    if (!caller) {
+      failures?.recordFailure(request.ip);
+      throw auth();
+    }
     request.caller = caller;
   };
 }

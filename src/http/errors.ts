@@ -59,6 +59,8 @@ export function describeSchemaError(errors: SchemaError[], dataVar: string): Err
 }
 
 export function sendError(reply: FastifyReply, error: GatewayError) {
+  // Every 429 says when to come back (DESIGN §5), so the SDKs' retries wait for it rather than guess.
+  if (error.status === 429) reply.header('retry-after', String(error.retryAfterSeconds ?? 1));
   if (error.passThrough) {
     return reply.code(error.status).type(error.passThrough.contentType ?? 'application/json').send(error.passThrough.body);
   }

@@ -1,30 +1,73 @@
 // API key → caller, from memory where possible. A revoked key is forgotten at once here;
 // other instances learn within the cache's short lifetime.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { findApiKeyByHash } from '../store/api-keys.js';
+import type { AuthFailureLimit } from '../limits/auth-failures.js';
+import { findApiKeyByHash, type ApiKeyRow } from '../store/api-keys.js';
 import type { Store } from '../store/open.js';
 import type { Caller } from '../pipeline/types.js';
 
 export interface KeyResolver {
   resolve(key: string): Promise<Caller | undefined>;
   forgetKey(keyId: string): void;
+  /** Failed authentications per client address; absent when not limited. */
+  failures?: AuthFailureLimit;
 }
 
-const MAX_ENTRIES = 10_000;
+/** What one store lookup found: counted, so an operator sees how often keys reach the database. */
+export type KeyLookupResult = 'found' | 'unknown' | 'revoked';
 
-export function createKeyResolver(store: Store, { ttlMs = 1_000, now = Date.now }: { ttlMs?: number; now?: () => number } = {}): KeyResolver {
+export interface KeyResolverOptions {
+  /** How long a valid key is served from memory (revocation elsewhere shows within this). */
+  ttlMs?: number;
+  /**
+   * How long an unknown or revoked key is answered 401 from memory. Issuing a key needs no
+   * invalidation: a new key is 32 random bytes, so no one can have presented it before it existed.
+   */
+  invalidTtlMs?: number;
+  failures?: AuthFailureLimit;
+  onLookup?: (result: KeyLookupResult) => void;
+  /** The store lookup by key hash; tests count calls through it. */
+  lookup?: (keyHash: string) => Promise<ApiKeyRow | undefined>;
+  now?: () => number;
+}
+
+// Both caches are bounded: a flood of distinct invalid keys evicts the oldest entries, never grows memory.
+const MAX_ENTRIES = 10_000;
+const MAX_INVALID_ENTRIES = 10_000;
+
+export function createKeyResolver(store: Store, opts: KeyResolverOptions = {}): KeyResolver {
+  const { ttlMs = 1_000, invalidTtlMs = 30_000, now = Date.now, onLookup } = opts;
+  const lookup = opts.lookup ?? ((keyHash: string) => findApiKeyByHash(store.db, keyHash));
   const cache = new Map<string, { caller: Caller; hash: Buffer; expiresAt: number }>();
+  // hash (hex) → when the refusal may be forgotten; a hex hash reveals nothing of the key presented
+  const invalid = new Map<string, number>();
+
+  function rememberInvalid(hex: string) {
+    invalid.delete(hex); // re-inserted last, so eviction stays oldest-first
+    if (invalid.size >= MAX_INVALID_ENTRIES) invalid.delete(invalid.keys().next().value as string);
+    invalid.set(hex, now() + invalidTtlMs);
+  }
+
   return {
+    failures: opts.failures,
     async resolve(key) {
       const hash = createHash('sha256').update(key).digest();
       const hex = hash.toString('hex');
       const cached = cache.get(hex);
       if (cached && cached.expiresAt > now() && timingSafeEqual(cached.hash, hash)) return cached.caller;
-      const row = await findApiKeyByHash(store.db, hex);
+      const refusedUntil = invalid.get(hex);
+      if (refusedUntil !== undefined) {
+        if (refusedUntil > now()) return undefined;
+        invalid.delete(hex);
+      }
+      const row = await lookup(hex);
       if (!row || row.revoked_at !== null) {
+        onLookup?.(row ? 'revoked' : 'unknown');
         cache.delete(hex);
+        rememberInvalid(hex);
         return undefined;
       }
+      onLookup?.('found');
       // The row was found by its hash; comparing again in constant time keeps the check itself timing-safe.
       const stored = Buffer.from(row.key_hash, 'hex');
       if (stored.length !== hash.length || !timingSafeEqual(stored, hash)) return undefined;
@@ -34,7 +77,12 @@ export function createKeyResolver(store: Store, { ttlMs = 1_000, now = Date.now 
       return caller;
     },
     forgetKey(keyId) {
-      for (const [hex, entry] of cache) if (entry.caller.keyId === keyId) cache.delete(hex);
+      for (const [hex, entry] of cache) {
+        if (entry.caller.keyId !== keyId) continue;
+        cache.delete(hex);
+        // a revoked key is refused from memory from now on, without a lookup
+        rememberInvalid(hex);
+      }
     },
   };
 }

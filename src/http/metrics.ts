@@ -4,14 +4,19 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { auth } from '../errors.js';
 import type { PipelineMetrics } from '../pipeline/metered-call.js';
 import { bearerMatcher } from './auth.js';
+import type { ConnectionWaitObserver } from '../upstreams/pool.js';
+import type { KeyLookupResult } from './key-resolver.js';
 
-export interface GatewayMetrics extends PipelineMetrics {
+export interface GatewayMetrics extends PipelineMetrics, ConnectionWaitObserver {
   registry: Registry;
   /** A webhook attempt recorded (fits webhooks/deliverer.ts, which http/ does not import). */
   observeWebhookAttempt(outcome: string, lateSeconds: number): void;
   observeRequest(labels: { method: string; route: string; status: string }, seconds: number): void;
   /** Gauges read at scrape time: whether the store takes writes, and settlements waiting for it. */
   watchMoney(read: { storeWritable(): boolean; pendingSettlements(): number }): void;
+  /** A gauge read at scrape time: 1 while Redis fails and limits are per instance. */
+  watchLimiter(read: { degraded(): boolean }): void;
+  countKeyLookup(result: KeyLookupResult): void;
 }
 
 export function createMetrics(): GatewayMetrics {
@@ -38,6 +43,20 @@ export function createMetrics(): GatewayMetrics {
     name: 'tollroute_webhook_attempt_lateness_seconds', help: 'Webhook attempts made, by outcome, and how long after their due time each started',
     labelNames: ['outcome'], buckets: [0.1, 0.5, 1, 5, 30, 120], registers: [registry],
   });
+  const connectionWait = new Histogram({
+    name: 'tollroute_upstream_connection_wait_seconds', help: 'Time a call waited for a connection of its channel (queue and connect), timed-out waits included',
+    labelNames: ['channel'], buckets: [0.001, 0.005, 0.025, 0.1, 0.25, 1, 2.5, 5, 10, 30], registers: [registry],
+  });
+  const connectionWaitTimeouts = new Counter({
+    name: 'tollroute_upstream_connection_wait_timeouts_total', help: 'Calls refused (502, released) after waiting connection_wait_ms for a connection', labelNames: ['channel'], registers: [registry],
+  });
+  const keyLookups = new Counter({
+    name: 'tollroute_api_key_lookups_total', help: 'API keys looked up in the store (memory answers the rest)', labelNames: ['result'], registers: [registry],
+  });
+  let limiter = { degraded: () => false };
+  new Gauge({ name: 'tollroute_rate_limiter_degraded', help: '1 while Redis fails and each instance enforces rate limits alone', registers: [registry], collect() {
+    this.set(limiter.degraded() ? 1 : 0);
+  } });
   let money = { storeWritable: () => true, pendingSettlements: () => 0 };
   new Gauge({ name: 'tollroute_store_writable', help: '1 while the store takes writes, 0 while it refuses them', registers: [registry], collect() {
     this.set(money.storeWritable() ? 1 : 0);
@@ -57,6 +76,12 @@ export function createMetrics(): GatewayMetrics {
     watchMoney: (read) => {
       money = read;
     },
+    watchLimiter: (read) => {
+      limiter = read;
+    },
+    observeConnectionWait: (channel, seconds) => connectionWait.observe({ channel }, seconds),
+    countConnectionWaitTimeout: (channel) => connectionWaitTimeouts.inc({ channel }),
+    countKeyLookup: (result) => keyLookups.inc({ result }),
     observeRequest({ method, route, status }, seconds) {
       requests.inc({ method, route, status });
       latency.observe({ method, route }, seconds);

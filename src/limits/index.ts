@@ -1,17 +1,34 @@
+import { createFailoverRateLimiter, type FailoverLogger, type FailoverRateLimiter } from './failover.js';
 import { createMemoryRateLimiter } from './memory-bucket.js';
-import type { RateLimiter } from './rate-limiter.js';
 import { createRedisRateLimiter } from './redis-bucket.js';
 
-export type { RateLimiter } from './rate-limiter.js';
+export type { RateLimiter, Take } from './rate-limiter.js';
 export { createMemoryRateLimiter, type MemoryRateLimiter } from './memory-bucket.js';
-export { createRedisRateLimiter, type RedisRateLimiterOptions } from './redis-bucket.js';
+export { createRedisRateLimiter, type RedisRateLimiter, type RedisRateLimiterOptions } from './redis-bucket.js';
+export { createFailoverRateLimiter, type FailoverRateLimiter } from './failover.js';
+export { createAuthFailureLimit, type AuthFailureLimit } from './auth-failures.js';
 
 /**
  * Redis when a URL is given, so that every gateway instance draws from one bucket per key; otherwise
  * per-process buckets, right for a single instance. With Redis, leave `now` out: Redis TIME is then
- * the one clock all instances share, and `take` rejects while Redis is unreachable.
+ * the one clock all instances share. While Redis fails, the same rpm is enforced per instance
+ * (failover.ts), and `degraded()` says so.
  */
-export function createRateLimiter(opts: { redisUrl?: string; now?: () => number }): RateLimiter {
-  if (opts.redisUrl) return createRedisRateLimiter({ redisUrl: opts.redisUrl, now: opts.now });
-  return createMemoryRateLimiter({ now: opts.now });
+export function createRateLimiter(opts: {
+  redisUrl?: string;
+  /** The longest a take waits for Redis before this instance decides alone. */
+  redisTimeoutMs?: number;
+  /** How often a degraded limiter tries Redis again. */
+  redisProbeMs?: number;
+  log?: FailoverLogger;
+  now?: () => number;
+}): FailoverRateLimiter {
+  const local = createMemoryRateLimiter({ now: opts.now });
+  if (!opts.redisUrl) return Object.assign(local, { degraded: () => false });
+  return createFailoverRateLimiter({
+    shared: createRedisRateLimiter({ redisUrl: opts.redisUrl, now: opts.now, commandTimeoutMs: opts.redisTimeoutMs }),
+    local,
+    probeIntervalMs: opts.redisProbeMs ?? 1_000,
+    log: opts.log ?? { warn: () => {}, info: () => {} },
+  });
 }

@@ -1,4 +1,4 @@
-import { assertRpm, REFILL_WINDOW_MS, type RateLimiter } from './rate-limiter.js';
+import { ALLOWED, assertRpm, msUntilToken, REFILL_WINDOW_MS, type RateLimiter, type Take } from './rate-limiter.js';
 
 interface Bucket {
   tokens: number;
@@ -8,6 +8,10 @@ interface Bucket {
 }
 
 export interface MemoryRateLimiter extends RateLimiter {
+  /** `take`, answered at once: for callers on the hot path that need no promise. */
+  takeNow(key: string, rpm: number): Take;
+  /** How long until `key` could take a token (0: now), taking nothing. */
+  waitMs(key: string, rpm: number): number;
   /** Buckets held now; for tests of eviction. */
   bucketCount(): number;
 }
@@ -29,24 +33,38 @@ export function createMemoryRateLimiter(
     for (const [key, bucket] of buckets) if (bucket.fullAtMs <= nowMs) buckets.delete(key);
   }
 
+  function tokensAt(bucket: Bucket | undefined, rpm: number, nowMs: number): number {
+    if (!bucket) return rpm;
+    // max(0, …): a clock stepped backwards must not drain the bucket
+    const elapsedMs = Math.max(0, nowMs - bucket.updatedAtMs);
+    // min(rpm, …) also applies a lowered rpm at once; a raised one refills at the new rate from here
+    return Math.min(rpm, bucket.tokens + (elapsedMs * rpm) / REFILL_WINDOW_MS);
+  }
+
+  function takeNow(key: string, rpm: number): Take {
+    assertRpm(rpm);
+    const nowMs = now();
+    if (nowMs >= nextSweepAtMs) {
+      sweep(nowMs);
+      nextSweepAtMs = nowMs + sweepIntervalMs;
+    }
+    let tokens = tokensAt(buckets.get(key), rpm, nowMs);
+    const allowed = tokens >= 1;
+    if (allowed) tokens -= 1;
+    const fullAtMs = nowMs + ((rpm - tokens) * REFILL_WINDOW_MS) / rpm;
+    buckets.set(key, { tokens, updatedAtMs: nowMs, fullAtMs });
+    return allowed ? ALLOWED : { allowed: false, retryAfterMs: msUntilToken(tokens, rpm) };
+  }
+
   return {
+    takeNow,
     async take(key, rpm) {
+      return takeNow(key, rpm);
+    },
+    waitMs(key, rpm) {
       assertRpm(rpm);
-      const nowMs = now();
-      if (nowMs >= nextSweepAtMs) {
-        sweep(nowMs);
-        nextSweepAtMs = nowMs + sweepIntervalMs;
-      }
-      const bucket = buckets.get(key);
-      // max(0, …): a clock stepped backwards must not drain the bucket
-      const elapsedMs = bucket ? Math.max(0, nowMs - bucket.updatedAtMs) : 0;
-      // min(rpm, …) also applies a lowered rpm at once; a raised one refills at the new rate from here
-      let tokens = bucket ? Math.min(rpm, bucket.tokens + (elapsedMs * rpm) / REFILL_WINDOW_MS) : rpm;
-      const allowed = tokens >= 1;
-      if (allowed) tokens -= 1;
-      const fullAtMs = nowMs + ((rpm - tokens) * REFILL_WINDOW_MS) / rpm;
-      buckets.set(key, { tokens, updatedAtMs: nowMs, fullAtMs });
-      return allowed;
+      const tokens = tokensAt(buckets.get(key), rpm, now());
+      return tokens >= 1 ? 0 : msUntilToken(tokens, rpm);
     },
     async close() {
       buckets.clear();

@@ -1,6 +1,13 @@
+/** One take's answer: whether the call may go, and when it may if not. */
+export interface Take {
+  allowed: boolean;
+  /** 0 when allowed; otherwise how long until the bucket holds a whole token again (Retry-After). */
+  retryAfterMs: number;
+}
+
 export interface RateLimiter {
-  /** Takes one token from `key`'s bucket; false when the bucket is empty. */
-  take(key: string, rpm: number): Promise<boolean>;
+  /** Takes one token from `key`'s bucket; refused when the bucket holds less than one. */
+  take(key: string, rpm: number): Promise<Take>;
   close(): Promise<void>;
 }
 
@@ -11,3 +18,10 @@ export const REFILL_WINDOW_MS = 60_000;
 export function assertRpm(rpm: number): void {
   if (!Number.isFinite(rpm) || rpm < 1) throw new RangeError(`rpm: expected a finite number >= 1, got ${rpm}`);
 }
+
+/** How long a bucket holding `tokens` (< 1) needs to refill to one whole token. */
+export function msUntilToken(tokens: number, rpm: number): number {
+  return Math.max(1, Math.ceil(((1 - tokens) * REFILL_WINDOW_MS) / rpm));
+}
+
+export const ALLOWED: Take = Object.freeze({ allowed: true, retryAfterMs: 0 });

@@ -88,16 +88,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   const { store, catalogue, limiter, metrics, health, settlements } = deps;
   const pendingSettlements = new Set<Promise<unknown>>();
 
-  async function admit(caller: MeteredRequest<unknown>['caller'], log: PipelineLogger) {
-    let allowed: boolean;
-    try {
-      allowed = await limiter.take(caller.keyId, caller.rpm ?? deps.defaultRpm);
-    } catch (error) {
-      // Fail open: an unreachable limiter must not take the whole gateway down with it.
-      log.error({ err: error }, 'rate limiter unavailable; request admitted');
-      allowed = true;
-    }
-    if (!allowed) throw rateLimited();
+  // Never fails open: with Redis down the limiter decides from this instance's own buckets (limits/failover.ts).
+  async function admit(caller: MeteredRequest<unknown>['caller'], _log: PipelineLogger) {
+    const take = await limiter.take(caller.keyId, caller.rpm ?? deps.defaultRpm);
+    if (!take.allowed) throw rateLimited({ retryAfterMs: take.retryAfterMs });
   }
 
   function requireWritableStore() {

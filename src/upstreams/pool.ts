@@ -1,11 +1,13 @@
 // One keep-alive connection pool per configured channel, built once at start.
-import { Pool } from 'undici';
 import type { ChannelConfig } from '../config/schema.js';
+import { WaitBoundedPool, type ConnectionWaitObserver } from './wait-bounded-pool.js';
+
+export { ConnectionWaitTimeoutError, type ConnectionWaitObserver } from './wait-bounded-pool.js';
 
 export interface Upstream {
   name: string;
   channel: ChannelConfig;
-  pool: Pool;
+  pool: WaitBoundedPool;
   /** Path prefix of the channel's base URL, prepended to every upstream path. */
   basePath: string;
 }
@@ -15,12 +17,20 @@ export interface Upstreams {
   close(): Promise<void>;
 }
 
-export function createUpstreams(channels: Record<string, ChannelConfig>): Upstreams {
+/**
+ * A stream holds its HTTP/1.1 connection for its whole length, so `connections` is the channel's
+ * limit on calls at once (see tollroute.example.yaml for the default's reasons). Past it a call
+ * waits at most `connection_wait_ms` for a connection, then fails unsent (a 502, its hold released).
+ */
+export function createUpstreams(channels: Record<string, ChannelConfig>, observer?: ConnectionWaitObserver): Upstreams {
   const byName = new Map<string, Upstream>();
   for (const [name, channel] of Object.entries(channels)) {
     const url = new URL(channel.base_url);
-    const pool = new Pool(url.origin, {
+    const pool = new WaitBoundedPool(url.origin, {
+      channel: name,
       connections: channel.connections,
+      maxWaitMs: channel.connection_wait_ms,
+      observer,
       connectTimeout: channel.timeouts.connect_ms,
       headersTimeout: channel.timeouts.headers_ms,
       bodyTimeout: channel.timeouts.body_ms,

@@ -1,15 +1,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createMemoryRateLimiter } from '../../src/limits/memory-bucket.js';
+import type { Take } from '../../src/limits/rate-limiter.js';
 
 function fakeClock(startMs = 1_000_000) {
   let nowMs = startMs;
   return { now: () => nowMs, advance: (ms: number) => void (nowMs += ms) };
 }
 
-async function takeMany(take: () => Promise<boolean>, count: number): Promise<boolean[]> {
+async function takeMany(take: () => Promise<Take>, count: number): Promise<boolean[]> {
   const results: boolean[] = [];
-  for (let i = 0; i < count; i++) results.push(await take());
+  for (let i = 0; i < count; i++) results.push((await take()).allowed);
   return results;
 }
 
@@ -41,7 +42,7 @@ test('separate keys draw from separate buckets', async () => {
   const limiter = createMemoryRateLimiter({ now: fakeClock().now });
   await takeMany(() => limiter.take('key-a', 2), 2);
   assert.deepEqual(
-    [await limiter.take('key-a', 2), await limiter.take('key-b', 2), await limiter.take('key-b', 2)],
+    [(await limiter.take('key-a', 2)).allowed, (await limiter.take('key-b', 2)).allowed, (await limiter.take('key-b', 2)).allowed],
     [false, true, true],
   );
 });
@@ -75,4 +76,16 @@ test('the sweep forgets buckets that are full again and keeps the rest', async (
   clock.advance(30_000); // the sweep is due with this take
   await limiter.take('new', 60);
   assert.equal(limiter.bucketCount(), 2); // 'half-refilled' and 'new'
+});
+
+test('a refused take says how long until the next token, and waitMs says it without taking', async () => {
+  const clock = fakeClock();
+  const limiter = createMemoryRateLimiter({ now: clock.now });
+  await takeMany(() => limiter.take('key-a', 6), 6); // rpm 6: one token every 10 s
+  clock.advance(2_500);
+  assert.equal(limiter.waitMs('key-a', 6), 7_500);
+  assert.deepEqual(await limiter.take('key-a', 6), { allowed: false, retryAfterMs: 7_500 });
+  clock.advance(7_500);
+  assert.equal(limiter.waitMs('key-a', 6), 0);
+  assert.deepEqual(await limiter.take('key-a', 6), { allowed: true, retryAfterMs: 0 });
 });

@@ -50,7 +50,7 @@ after(async () => {
 
 async function takeMany(limiter: RateLimiter, key: string, rpm: number, count: number): Promise<boolean[]> {
   const results: boolean[] = [];
-  for (let i = 0; i < count; i++) results.push(await limiter.take(key, rpm));
+  for (let i = 0; i < count; i++) results.push((await limiter.take(key, rpm)).allowed);
   return results;
 }
 
@@ -67,11 +67,21 @@ test('an empty bucket refills in proportion to the injected clock', { skip }, as
   assert.deepEqual(await takeMany(limiter, 'key-a', 60, 3), [true, true, false]);
 });
 
+test('a refused take says how long until the next token, by the same clock', { skip }, async () => {
+  let nowMs = 1_000_000;
+  const limiter = limiterFor('wait', { now: () => nowMs });
+  await takeMany(limiter, 'key-a', 6, 6); // rpm 6: one token every 10 s
+  nowMs += 2_500;
+  assert.deepEqual(await limiter.take('key-a', 6), { allowed: false, retryAfterMs: 7_500 });
+  nowMs += 7_500;
+  assert.deepEqual(await limiter.take('key-a', 6), { allowed: true, retryAfterMs: 0 });
+});
+
 test('separate keys draw from separate buckets', { skip }, async () => {
   const limiter = limiterFor('separate');
   await takeMany(limiter, 'key-a', 2, 2);
   assert.deepEqual(
-    [await limiter.take('key-a', 2), await limiter.take('key-b', 2), await limiter.take('key-b', 2)],
+    [(await limiter.take('key-a', 2)).allowed, (await limiter.take('key-b', 2)).allowed, (await limiter.take('key-b', 2)).allowed],
     [false, true, true],
   );
 });
@@ -83,7 +93,7 @@ test('two gateway instances draw from one shared bucket', { skip }, async () => 
     [...(await takeMany(first, 'key-a', 4, 2)), ...(await takeMany(second, 'key-a', 4, 3))],
     [true, true, true, true, false],
   );
-  assert.equal(await first.take('key-a', 4), false);
+  assert.equal((await first.take('key-a', 4)).allowed, false);
 });
 
 test('50 parallel takes on rpm 20 from two instances allow exactly 20', { skip }, async () => {
@@ -91,7 +101,7 @@ test('50 parallel takes on rpm 20 from two instances allow exactly 20', { skip }
   const results = await Promise.all(
     Array.from({ length: 50 }, (_, i) => instances[i % 2]!.take('key-a', 20)),
   );
-  assert.equal(results.filter(Boolean).length, 20);
+  assert.equal(results.filter((take) => take.allowed).length, 20);
 });
 
 test('a bucket key expires about when refill would make it full', { skip }, async () => {
