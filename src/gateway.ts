@@ -62,7 +62,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
     erase: eraseHandler(),
     minutes: minutesHandler({ catalogue, publicUrl: config.public_url }),
   };
-  const tasks = { store, pipeline, handlers, pollIntervalMs: config.tasks.poll_interval_ms, submitLeaseMs: config.tasks.submit_lease_ms };
+  const tasks = { store, pipeline, handlers, pollIntervalMs: config.tasks.poll_interval_ms, submitLeaseMs: config.tasks.submit_lease_ms, metrics };
   const engine = createTaskEngine({
     store, catalogue, handlers, pollIntervalMs: config.tasks.poll_interval_ms, leaseMs: config.tasks.lease_ms,
     tickMs: config.tasks.tick_ms, taskTimeoutMs: config.tasks.timeout_ms, maxGenerationAttempts: config.tasks.max_generation_attempts, log: logger,

@@ -5,6 +5,7 @@ import { holdFundsIn, releaseHoldIn } from '../billing/ledger.js';
 import type { Units } from '../billing/prices.js';
 import { GatewayError, upstream as upstreamError } from '../errors.js';
 import { holdFor, type Pipeline, type PipelineLogger } from '../pipeline/metered-call.js';
+import { refusalOf } from '../pipeline/refusals.js';
 import type { Caller, ResolvedModel } from '../pipeline/types.js';
 import { newId } from '../store/ids.js';
 import type { Store } from '../store/open.js';
@@ -20,6 +21,8 @@ export interface SubmitDeps {
   pollIntervalMs: Record<TaskKind, number>;
   /** How long a submitting request may take before the engine treats it as dead. */
   submitLeaseMs: number;
+  /** Counts the upstream refusing the channel's credentials, as the synchronous calls do. */
+  metrics: { countUpstreamAuthFailure(channel: string): void };
 }
 
 export interface SubmitRequest {
@@ -75,6 +78,9 @@ export async function submitTask(deps: SubmitDeps, args: SubmitRequest, log: Pip
       if (failed?.hold_id) await releaseHoldIn(trx, failed.hold_id, { note: 'upstream refused the task' });
     });
     if (error instanceof GatewayError) throw error;
+    // The upstream refused the caller's own input: a 400 with its reason, as on every endpoint (DESIGN §5).
+    const refusal = refusalOf(error, model, log, deps.metrics);
+    if (refusal) throw refusal;
     log.warn({ err: error, taskId }, 'upstream refused the task');
     throw upstreamError(error);
   }
