@@ -28,12 +28,18 @@ export interface MeteredRoute<Body> extends MeteredEndpoint<Body> {
  * Pipes a streamed answer out with backpressure. A client that leaves destroys the source, which
  * stops the upstream call. A source that fails after the headers, or ends without its protocol's
  * end marker, ends with the protocol's error event when it has one (unless the upstream's own
- * error already went out); otherwise the connection is destroyed rather than ended as if whole.
+ * error already went out); otherwise the connection is cut rather than ended as if whole.
  */
 function sendStream(answer: StreamAnswer, raw: ServerResponse, log: FastifyBaseLogger, failureEvent: string | undefined) {
   const source: Readable = answer.body;
+  // Only a protocol with an error event passes the upstream's own error on: an audio stream's error
+  // line is decoded away, so its caller would see a clean end of cut audio.
+  const upstreamErrorWentOut = () => answer.meter.failed && failureEvent !== undefined;
   const endBroken = () => {
     if (failureEvent && !raw.destroyed) raw.end(failureEvent);
+    // Cut after what was written has gone out (destroySoon, not destroy): the client reads the
+    // bytes it was sent and then a broken body, never a closed connection with no answer at all.
+    else if (raw.socket && !raw.destroyed) raw.socket.destroySoon();
     else raw.destroy();
   };
   raw.once('close', () => {
@@ -41,7 +47,7 @@ function sendStream(answer: StreamAnswer, raw: ServerResponse, log: FastifyBaseL
   });
   source.pipe(raw, { end: false });
   source.once('end', () => {
-    if (answer.meter.completed || answer.meter.failed) raw.end();
+    if (answer.meter.completed || upstreamErrorWentOut()) raw.end();
     else {
       log.info('the upstream stream ended before its end marker');
       endBroken();
@@ -49,8 +55,11 @@ function sendStream(answer: StreamAnswer, raw: ServerResponse, log: FastifyBaseL
   });
   source.once('error', (error) => {
     source.unpipe(raw);
+    // A failed stream keeps what it had buffered but no longer flows: that part was made, and goes
+    // out before the error (a burst of audio then a failure could otherwise leave the caller nothing).
+    for (let chunk = source.read(); chunk !== null && !raw.destroyed; chunk = source.read()) raw.write(chunk);
     log.info({ err: error }, 'stream ended early');
-    if (answer.meter.failed && !raw.destroyed) raw.end();
+    if (upstreamErrorWentOut() && !raw.destroyed) raw.end();
     else endBroken();
   });
 }

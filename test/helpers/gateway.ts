@@ -36,8 +36,12 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-export async function startTestGateway(overrides: Partial<ConfigInput> = {}, { sandboxTaskMs = 300 }: { sandboxTaskMs?: number } = {}): Promise<TestGateway> {
+/** Config overrides, or a function of the sandbox's URL for overrides that name it (channels with their own timeouts). */
+export type GatewayOverrides = Partial<ConfigInput> | ((sandboxUrl: string) => Partial<ConfigInput>);
+
+export async function startTestGateway(overridesOrBuild: GatewayOverrides = {}, { sandboxTaskMs = 300 }: { sandboxTaskMs?: number } = {}): Promise<TestGateway> {
   const sandbox = await startSandbox({ port: 0, taskMs: sandboxTaskMs });
+  const overrides = typeof overridesOrBuild === 'function' ? overridesOrBuild(sandbox.url) : overridesOrBuild;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'tollroute-test-'));
   // A known port (not 0), so the gateway's public URL (result_url, file URLs) is right.
   const { config } = buildConfig({

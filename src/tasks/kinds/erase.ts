@@ -1,6 +1,7 @@
 // Subtitle erase on a video the account generated here. Billed per second of video (free during
 // the promotion, still recorded); the clean video joins the asset library beside the original.
-import { getErase, submitErase } from '../../upstreams/erase/client.js';
+import { type EraseTaskRecord, getErase, submitErase } from '../../upstreams/erase/client.js';
+import { UpstreamHttpError } from '../../upstreams/http.js';
 import type { TaskKindHandler } from '../types.js';
 
 export interface EraseTaskRequest {
@@ -24,7 +25,16 @@ export function eraseHandler(): TaskKindHandler {
     },
     async poll(task, model, { signal }) {
       const request = JSON.parse(task.request) as EraseTaskRequest;
-      const record = await getErase(model.upstream, task.upstream_id!, signal);
+      let record: EraseTaskRecord;
+      try {
+        record = await getErase(model.upstream, task.upstream_id!, signal);
+      } catch (error) {
+        // A task the upstream no longer knows (404 TaskNotFound) is over, as on video; anything else is retried.
+        if (error instanceof UpstreamHttpError && error.statusCode === 404) {
+          return { state: 'failed', error: { code: 'upstream_task_missing', message: 'the upstream no longer knows this task' } };
+        }
+        throw error;
+      }
       if (record.status === 'running') return { state: 'running', status: 'processing', upstreamRecord: record };
       if (record.status === 'completed' && record.result?.video_url) {
         // The video's own length, as generated (and billed) here; the upstream's figure only as a fallback.

@@ -53,9 +53,14 @@ export class MessagesStreamMeter implements StreamMeter {
     else if (event.type === 'error') this.failed = true;
   }
 
-  /** The upstream's figures once message_delta gave the output count (input from message_start). */
+  /**
+   * The upstream's figures: input from message_start, output once message_delta gave it. A stream
+   * cut before message_delta still bills the input the upstream reported (and the caller was shown),
+   * not the gateway's own estimate of it; its output is what the gateway counted as delivered.
+   */
   reported(): TokenUsage | undefined {
-    return this.sawStart && this.sawDelta ? nativeTokens(this.usage) : undefined;
+    if (!this.sawStart) return undefined;
+    return this.sawDelta ? nativeTokens(this.usage) : { input_token: nativeTokens(this.usage).input_token, output_token: this.output.tokens() };
   }
 
   delivered(): { output_token: number } {

@@ -1,0 +1,210 @@
+// The synchronous endpoint families: how each is called, what it answers to each fault, and what a
+// caller that leaves is billed. The rules are DESIGN §5's; each family says only where it differs.
+import assert from 'node:assert/strict';
+import { FormData } from 'undici';
+import { chatPromptTokens, messagesPromptTokens, responsesPromptTokens } from '../../../src/billing/estimates.js';
+import { DEFAULT_TOKENIZER } from '../../../src/billing/tokens.js';
+import type { TestGateway } from '../../helpers/gateway.js';
+import { makeWav } from '../../helpers/wav.js';
+import { addFault, callAndWait, leaveAfterFirstChunk, leaveWhileUpstreamWorks, lineEvents, postForm, postJson, type Send, sseEvents, type StreamEvent, type WholeAnswer } from './calls.js';
+import { BEHAVIOUR, type CellContext, type Family, type Fault, type MoneyRule, RELEASED, TIMING } from './matrix.js';
+
+const MAX_TOKENS = 50;
+const PROMPT = '[[words:12]] fault matrix';
+const MESSAGES = [{ role: 'user', content: PROMPT }];
+const SPEECH_TEXT = 'One. Two. Three. Four. Five. Six.';
+const counting = (id: string) => ({ id, config: { tokenizer: DEFAULT_TOKENIZER, image_input_tokens: 1_600, max_output_tokens: 4_096 } });
+const UPSTREAM_FAILED = { status: 502, body: { error: 'upstream provider error', type: 'server_error' } };
+const ONE_PIECE = 'answered in one piece: there is no stream to break';
+
+/** The protocol's error event, and how a stream reads as events. */
+const PROTOCOLS = {
+  chat: { events: sseEvents, isError: (e: StreamEvent) => typeof e.data === 'object' && e.data !== null && 'error' in e.data },
+  messages: { events: sseEvents, isError: (e: StreamEvent) => e.event === 'error' },
+  // the upstream's own error is followed by response.failed, its terminal event
+  responses: { events: sseEvents, isError: (e: StreamEvent) => e.event === 'error', trailer: 'response.failed' },
+  speech: { events: lineEvents, isError: (e: StreamEvent) => e.data?.code === 55_000_000 },
+  /** Audio has no error event: a broken stream is cut. */
+  audio: undefined,
+} as const;
+type Protocol = keyof typeof PROTOCOLS;
+
+interface SyncSpec {
+  name: string;
+  /** The sandbox kind of its upstream calls (the fault rule's selector). */
+  kind: string;
+  send(gw: TestGateway): (key: string) => Send;
+  /** Streams only: how the stream ends when it breaks. */
+  protocol?: Protocol;
+  /** Stream faults that reach the gateway before anything went to the caller: a 502, not a 200 cut short. */
+  failsBeforeFirstByte?: Fault[];
+  /** What a stream the caller left is billed: before its first byte, and after it (`first`: the chunk the caller read). */
+  leftBill?: { beforeFirstByte(units: Record<string, number>): void; midStream(units: Record<string, number>, first: string): void };
+  /**
+   * The upstream's 400, as the caller gets it: a refusal of the caller's input is theirs (400), but
+   * AST refuses only the WebSocket upgrade, which carries the gateway's credentials and none of the
+   * caller's input (that goes in the session's first frame): a 502 like a 401 or 403.
+   */
+  refusal?: 'invalid_request' | 'upstream_failed';
+  behaviour?: Partial<Record<Fault, Record<string, unknown>>>;
+  /** A one-piece answer whose upstream is itself a stream of frames (AST): drops and error events apply to it. */
+  framedUpstream?: boolean;
+  /** The gateway writes the stream itself (a translation): even the upstream's error event reaches the caller as the gateway's. */
+  translated?: boolean;
+}
+
+/** Where the fault falls for the caller: before any byte, on the first chunk (a malformed stream), or mid-stream. */
+type Phase = 'before' | 'first' | 'mid';
+function phaseOf(spec: SyncSpec, fault: Fault): Phase {
+  if (!spec.protocol || ['4xx', '5xx', '429', 'hang', 'reset'].includes(fault) || spec.failsBeforeFirstByte?.includes(fault)) return 'before';
+  return fault === 'malformed' ? 'first' : 'mid';
+}
+
+function checkAnswer(spec: SyncSpec, fault: Fault, phase: Phase, answer: WholeAnswer): void {
+  const seen = `${spec.name}: answered ${answer.status} ${answer.text.slice(0, 300)}`;
+  if (phase === 'before') {
+    const body = answer.text ? JSON.parse(answer.text) : undefined;
+    if (fault === '4xx' && spec.refusal !== 'upstream_failed') {
+      assert.equal(answer.status, 400, seen);
+      assert.equal(body.type, 'invalid_request_error', seen);
+      assert.match(body.error, /^upstream refused the request/, seen);
+    } else assert.deepEqual({ status: answer.status, body }, UPSTREAM_FAILED, seen);
+    return;
+  }
+  assert.equal(answer.status, 200, seen);
+  const protocol = PROTOCOLS[spec.protocol!];
+  if (!protocol) {
+    assert.ok(answer.cut && answer.bytes > 0, `${spec.name}: expected audio cut short (no error event to end it with); ${answer.bytes} bytes, cut: ${answer.cut}`);
+    return;
+  }
+  assert.equal(answer.cut, false, `${spec.name}: the stream was cut rather than ended with its error event`);
+  const events = protocol.events(answer.text);
+  const trailer = 'trailer' in protocol ? protocol.trailer : undefined;
+  const last = [...events].reverse().find((e) => trailer === undefined || e.event !== trailer);
+  const errors = events.filter(protocol.isError);
+  assert.ok(events.length >= 2, `${spec.name}: something went out before the error: ${answer.text.slice(0, 300)}`);
+  assert.ok(last && protocol.isError(last), `${spec.name}: the stream does not end with its error event: ${answer.text.slice(-300)}`);
+  assert.equal(errors.length, 1, `${spec.name}: one error event, not ${errors.length}`);
+  // a drop or a broken stream is ended by the gateway's own event; an upstream error event goes out as it came
+  const ownError = fault !== 'error' || spec.translated === true;
+  assert.match(JSON.stringify(errors[0]!.data), ownError ? /upstream provider error/ : /sandbox fault/, seen);
+}
+
+async function runSync(spec: SyncSpec, { gw, key, fault, caller }: CellContext): Promise<MoneyRule> {
+  const send = spec.send(gw)(key);
+  const phase = phaseOf(spec, fault);
+  const rule: Record<string, unknown> = { kind: spec.kind, times: 1, ...BEHAVIOUR[fault], ...spec.behaviour?.[fault] };
+  if (caller === 'leaves' && phase === 'before' && fault !== 'hang') rule.delay_ms = TIMING.leaveDelayMs;
+  if (caller === 'leaves' && phase === 'mid') rule.chunk_delay_ms = TIMING.chunkDelayMs;
+  await addFault(gw, rule);
+
+  if (caller === 'waits') {
+    checkAnswer(spec, fault, phase, await callAndWait(send));
+    return RELEASED; // the upstream failed: the caller pays nothing
+  }
+  if (!spec.protocol) {
+    // answered in one piece: the call runs on to its end without the caller, and the upstream fails there
+    await leaveWhileUpstreamWorks(gw, send, { kind: spec.kind });
+    return RELEASED;
+  }
+  if (phase === 'before') {
+    // the stream stops when the caller leaves, before the upstream's fault: billed for what was made
+    await leaveWhileUpstreamWorks(gw, send, { kind: spec.kind });
+    return { kind: 'settle', check: spec.leftBill!.beforeFirstByte };
+  }
+  const { first } = await leaveAfterFirstChunk(send);
+  // a malformed stream failed with its first chunk: the upstream failed before the caller left
+  if (phase === 'first') return RELEASED;
+  return { kind: 'settle', check: (units) => spec.leftBill!.midStream(units, first) };
+}
+
+const syncFamily = (spec: SyncSpec): Family => ({
+  name: spec.name,
+  notApplicable: (fault) => (!spec.protocol && !spec.framedUpstream && (fault === 'drop' || fault === 'error') ? ONE_PIECE : undefined),
+  run: (ctx) => runSync(spec, ctx),
+  slow: (fault) => fault === 'hang',
+});
+
+/**
+ * A token stream the caller left: the prompt as the gateway counts it, plus the output delivered
+ * (none before the first byte). An upstream that reports its input at the start (messages'
+ * message_start) is billed its own count, the one the caller was shown.
+ */
+const tokensLeft = (prompt: number, { inputShownAtStart = false } = {}) => ({
+  beforeFirstByte(units: Record<string, number>) {
+    assert.deepEqual({ input: units.input_token, output: units.output_token ?? 0 }, { input: prompt, output: 0 }, `billed ${JSON.stringify(units)}`);
+  },
+  midStream(units: Record<string, number>, first: string) {
+    const shown = inputShownAtStart ? sseEvents(first)[0]?.data?.message?.usage?.input_tokens : prompt;
+    assert.equal(typeof shown, 'number', `the input count the caller was shown: ${first.slice(0, 300)}`);
+    assert.equal(units.input_token, shown, `billed ${JSON.stringify(units)}`);
+    assert.ok((units.output_token ?? 0) >= 0 && (units.output_token ?? 0) <= MAX_TOKENS, `billed ${JSON.stringify(units)}`);
+  },
+});
+/** Speech reports usage only at its end: a caller that leaves pays the estimate. */
+const estimateLeft = (estimate: Record<string, number>) => {
+  const check = (units: Record<string, number>) => assert.deepEqual(units, estimate);
+  return { beforeFirstByte: check, midStream: check };
+};
+
+const chatBody = (stream: boolean) => ({ model: 'sandbox-chat', messages: MESSAGES, max_tokens: MAX_TOKENS, stream });
+const messagesBody = (model: string, stream: boolean) => ({ model, messages: MESSAGES, max_tokens: MAX_TOKENS, stream });
+const responsesBody = (stream: boolean) => ({ model: 'sandbox-chat', input: PROMPT, max_output_tokens: MAX_TOKENS, stream });
+const ANTHROPIC = { 'anthropic-version': '2023-06-01' };
+const chatPrompt = chatPromptTokens({ messages: MESSAGES }, counting('sandbox-chat'));
+const messagesPrompt = (model: string) => messagesPromptTokens({ messages: MESSAGES }, counting(model));
+const responsesPrompt = responsesPromptTokens({ input: PROMPT }, counting('sandbox-chat'));
+
+const translation = (mode: 's2t' | 's2s', ms: number) => (gw: TestGateway) =>
+  postForm(gw, '/v1/audio/translations', () => {
+    const form = new FormData();
+    form.append('model', 'sandbox-ast');
+    form.append('mode', mode);
+    form.append('file', new Blob([new Uint8Array(makeWav({ ms }))], { type: 'audio/wav' }), 'speech.wav');
+    return form;
+  });
+/** AST frames before the first audio: SessionStarted, two source and two translation subtitles. */
+const AST_FRAMES_BEFORE_AUDIO = 5;
+
+export const SYNC_FAMILIES: Family[] = [
+  syncFamily({ name: 'chat completions', kind: 'chat', send: (gw) => postJson(gw, '/v1/chat/completions', chatBody(false)) }),
+  syncFamily({ name: 'chat completions, stream', kind: 'chat', protocol: 'chat', leftBill: tokensLeft(chatPrompt), send: (gw) => postJson(gw, '/v1/chat/completions', chatBody(true)) }),
+  syncFamily({ name: 'messages, translated to chat', kind: 'chat', send: (gw) => postJson(gw, '/v1/messages', messagesBody('sandbox-chat', false), ANTHROPIC) }),
+  syncFamily({
+    name: 'messages, translated to chat, stream', kind: 'chat', protocol: 'messages', translated: true, leftBill: tokensLeft(messagesPrompt('sandbox-chat')),
+    // the translator skips a chunk it cannot read; the stream then ends without [DONE] having sent nothing
+    failsBeforeFirstByte: ['malformed'],
+    send: (gw) => postJson(gw, '/v1/messages', messagesBody('sandbox-chat', true), ANTHROPIC),
+  }),
+  syncFamily({ name: 'messages, native', kind: 'messages', send: (gw) => postJson(gw, '/v1/messages', messagesBody('sandbox-claude', false), ANTHROPIC) }),
+  syncFamily({
+    name: 'messages, native, stream', kind: 'messages', protocol: 'messages', leftBill: tokensLeft(messagesPrompt('sandbox-claude'), { inputShownAtStart: true }),
+    send: (gw) => postJson(gw, '/v1/messages', messagesBody('sandbox-claude', true), ANTHROPIC),
+  }),
+  syncFamily({ name: 'responses', kind: 'responses', send: (gw) => postJson(gw, '/v1/responses', responsesBody(false)) }),
+  syncFamily({ name: 'responses, stream', kind: 'responses', protocol: 'responses', leftBill: tokensLeft(responsesPrompt), send: (gw) => postJson(gw, '/v1/responses', responsesBody(true)) }),
+  syncFamily({
+    name: 'speech, line stream', kind: 'speech', protocol: 'speech', leftBill: estimateLeft({ character: [...SPEECH_TEXT].length }),
+    send: (gw) => postJson(gw, '/v1/audio/speech/unidirectional?model=sandbox-tts', { req_params: { text: SPEECH_TEXT, speaker: 'zh_female_vv_uranus_bigtts' } }),
+  }),
+  syncFamily({
+    name: 'speech, OpenAI audio', kind: 'speech', protocol: 'audio', leftBill: estimateLeft({ character: [...SPEECH_TEXT].length }),
+    // the audio is decoded from the lines: a broken first line fails the call before any audio
+    failsBeforeFirstByte: ['malformed'],
+    send: (gw) => postJson(gw, '/v1/audio/speech', { model: 'sandbox-tts', input: SPEECH_TEXT, voice: 'alloy' }),
+  }),
+  syncFamily({ name: 'search', kind: 'search', send: (gw) => postJson(gw, '/v1/search', { Type: 'web', Query: 'fault matrix' }) }),
+  syncFamily({
+    // its upstream is a WebSocket of frames even when the caller's answer is one JSON: drops and errors apply
+    name: 'speech translation, s2t', kind: 'ast', send: translation('s2t', 1_000), framedUpstream: true, refusal: 'upstream_failed',
+  }),
+  syncFamily({
+    name: 'speech translation, s2s', kind: 'ast', protocol: 'audio', send: translation('s2s', 2_000), refusal: 'upstream_failed',
+    // 2 s of audio: the hold's estimate, 25 input and 10 output tokens a second
+    leftBill: estimateLeft({ input_token: 50, output_token: 20 }),
+    // the broken frame is the session's first: no audio was made
+    failsBeforeFirstByte: ['malformed'],
+    // past the subtitles and into the audio, so audio reached the caller (and a caller leaving left) before the fault
+    behaviour: { drop: { drop_after_chunks: AST_FRAMES_BEFORE_AUDIO + 3 }, error: { error_after_chunks: AST_FRAMES_BEFORE_AUDIO + 3 } },
+  }),
+];
