@@ -158,6 +158,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     } catch (error) {
       const left = callerLeft(request.signal);
       metrics.observeUpstream({ model: model.id, channel: model.upstream.name, outcome: left ? 'client_gone' : 'error' }, (performance.now() - startedAt) / 1000);
+      // A call still waiting for a connection when the caller left never reached the upstream: nothing was made.
+      if (left && (error as { sent?: unknown } | null)?.sent === false) {
+        await endHold(model, hold.holdId, { kind: 'release', reason: 'the caller left before the call was sent' }, estimate, request.requestId, log);
+        throw clientClosed();
+      }
       if (left) {
         // Only streams hear the caller leave. Nothing reached them: the prompt is what was made (speech: the estimate).
         const units = endpoint.billsEstimateWhenLeft ? estimate : estimate.input_token === undefined ? {} : { input_token: estimate.input_token };

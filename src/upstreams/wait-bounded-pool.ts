@@ -12,11 +12,22 @@ import { Pool, type Dispatcher } from 'undici';
 export class ConnectionWaitTimeoutError extends Error {
   override name = 'ConnectionWaitTimeoutError';
   readonly code = 'TOLLROUTE_CONNECTION_WAIT_TIMEOUT';
+  /** Nothing reached the upstream (the pipeline bills nothing for a call never sent). */
+  readonly sent = false;
   constructor(
     readonly channel: string,
     readonly waitedMs: number,
   ) {
     super(`no connection to channel ${channel} became free within ${Math.round(waitedMs)} ms; the call was not sent`);
+  }
+}
+
+/** The caller gave up while its call waited for a connection: nothing reached the upstream. */
+export class LeftBeforeSendError extends Error {
+  override name = 'LeftBeforeSendError';
+  readonly sent = false;
+  constructor(reason: Error) {
+    super('the caller left while the call waited for a connection; it was not sent', { cause: reason });
   }
 }
 
@@ -77,7 +88,7 @@ export class WaitBoundedPool extends Pool {
     const queued: QueuedRequest = { options, handler, startedAt, timer: undefined, signal, onAbort: undefined };
     queued.timer = setTimeout(() => this.#timeOut(queued), this.#maxWaitMs);
     if (signal) {
-      queued.onAbort = () => this.#leave(queued, abortReason(signal));
+      queued.onAbort = () => this.#leave(queued, new LeftBeforeSendError(abortReason(signal)));
       signal.addEventListener('abort', queued.onAbort, { once: true });
     }
     this.#queue.add(queued);

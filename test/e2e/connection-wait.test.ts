@@ -86,4 +86,22 @@ describe('waiting for an upstream connection', () => {
     assert.equal(narrow.timeouts, 1);
     assert.equal(narrow.count, 3);
   });
+
+  test('a stream whose caller leaves while it waits for a connection was never sent, and costs nothing', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 10_000_000 });
+    const occupying = chat(key, 'single-chat');
+    await new Promise((resolve) => setTimeout(resolve, 100)); // the one connection is busy for 1.5 s
+    const before = await sandboxCalls();
+    await assert.rejects(request(`${gw.url}/v1/chat/completions`, {
+      method: 'POST', signal: AbortSignal.timeout(300), headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'single-chat', stream: true, max_tokens: 10, messages: [{ role: 'user', content: 'queued' }] }),
+    }));
+    assert.equal((await occupying).status, 200);
+    const account = await gw.settled(accountId);
+    const ledger = (await gw.admin('GET', `/admin/accounts/${accountId}/ledger`)).body.data as { kind: string; amount_micros: number; note: string | null }[];
+    assert.ok(ledger.some((row) => row.kind === 'release' && row.note === 'the caller left before the call was sent'));
+    const charged = ledger.filter((row) => row.kind === 'settle').reduce((sum, row) => sum - row.amount_micros, 0);
+    assert.equal(account.balance_micros, 10_000_000 - charged, 'only the occupying call was billed');
+    assert.equal((await sandboxCalls()) - before, 0, 'the stream never reached the upstream');
+  });
 });
