@@ -105,7 +105,8 @@ describe('video generation', () => {
 
   test('an upstream that refuses the submission as the caller’s mistake is a 400 with its reason, and refunded', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
-    await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'video', path: '/api/v3/contents/generations/tasks', status: 400, body: { error: { code: 'InvalidParameter', message: 'the prompt is too long for this model' } }, times: 1 });
+    // Selected by the body's model: only a create carries one (a poll of another test's task does not).
+    await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'video', model: 'sandbox-video', status: 400, body: { error: { code: 'InvalidParameter', message: 'the prompt is too long for this model' } }, times: 1 });
     const created = await gw.call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: prompt });
     assert.deepEqual(created, { status: 400, body: { error: 'upstream refused the request: the prompt is too long for this model', type: 'invalid_request_error' } });
     assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: 5_000_000, held_micros: 0 });

@@ -99,7 +99,8 @@ test('a caller who leaves while queued is answered at once, and the call is neve
     const startedAt = performance.now();
     setTimeout(() => controller.abort(), 50);
     const error = await queued;
-    assert.equal((error as Error).name, 'AbortError');
+    assert.equal((error as Error).name, 'LeftBeforeSendError', 'marked as never sent, so it is billed nothing');
+    assert.equal(((error as Error).cause as Error).name, 'AbortError');
     assert.ok(performance.now() - startedAt < 400, 'answered when the caller left, not when a connection freed');
     assert.equal(pool.waiting, 0);
     assert.equal(await first, 'ok');
