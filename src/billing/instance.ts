@@ -18,6 +18,7 @@ export interface InstanceOptions {
   /** Called when a heartbeat lands after the store had failed (pending settlements retry then). */
   onStoreBack(): void;
   log: RecoveryLogger & { warn(obj: object, msg?: string): void };
+  now?: () => number;
 }
 
 export interface Instance {
@@ -35,19 +36,23 @@ const PROBE_MS = 1_000;
 
 export function createInstance(options: InstanceOptions): Instance {
   const { store, health, log } = options;
+  const now = options.now ?? Date.now;
   const id = newId('inst');
+  // The instant of this instance's last heartbeat (or registration) that landed in the store.
+  let lastBeatAt = 0;
   let beatTimer: NodeJS.Timeout | undefined;
   let sweepTimer: NodeJS.Timeout | undefined;
   let stopped = false;
 
   async function beat() {
     try {
-      const now = Date.now();
-      if (!(await heartbeat(store.db, { id, now }))) {
+      const at = now();
+      if (!(await heartbeat(store.db, { id, now: at }))) {
         // Silent long enough that another instance took us for dead (and ended our holds).
         log.warn({ instanceId: id }, 'this instance was taken for dead; registering again');
-        await registerInstance(store.db, { id, now });
+        await registerInstance(store.db, { id, now: at });
       }
+      lastBeatAt = at;
       if (!health.ok) {
         health.recovered();
         options.onStoreBack();
@@ -67,9 +72,13 @@ export function createInstance(options: InstanceOptions): Instance {
   }
 
   async function sweep() {
-    const now = Date.now();
+    const at = now();
+    // Dead means silent since before our own last heartbeat, too: an instance that sweeps is alive,
+    // and when its own heartbeat is late (a starved CPU, a long pause, a slow store) it must not
+    // take itself for dead and end the holds of the calls it is still running.
+    const heartbeatBefore = Math.min(at - options.deadAfterMs, lastBeatAt);
     try {
-      await endOrphanedHolds(store, { heartbeatBefore: now - options.deadAfterMs, legacyCreatedBefore: now - options.legacyHoldAgeMs, log });
+      await endOrphanedHolds(store, { heartbeatBefore, legacyCreatedBefore: at - options.legacyHoldAgeMs, log });
     } catch (error) {
       health.failed(error);
       log.error({ err: error }, 'sweeping the holds of stopped instances failed; the next sweep retries');
@@ -79,7 +88,9 @@ export function createInstance(options: InstanceOptions): Instance {
   return {
     id,
     async start() {
-      await registerInstance(store.db, { id, now: Date.now() });
+      const at = now();
+      await registerInstance(store.db, { id, now: at });
+      lastBeatAt = at;
       await sweep();
       scheduleBeat();
       sweepTimer = setInterval(() => void sweep(), options.sweepMs);
