@@ -125,6 +125,18 @@ describe('subtitle erase, minutes and files', () => {
       assert.equal((await gw.balance(accountId)).balance_micros, 10_000_000 - usage.amount_micros);
     });
 
+    test('service-minutes returns word timings only when need_word_time_series asks for them', async () => {
+      const { key } = await gw.account({ creditMicros: 10_000_000 });
+      const timed = await gw.call(key, 'POST', '/v1/audio/minutes', { model: 'service-minutes', file_url: audio(20), need_word_time_series: true });
+      const plain = await gw.call(key, 'POST', '/v1/audio/minutes', { model: 'service-minutes', file_url: audio(20) });
+      const [withWords, withoutWords] = await Promise.all([finished(key, `/v1/audio/minutes/${timed.body.id}`), finished(key, `/v1/audio/minutes/${plain.body.id}`)]);
+      const first = withWords.result.transcript[0];
+      assert.ok(Array.isArray(first.words) && first.words.length > 0);
+      assert.deepEqual(first.words.map((w: any) => w.text).join(' '), first.text);
+      assert.ok(first.words.every((w: any) => w.start_time >= first.start_ms && w.end_time <= first.end_ms && w.start_time < w.end_time));
+      assert.ok(withoutWords.result.transcript.every((s: any) => s.words === undefined));
+    });
+
     test('a failed transcription is refunded', async () => {
       const { accountId, key } = await gw.account({ creditMicros: 10_000_000 });
       await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'minutes', task_outcome: 'failed', times: 1 });
