@@ -172,6 +172,10 @@ test('lark: missing credentials, a wrong resource, a missing FileURL and an unkn
 const asrSubmit = (id: string, body: object) => call('/api/v3/auc/bigmodel/submit', body, { ...ASR, 'x-api-request-id': id });
 const asrQuery = (id: string) => call('/api/v3/auc/bigmodel/query', {}, { ...ASR, 'x-api-request-id': id });
 
+/** An utterance's three words, its time shared out evenly (ms). */
+const words = (start: number, end: number, last: string) =>
+  ['Sandbox', 'sentence', last].map((text, i) => ({ text, start_time: Math.round(start + (i * (end - start)) / 3), end_time: Math.round(start + ((i + 1) * (end - start)) / 3) }));
+
 test('recognition: an empty submit answer, then queued, processing and the utterances with speakers', async () => {
   const body = { audio: { url: 'https://files.example/a.wav?duration_s=12', format: 'wav' }, request: { enable_speaker_info: true } };
   const submitted = await asrSubmit('req-1', body);
@@ -183,8 +187,8 @@ test('recognition: an empty submit answer, then queued, processing and the utter
     result: {
       text: 'Sandbox sentence 1. Sandbox sentence 2.',
       utterances: [
-        { text: 'Sandbox sentence 1.', start_time: 0, end_time: 6000, definite: true, additions: { speaker: '1' } },
-        { text: 'Sandbox sentence 2.', start_time: 6000, end_time: 12000, definite: true, additions: { speaker: '2' } },
+        { text: 'Sandbox sentence 1.', start_time: 0, end_time: 6000, definite: true, words: words(0, 6000, '1.'), additions: { speaker: '1' } },
+        { text: 'Sandbox sentence 2.', start_time: 6000, end_time: 12000, definite: true, words: words(6000, 12000, '2.'), additions: { speaker: '2' } },
       ],
     },
   });
@@ -198,7 +202,7 @@ test('recognition: no speakers unless asked, 60 s without duration_s, and a repe
   const { last } = await codesUntilDone(() => asrQuery('req-2'));
   assert.equal(last.body.audio_info.duration, 60000);
   assert.equal(last.body.result.utterances.length, 6);
-  assert.deepEqual(last.body.result.utterances[5], { text: 'Sandbox sentence 6.', start_time: 50000, end_time: 60000, definite: true });
+  assert.deepEqual(last.body.result.utterances[5], { text: 'Sandbox sentence 6.', start_time: 50000, end_time: 60000, definite: true, words: words(50000, 60000, '6.') });
 });
 
 test('recognition: a task_outcome fault ends the task with 45000151', async () => {
