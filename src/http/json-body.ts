@@ -35,11 +35,23 @@ export function parseJsonBody(text: string): unknown {
   }
 }
 
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** JSON text is UTF-8 (RFC 8259 §8.1): other bytes are refused, not turned into U+FFFD and billed as sent. */
+function decodeUtf8(body: string | Buffer): string {
+  if (typeof body === 'string') return body;
+  try {
+    return utf8.decode(body);
+  } catch {
+    throw invalidRequest('invalid JSON body: not valid UTF-8');
+  }
+}
+
 export function registerJsonBodies(app: FastifyInstance) {
   app.removeContentTypeParser(['application/json']);
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body: string | Buffer, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body: string | Buffer, done) => {
     try {
-      done(null, parseJsonBody(body.toString()));
+      done(null, parseJsonBody(decodeUtf8(body)));
     } catch (error) {
       done(error as Error, undefined);
     }
