@@ -60,10 +60,19 @@ export function registerJsonBodies(app: FastifyInstance) {
   });
 }
 
-/** A multipart body without its boundary cannot be read at all: say so, before a parser fails on it. */
+/** RFC 2046 §5.1.1: 1 to 70 characters. The parser throws past 256, which was a 500. */
+const MAX_BOUNDARY_LENGTH = 70;
+
+/** A multipart body without a usable boundary cannot be read at all: say so, before a parser fails on it. */
 export async function requireMultipartBoundary(request: FastifyRequest) {
   const type = request.headers['content-type'] ?? '';
-  if (/^multipart\//i.test(type) && !/;\s*boundary=/i.test(type)) {
+  if (!/^multipart\//i.test(type)) return;
+  const param = /;\s*boundary=(?:"([^"]*)"|([^;]*))/i.exec(type);
+  const boundary = (param?.[1] ?? param?.[2] ?? '').trim();
+  if (boundary === '') {
     throw invalidRequest('Content-Type: multipart/form-data needs a boundary parameter (multipart/form-data; boundary=…)');
+  }
+  if (boundary.length > MAX_BOUNDARY_LENGTH) {
+    throw invalidRequest(`Content-Type: the multipart boundary is at most ${MAX_BOUNDARY_LENGTH} characters, got ${boundary.length}`);
   }
 }
