@@ -67,8 +67,16 @@ export function sendError(reply: FastifyReply, error: GatewayError) {
   return reply.code(error.status).type('application/json').send({ error: error.message, type: error.type });
 }
 
+// What the multipart parser (busboy's Dicer) raises when the body ends before its closing
+// boundary: the caller's bytes are at fault, whichever route was reading them. Plain Errors with
+// no code, so known by their text.
+const MULTIPART_CUT_SHORT = /^(?:\w+ terminated early due to unexpected end of multipart data|Unexpected end of multipart data)$/;
+
 function toGatewayError(error: FastifyError): GatewayError | undefined {
   if (error instanceof GatewayError) return error;
+  if (MULTIPART_CUT_SHORT.test(error.message) && error.statusCode === undefined) {
+    return invalidRequest('multipart body ends before its closing boundary (--boundary--); send the whole multipart/form-data body');
+  }
   if (error.validation) return describeSchemaError(error.validation as SchemaError[], error.validationContext ?? 'body') as GatewayError;
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
