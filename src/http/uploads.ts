@@ -88,6 +88,20 @@ class LimitedDigest extends Transform {
   }
 }
 
+const partErrors = new WeakMap<MultipartFile['file'], Error | null>();
+
+/**
+ * @fastify/multipart reports a body that ends inside a file part (no closing boundary) by emitting
+ * 'error' on the part's stream, once, without destroying it. Emitted while the route awaits
+ * something else, nobody heard it, and the upload then waited forever for an end that never came.
+ * Call as soon as the part is in hand: the error is kept for spoolFile, which throws it.
+ */
+export function keepPartError(part: MultipartFile): void {
+  if (partErrors.has(part.file)) return;
+  partErrors.set(part.file, null);
+  part.file.once('error', (error) => partErrors.set(part.file, error));
+}
+
 /**
  * Streams a multipart file part to a new file in `dir` (named `<prefix>_<random>`). Past
  * `limitBytes` (or multipart's own limit) it fails with `overLimit()`; on any failure the partial
@@ -97,13 +111,19 @@ export async function spoolFile(
   part: MultipartFile,
   { dir, prefix, limitBytes, overLimit }: { dir: string; prefix: string; limitBytes: number; overLimit: () => Error },
 ): Promise<SpooledFile> {
+  keepPartError(part);
   await mkdir(dir, { recursive: true });
+  const cutShort = partErrors.get(part.file);
+  if (cutShort) throw cutShort;
   const target = path.join(dir, `${prefix}_${randomBytes(16).toString('hex')}`);
   const counter = new LimitedDigest(limitBytes, overLimit);
   try {
     await pipeline(part.file, counter, createWriteStream(target, { flags: 'wx' }));
     // multipart's own fileSize limit (limits.upload_limit_bytes) ends the part early rather than failing it.
     if (part.file.truncated) throw overLimit();
+    // A part cut short may still end its stream: what arrived is not the whole file.
+    const cut = partErrors.get(part.file);
+    if (cut) throw cut;
   } catch (error) {
     await rm(target, { force: true });
     throw error;

@@ -19,7 +19,7 @@ import { inspectWavFile } from '../../upstreams/volc-ast/wav-file.js';
 import { requireBalanceFor } from '../../billing/upload-minimum.js';
 import { requireCaller } from '../auth.js';
 import { meteredHandler } from '../metered-handler.js';
-import { admitUpload, endUnreadUpload, spoolFile, tooLarge, uploadSpoolDir, type SpooledFile } from '../uploads.js';
+import { admitUpload, endUnreadUpload, keepPartError, spoolFile, tooLarge, uploadSpoolDir, type SpooledFile } from '../uploads.js';
 
 interface TranslationRequest {
   model: string | undefined;
@@ -60,6 +60,7 @@ async function readTranslationForm(request: FastifyRequest, deps: TranslationDep
   for await (const part of request.parts()) {
     if (part.type === 'file') {
       if (part.fieldname !== 'file') throw invalidRequest(`${part.fieldname}: unexpected file field; send the audio as file`);
+      keepPartError(part); // before the await below
       // A model named before the file: its own one-second hold must be covered before the audio is read.
       if (fields.model) await admitModel(deps, request, fields.model);
       file = await spoolFile(part, {
