@@ -46,19 +46,28 @@ const LINGER_MS = 1_000;
 
 /**
  * onSend for upload routes: an answer sent before the request body has been read in full (a 401,
- * 402, 429 or 413) does not wait for the rest. Node drops what still arrives; the connection is
- * closed LINGER_MS after the answer unless the body has ended by then (a small one, kept alive).
+ * 402, 429 or 413) does not wait for the rest. What still arrives is read and dropped (never kept):
+ * a body that ends within LINGER_MS leaves the connection usable for the client's next request;
+ * otherwise the connection is closed LINGER_MS after the answer.
  */
 export const endUnreadUpload: onSendHookHandler = (request: FastifyRequest, reply: FastifyReply, payload, done) => {
   const { raw } = request;
   if (!raw.readableEnded) {
     reply.raw.once('finish', () => {
       if (raw.readableEnded) return;
-      const timer = setTimeout(() => raw.socket.destroy(), LINGER_MS);
+      const { socket } = raw;
+      // Left unread (multipart unpipes the request when it stops), the rest never ended, so the
+      // timer always fired and cut off the next request a keep-alive client had sent meanwhile.
+      raw.resume();
+      const timer = setTimeout(() => socket.destroy(), LINGER_MS);
       timer.unref();
-      const stop = () => clearTimeout(timer);
+      const stop = () => {
+        clearTimeout(timer);
+        raw.off('end', stop);
+        socket.off('close', stop); // one per refused upload, on a socket that may serve many
+      };
       raw.once('end', stop);
-      raw.socket.once('close', stop);
+      socket.once('close', stop);
     });
   }
   done(null, payload);
