@@ -115,6 +115,12 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: import('
 
 export function registerErrorHandlers(app: FastifyInstance, health: StoreHealth) {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    // The caller's own connection failing under its body (reset or closed mid-upload: ECONNRESET
+    // 'aborted') is not the store's: read as a store fault, it turned every call into a 503.
+    if (error === request.raw.errored) {
+      request.log.info({ err: error }, 'the caller left before its request body was received');
+      return sendError(reply, invalidRequest('the request body was cut off before it was received whole'));
+    }
     // A store that refuses writes (full disk, lost connection) is a 503, its real cause in the log.
     if (health.failed(error)) {
       request.log.error({ err: error, code: faultCode(error) }, 'the store refused a write');
