@@ -67,8 +67,16 @@ export function sendError(reply: FastifyReply, error: GatewayError) {
   return reply.code(error.status).type('application/json').send({ error: error.message, type: error.type });
 }
 
+// What the multipart parser (busboy's Dicer) raises when the body ends before its closing
+// boundary: the caller's bytes are at fault, whichever route was reading them. Plain Errors with
+// no code, so known by their text.
+const MULTIPART_CUT_SHORT = /^(?:\w+ terminated early due to unexpected end of multipart data|Unexpected end of multipart data)$/;
+
 function toGatewayError(error: FastifyError): GatewayError | undefined {
   if (error instanceof GatewayError) return error;
+  if (MULTIPART_CUT_SHORT.test(error.message) && error.statusCode === undefined) {
+    return invalidRequest('multipart body ends before its closing boundary (--boundary--); send the whole multipart/form-data body');
+  }
   if (error.validation) return describeSchemaError(error.validation as SchemaError[], error.validationContext ?? 'body') as GatewayError;
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) {
@@ -107,6 +115,12 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: import('
 
 export function registerErrorHandlers(app: FastifyInstance, health: StoreHealth) {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    // The caller's own connection failing under its body (reset or closed mid-upload: ECONNRESET
+    // 'aborted') is not the store's: read as a store fault, it turned every call into a 503.
+    if (error === request.raw.errored) {
+      request.log.info({ err: error }, 'the caller left before its request body was received');
+      return sendError(reply, invalidRequest('the request body was cut off before it was received whole'));
+    }
     // A store that refuses writes (full disk, lost connection) is a 503, its real cause in the log.
     if (health.failed(error)) {
       request.log.error({ err: error, code: faultCode(error) }, 'the store refused a write');

@@ -35,21 +35,44 @@ export function parseJsonBody(text: string): unknown {
   }
 }
 
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** JSON text is UTF-8 (RFC 8259 §8.1): other bytes are refused, not turned into U+FFFD and billed as sent. */
+function decodeUtf8(body: string | Buffer): string {
+  if (typeof body === 'string') return body;
+  try {
+    return utf8.decode(body);
+  } catch {
+    throw invalidRequest('invalid JSON body: not valid UTF-8');
+  }
+}
+
 export function registerJsonBodies(app: FastifyInstance) {
-  app.removeContentTypeParser(['application/json']);
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body: string | Buffer, done) => {
+  // No route reads text/plain: with Fastify's own parser it reached the schema as a string
+  // ("body: must be object"); without it, it gets the 400 naming the content type to send.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body: string | Buffer, done) => {
     try {
-      done(null, parseJsonBody(body.toString()));
+      done(null, parseJsonBody(decodeUtf8(body)));
     } catch (error) {
       done(error as Error, undefined);
     }
   });
 }
 
-/** A multipart body without its boundary cannot be read at all: say so, before a parser fails on it. */
+/** RFC 2046 §5.1.1: 1 to 70 characters. The parser throws past 256, which was a 500. */
+const MAX_BOUNDARY_LENGTH = 70;
+
+/** A multipart body without a usable boundary cannot be read at all: say so, before a parser fails on it. */
 export async function requireMultipartBoundary(request: FastifyRequest) {
   const type = request.headers['content-type'] ?? '';
-  if (/^multipart\//i.test(type) && !/;\s*boundary=/i.test(type)) {
+  if (!/^multipart\//i.test(type)) return;
+  const param = /;\s*boundary=(?:"([^"]*)"|([^;]*))/i.exec(type);
+  const boundary = (param?.[1] ?? param?.[2] ?? '').trim();
+  if (boundary === '') {
     throw invalidRequest('Content-Type: multipart/form-data needs a boundary parameter (multipart/form-data; boundary=…)');
+  }
+  if (boundary.length > MAX_BOUNDARY_LENGTH) {
+    throw invalidRequest(`Content-Type: the multipart boundary is at most ${MAX_BOUNDARY_LENGTH} characters, got ${boundary.length}`);
   }
 }

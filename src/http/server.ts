@@ -104,9 +104,12 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     await v1.register(responsesRoutes, { pipeline, store });
     await v1.register(speechRoutes, { pipeline, store });
     await v1.register(searchRoutes, { pipeline, store });
-    await v1.register(multipart, { limits: { fileSize: config.limits.upload_limit_bytes, files: 1, fields: 20, parts: 21 }, throwFileSizeLimit: true });
-    await v1.register(translationRoutes, { pipeline, store, dataDir: config.data_dir, uploadLimitBytes: config.limits.upload_limit_bytes });
-    await v1.register(fileUploadRoutes, fileDeps);
+    // Multipart only where a file is uploaded: on any other route it is the wrong content type (400 naming it).
+    await v1.register(async (uploads) => {
+      await uploads.register(multipart, { limits: { fileSize: config.limits.upload_limit_bytes, files: 1, fields: 20, parts: 21 }, throwFileSizeLimit: true });
+      await uploads.register(translationRoutes, { pipeline, store, dataDir: config.data_dir, uploadLimitBytes: config.limits.upload_limit_bytes });
+      await uploads.register(fileUploadRoutes, fileDeps);
+    });
     await v1.register(imageRoutes, taskDeps);
     await v1.register(videoRoutes, taskDeps);
     await v1.register(eraseRoutes, taskDeps);

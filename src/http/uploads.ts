@@ -46,19 +46,28 @@ const LINGER_MS = 1_000;
 
 /**
  * onSend for upload routes: an answer sent before the request body has been read in full (a 401,
- * 402, 429 or 413) does not wait for the rest. Node drops what still arrives; the connection is
- * closed LINGER_MS after the answer unless the body has ended by then (a small one, kept alive).
+ * 402, 429 or 413) does not wait for the rest. What still arrives is read and dropped (never kept):
+ * a body that ends within LINGER_MS leaves the connection usable for the client's next request;
+ * otherwise the connection is closed LINGER_MS after the answer.
  */
 export const endUnreadUpload: onSendHookHandler = (request: FastifyRequest, reply: FastifyReply, payload, done) => {
   const { raw } = request;
   if (!raw.readableEnded) {
     reply.raw.once('finish', () => {
       if (raw.readableEnded) return;
-      const timer = setTimeout(() => raw.socket.destroy(), LINGER_MS);
+      const { socket } = raw;
+      // Left unread (multipart unpipes the request when it stops), the rest never ended, so the
+      // timer always fired and cut off the next request a keep-alive client had sent meanwhile.
+      raw.resume();
+      const timer = setTimeout(() => socket.destroy(), LINGER_MS);
       timer.unref();
-      const stop = () => clearTimeout(timer);
+      const stop = () => {
+        clearTimeout(timer);
+        raw.off('end', stop);
+        socket.off('close', stop); // one per refused upload, on a socket that may serve many
+      };
       raw.once('end', stop);
-      raw.socket.once('close', stop);
+      socket.once('close', stop);
     });
   }
   done(null, payload);
@@ -88,6 +97,20 @@ class LimitedDigest extends Transform {
   }
 }
 
+const partErrors = new WeakMap<MultipartFile['file'], Error | null>();
+
+/**
+ * @fastify/multipart reports a body that ends inside a file part (no closing boundary) by emitting
+ * 'error' on the part's stream, once, without destroying it. Emitted while the route awaits
+ * something else, nobody heard it, and the upload then waited forever for an end that never came.
+ * Call as soon as the part is in hand: the error is kept for spoolFile, which throws it.
+ */
+export function keepPartError(part: MultipartFile): void {
+  if (partErrors.has(part.file)) return;
+  partErrors.set(part.file, null);
+  part.file.once('error', (error) => partErrors.set(part.file, error));
+}
+
 /**
  * Streams a multipart file part to a new file in `dir` (named `<prefix>_<random>`). Past
  * `limitBytes` (or multipart's own limit) it fails with `overLimit()`; on any failure the partial
@@ -97,13 +120,19 @@ export async function spoolFile(
   part: MultipartFile,
   { dir, prefix, limitBytes, overLimit }: { dir: string; prefix: string; limitBytes: number; overLimit: () => Error },
 ): Promise<SpooledFile> {
+  keepPartError(part);
   await mkdir(dir, { recursive: true });
+  const cutShort = partErrors.get(part.file);
+  if (cutShort) throw cutShort;
   const target = path.join(dir, `${prefix}_${randomBytes(16).toString('hex')}`);
   const counter = new LimitedDigest(limitBytes, overLimit);
   try {
     await pipeline(part.file, counter, createWriteStream(target, { flags: 'wx' }));
     // multipart's own fileSize limit (limits.upload_limit_bytes) ends the part early rather than failing it.
     if (part.file.truncated) throw overLimit();
+    // A part cut short may still end its stream: what arrived is not the whole file.
+    const cut = partErrors.get(part.file);
+    if (cut) throw cut;
   } catch (error) {
     await rm(target, { force: true });
     throw error;

@@ -70,10 +70,12 @@ export const messagesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Sto
       streamFailure: `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'api_error', message: MESSAGES.upstream } })}\n\n`,
       modelType: 'chat',
       streams: (body) => body.stream === true,
-      estimate: (body, model) => ({
-        input_token: messagesPromptTokens(body, model),
-        output_token: outputTokenCap('max_tokens', body.max_tokens, model),
-      }),
+      estimate: (body, model) => {
+        // The translation's own refusals (a document by URL for an OpenAI-style upstream) come
+        // before the hold: after it, a caller short of funds would hear 402, not what is wrong.
+        if (model.upstream.channel.kind !== 'anthropic') messagesToChatRequest(body, { upstreamModel: model.upstreamModel });
+        return { input_token: messagesPromptTokens(body, model), output_token: outputTokenCap('max_tokens', body.max_tokens, model) };
+      },
       call: (args) => (args.model.upstream.channel.kind === 'anthropic' ? callNative(args) : callViaChat(args)),
     }),
   });

@@ -19,7 +19,7 @@ import { inspectWavFile } from '../../upstreams/volc-ast/wav-file.js';
 import { requireBalanceFor } from '../../billing/upload-minimum.js';
 import { requireCaller } from '../auth.js';
 import { meteredHandler } from '../metered-handler.js';
-import { admitUpload, endUnreadUpload, spoolFile, tooLarge, uploadSpoolDir, type SpooledFile } from '../uploads.js';
+import { admitUpload, endUnreadUpload, keepPartError, spoolFile, tooLarge, uploadSpoolDir, type SpooledFile } from '../uploads.js';
 
 interface TranslationRequest {
   model: string | undefined;
@@ -45,6 +45,7 @@ interface TranslationDeps {
 const INPUT_TOKENS_PER_SECOND = 25;
 const OUTPUT_TOKENS_PER_SECOND = 10;
 const TEXT_FIELDS = ['model', 'mode', 'source_language', 'target_language', 'voice'] as const;
+const FIELD_LIMIT_BYTES = 1024 * 1024; // busboy's default fieldSize, which the server's multipart limits keep
 type TextField = (typeof TEXT_FIELDS)[number];
 
 const estimateFor = (durationMs: number): Units => {
@@ -60,6 +61,7 @@ async function readTranslationForm(request: FastifyRequest, deps: TranslationDep
   for await (const part of request.parts()) {
     if (part.type === 'file') {
       if (part.fieldname !== 'file') throw invalidRequest(`${part.fieldname}: unexpected file field; send the audio as file`);
+      keepPartError(part); // before the await below
       // A model named before the file: its own one-second hold must be covered before the audio is read.
       if (fields.model) await admitModel(deps, request, fields.model);
       file = await spoolFile(part, {
@@ -68,6 +70,9 @@ async function readTranslationForm(request: FastifyRequest, deps: TranslationDep
       });
       spooled.push(file);
     } else if ((TEXT_FIELDS as readonly string[]).includes(part.fieldname)) {
+      // multipart cuts a field past its size limit (1 MiB) and says so only here: the cut value
+      // was sent upstream and charged as if it were what the caller wrote.
+      if (part.valueTruncated) throw tooLarge(`${part.fieldname}: longer than the form field limit of ${FIELD_LIMIT_BYTES} bytes`);
       fields[part.fieldname as TextField] = String(part.value);
     } else {
       throw invalidRequest(`${part.fieldname}: unknown field`);

@@ -1,8 +1,46 @@
 // POST /v1/messages: the messages format's required fields; the rest is checked by the translator
 // or passed to a messages-native upstream as the caller sent it.
+
+/** `then` applies to a block or source whose `type` is `type`. */
+const whenType = (type: string, then: object) => ({ if: { required: ['type'], properties: { type: { const: type } } }, then });
+const text = { type: 'string' } as const;
+const blocks = { type: 'array', items: { $ref: '#/definitions/block' } } as const;
+
+/** Where a block's bytes come from: the sources of src/upstreams/anthropic/types.ts, each with its own fields. */
+const source = (types: readonly string[]) => ({
+  type: 'object',
+  required: ['type'],
+  properties: { type: { type: 'string', enum: types } },
+  allOf: [
+    whenType('base64', { required: ['media_type', 'data'], properties: { media_type: text, data: text } }),
+    whenType('url', { required: ['url'], properties: { url: text } }),
+    whenType('text', { required: ['data'], properties: { data: text } }),
+    whenType('content', { required: ['content'], properties: { content: { anyOf: [text, blocks] } } }),
+  ],
+});
+
+/**
+ * A content block of a type the gateway reads carries what that type needs: the translator reads
+ * these fields, and a block without them was a 502 (no source) or a charge for a garbled prompt.
+ * Blocks of other types go to a messages-native upstream as sent.
+ */
+const ContentBlock = {
+  type: 'object',
+  required: ['type'],
+  properties: { type: text },
+  allOf: [
+    whenType('text', { required: ['text'], properties: { text } }),
+    whenType('image', { required: ['source'], properties: { source: source(['base64', 'url']) } }),
+    whenType('document', { required: ['source'], properties: { source: source(['base64', 'text', 'url', 'content']) } }),
+    whenType('tool_use', { required: ['id', 'name'], properties: { id: text, name: text, input: { type: 'object' } } }),
+    whenType('tool_result', { required: ['tool_use_id'], properties: { tool_use_id: text, content: { anyOf: [text, blocks] } } }),
+  ],
+} as const;
+
 export const MessagesBody = {
   type: 'object',
   required: ['model', 'max_tokens', 'messages'],
+  definitions: { block: ContentBlock },
   properties: {
     model: { type: 'string', minLength: 1 },
     max_tokens: { type: 'integer', minimum: 1 },
@@ -14,12 +52,7 @@ export const MessagesBody = {
         required: ['role', 'content'],
         properties: {
           role: { type: 'string', enum: ['user', 'assistant'] },
-          content: {
-            anyOf: [
-              { type: 'string' },
-              { type: 'array', items: { type: 'object', required: ['type'], properties: { type: { type: 'string' } } } },
-            ],
-          },
+          content: { anyOf: [text, blocks] },
         },
       },
     },
