@@ -19,13 +19,13 @@ export interface IdempotentKey {
 // the insert, the takeover of an expired record and the read each settle the race on their own.
 export async function beginIdempotent(
   db: Kysely<DB>,
-  { accountId, key, bodyHash, now, instanceId = null }: IdempotentKey & { bodyHash: string; now: number; instanceId?: string | null },
+  { accountId, key, bodyHash, now, instanceId = null, requestId = null }: IdempotentKey & { bodyHash: string; now: number; instanceId?: string | null; requestId?: string | null },
 ): Promise<IdempotentBegin> {
   // A record deleted (abandoned) between the steps below sends us round again; twice is plenty.
   for (let attempt = 0; attempt < 3; attempt++) {
     const inserted = await db
       .insertInto('idempotency')
-      .values({ account_id: accountId, key, body_hash: bodyHash, state: 'running', created_at: now, instance_id: instanceId })
+      .values({ account_id: accountId, key, body_hash: bodyHash, state: 'running', created_at: now, instance_id: instanceId, request_id: requestId })
       .onConflict((oc) => oc.columns(['account_id', 'key']).doNothing())
       .executeTakeFirst();
     if (inserted.numInsertedOrUpdatedRows && inserted.numInsertedOrUpdatedRows > 0n) return { kind: 'started' };
@@ -33,7 +33,7 @@ export async function beginIdempotent(
     // Older than 24 h counts as never seen: take the record over for this request.
     const replaced = await db
       .updateTable('idempotency')
-      .set({ body_hash: bodyHash, state: 'running', status_code: null, response_body: null, created_at: now, instance_id: instanceId })
+      .set({ body_hash: bodyHash, state: 'running', status_code: null, response_body: null, created_at: now, instance_id: instanceId, request_id: requestId })
       .where('account_id', '=', accountId)
       .where('key', '=', key)
       .where('created_at', '<', now - IDEMPOTENCY_TTL_MS)
@@ -84,13 +84,26 @@ export async function abandonIdempotent(db: Kysely<DB>, { accountId, key }: Idem
  * released), so a retry with the same key may run again instead of waiting out the 24 hours.
  */
 export async function releaseRunningOfDeadInstances(db: Kysely<DB>, { heartbeatBefore }: { heartbeatBefore: number }): Promise<number> {
+  const ofDeadInstance = (eb: any) =>
+    eb.and([
+      eb('state', '=', 'running'),
+      eb('instance_id', 'is not', null),
+      eb.not(eb.exists(eb.selectFrom('instances').select('instances.id').whereRef('instances.id', '=', 'idempotency.instance_id').where('instances.heartbeat_at', '>=', heartbeatBefore))),
+    ]);
+  const billed = (eb: any) =>
+    eb.exists(eb.selectFrom('holds').select('holds.id').whereRef('holds.request_id', '=', 'idempotency.request_id').where('holds.state', '=', 'settled'));
+  // Its call was billed but the answer died with the instance: the retry is told so, never charged again.
+  await db
+    .updateTable('idempotency')
+    .set({ state: 'done', status_code: 500, response_body: JSON.stringify({ error: LOST_ANSWER, type: 'server_error' }) })
+    .where((eb) => eb.and([ofDeadInstance(eb), billed(eb)]))
+    .execute();
   const result = await db
     .deleteFrom('idempotency')
-    .where('state', '=', 'running')
-    .where('instance_id', 'is not', null)
-    .where((eb) =>
-      eb.not(eb.exists(eb.selectFrom('instances').select('instances.id').whereRef('instances.id', '=', 'idempotency.instance_id').where('instances.heartbeat_at', '>=', heartbeatBefore))),
-    )
+    .where((eb) => ofDeadInstance(eb))
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+export const LOST_ANSWER =
+  'the first request with this Idempotency-Key was answered and billed, but the gateway stopped before keeping its answer; it is not charged again';

@@ -14,7 +14,13 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '005_webhook_receivers': { up: (db) => addWebhookReceivers(db) },
     '006_file_expiry': { up: (db) => addFileExpiry(db) },
     '007_client_request_ids': { up: (db) => addClientRequestIds(db) },
+    '008_idempotency_request_ids': { up: (db) => addIdempotencyRequestIds(db) },
   };
+}
+
+// A running Idempotency-Key names its request, so a crash sweep can tell whether its call was billed.
+async function addIdempotencyRequestIds(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('idempotency').addColumn('request_id', 'text').execute();
 }
 
 // The request id in the ledger is the gateway's own; a caller's x-request-id is kept beside it.

@@ -99,6 +99,8 @@ export interface IdempotencyTable {
   created_at: number;
   /** The instance running the call: a dead instance's running records become retryable. */
   instance_id: string | null;
+  /** The gateway's id of the request running under the key (its hold carries the same). */
+  request_id: string | null;
 }
 
 export interface TasksTable {

@@ -2,10 +2,10 @@
 // rest released; the dead instance's running Idempotency-Keys become retryable.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkAccountBalance, createAccount, holdFunds } from '../../src/billing/ledger.js';
+import { checkAccountBalance, createAccount, holdFunds, settleHold } from '../../src/billing/ledger.js';
 import { endOrphanedHolds } from '../../src/billing/recovery.js';
 import { findHold, recordProgress } from '../../src/store/holds.js';
-import { beginIdempotent } from '../../src/store/idempotency.js';
+import { beginIdempotent, LOST_ANSWER } from '../../src/store/idempotency.js';
 import { registerInstance } from '../../src/store/instances.js';
 import { openStore } from '../../src/store/open.js';
 
@@ -51,5 +51,20 @@ test('a running Idempotency-Key of a dead instance becomes retryable', async () 
   assert.deepEqual(await beginIdempotent(store.db, { ...key, now }), { kind: 'running' });
   await endOrphanedHolds(store, { heartbeatBefore: now - 20_000, legacyCreatedBefore: 0, log: quiet });
   assert.deepEqual(await beginIdempotent(store.db, { ...key, now }), { kind: 'started' });
+  await store.close();
+});
+
+test('a dead instance’s Idempotency-Key whose call was already billed replays that it was, and is never charged again', async () => {
+  const store = await openStore('sqlite::memory:');
+  const account = await createAccount(store, { name: 'billed', creditMicros: 1_000 });
+  const now = Date.now();
+  await registerInstance(store.db, { id: 'inst_dead', now: now - 60_000 });
+  const key = { accountId: account.id, key: 'k2', bodyHash: 'h' };
+  await beginIdempotent(store.db, { ...key, now: now - 30_000, instanceId: 'inst_dead', requestId: 'req_billed' });
+  const { holdId } = await holdFunds(store, { accountId: account.id, amountMicros: 100, requestId: 'req_billed', model: 'm', endpoint: 'e', instanceId: 'inst_dead' });
+  await settleHold(store, holdId, { chargeMicros: 74, units: { call: 1 } });
+  await endOrphanedHolds(store, { heartbeatBefore: now - 20_000, legacyCreatedBefore: 0, log: quiet });
+  assert.deepEqual(await beginIdempotent(store.db, { ...key, now }), { kind: 'replay', statusCode: 500, body: JSON.stringify({ error: LOST_ANSWER, type: 'server_error' }) });
+  assert.equal((await checkAccountBalance(store, account.id)).balanceMicros, 1_000 - 74);
   await store.close();
 });

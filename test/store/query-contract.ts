@@ -22,7 +22,7 @@ export function queryContract(ctx: StoreContext): void {
       const reopened = await openStore(ctx.url());
       try {
         const applied = await reopened.db.selectFrom('kysely_migration' as never).select('name' as never).execute();
-        assert.deepEqual(applied, [{ name: '001_initial' }, { name: '002_task_records_and_assets' }, { name: '003_money_at_the_edges' }, { name: '004_task_generation_attempts' }, { name: '005_webhook_receivers' }, { name: '006_file_expiry' }, { name: '007_client_request_ids' }]);
+        assert.deepEqual(applied, [{ name: '001_initial' }, { name: '002_task_records_and_assets' }, { name: '003_money_at_the_edges' }, { name: '004_task_generation_attempts' }, { name: '005_webhook_receivers' }, { name: '006_file_expiry' }, { name: '007_client_request_ids' }, { name: '008_idempotency_request_ids' }]);
         assert.deepEqual(await findAccount(reopened.db, account.id), account);
       } finally {
         await reopened.close();
@@ -34,7 +34,7 @@ export function queryContract(ctx: StoreContext): void {
       const stores = await Promise.all([openStore(url), openStore(url)]);
       try {
         const applied = await stores[0]!.db.selectFrom('kysely_migration' as never).select('name' as never).execute();
-        assert.deepEqual(applied, [{ name: '001_initial' }, { name: '002_task_records_and_assets' }, { name: '003_money_at_the_edges' }, { name: '004_task_generation_attempts' }, { name: '005_webhook_receivers' }, { name: '006_file_expiry' }, { name: '007_client_request_ids' }]);
+        assert.deepEqual(applied, [{ name: '001_initial' }, { name: '002_task_records_and_assets' }, { name: '003_money_at_the_edges' }, { name: '004_task_generation_attempts' }, { name: '005_webhook_receivers' }, { name: '006_file_expiry' }, { name: '007_client_request_ids' }, { name: '008_idempotency_request_ids' }]);
       } finally {
         await Promise.all(stores.map((s) => s.close()));
       }
