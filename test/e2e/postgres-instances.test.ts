@@ -25,8 +25,8 @@ describe('two gateway processes on one PostgreSQL', { skip: !baseUrl }, () => {
   test('200 simultaneous calls on an account that can afford 100 give exactly 100 answers and 100 refusals', async () => {
     const sandbox = await startSandbox({ port: 0 });
     cleanups.push(() => sandbox.close());
-    // Every upstream call takes a while, so all 200 holds are placed before any is settled.
-    await request(`${sandbox.url}/__sandbox/faults`, { method: 'POST', body: JSON.stringify({ kind: 'chat', delay_ms: 2500 }) });
+    // Every upstream call takes a while (8 s: even on a busy machine), so all 200 holds are placed before any is settled.
+    await request(`${sandbox.url}/__sandbox/faults`, { method: 'POST', body: JSON.stringify({ kind: 'chat', delay_ms: 8000 }) });
 
     const { url: storeUrl, schema } = withTestSchema(baseUrl!);
     cleanups.push(() => dropTestSchemas(baseUrl!, [schema]));
