@@ -28,11 +28,6 @@ function encoding(name: TokenizerName): CountTokens {
   return count;
 }
 
-/** Builds the tables now, so the first call does not wait for them (`serve` warms at start). */
-export function warmTokenizers(names: Iterable<TokenizerName>): void {
-  for (const name of names) encoding(name);
-}
-
 export function countTokens(text: string, tokenizer: TokenizerName = DEFAULT_TOKENIZER): number {
   return text.length === 0 ? 0 : encoding(tokenizer)(text);
 }

@@ -116,7 +116,7 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: import('
 export function registerErrorHandlers(app: FastifyInstance, health: StoreHealth) {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     // The caller's own connection failing under its body (reset or closed mid-upload: ECONNRESET
-    // 'aborted') is not the store's: read as a store fault, it turned every call into a 503.
+    // 'aborted') is the caller's doing.
     if (error === request.raw.errored) {
       request.log.info({ err: error }, 'the caller left before its request body was received');
       return sendError(reply, invalidRequest('the request body was cut off before it was received whole'));

@@ -21,10 +21,23 @@ export function streamBill(meter: StreamMeter, { callerLeft, estimate, billsEsti
   return { kind: 'release', reason: 'the upstream ended the stream before its end marker' };
 }
 
+/**
+ * A call that failed before its answer began: released, unless the caller left first, when it is
+ * billed what was made by then, the prompt (speech: the estimate); a call the caller left while it
+ * still waited for a connection was never sent, and made nothing.
+ */
+export function unansweredBill({ callerLeft, sent, estimate, billsEstimateWhenLeft }: { callerLeft: boolean; sent: boolean; estimate: Units; billsEstimateWhenLeft: boolean }): Bill {
+  if (!callerLeft) return { kind: 'release', reason: 'upstream failed' };
+  if (!sent) return { kind: 'release', reason: 'the caller left before the call was sent' };
+  return { kind: 'settle', units: billsEstimateWhenLeft ? estimate : promptOf(estimate), reason: 'the caller left before the first byte' };
+}
+
+/** The prompt as the gateway counted it. */
+const promptOf = (estimate: Units): Units => (estimate.input_token === undefined ? {} : { input_token: estimate.input_token });
+
 /** The prompt as the gateway counted it, plus the output delivered so far. */
 export function made(meter: StreamMeter, estimate: Units): Units {
-  const prompt: Units = estimate.input_token === undefined ? {} : { input_token: estimate.input_token };
-  return { ...prompt, ...meter.delivered() };
+  return { ...promptOf(estimate), ...meter.delivered() };
 }
 
 /**

@@ -10,7 +10,7 @@ import type { HoldEnd, Settlements } from '../billing/settlements.js';
 import type { RateLimiter } from '../limits/index.js';
 import type { StoreHealth } from '../store/health.js';
 import type { Store } from '../store/open.js';
-import { type Bill, made, priceUsage, streamBill } from './bill.js';
+import { type Bill, made, priceUsage, streamBill, unansweredBill } from './bill.js';
 import type { Catalogue } from './catalogue.js';
 import { refusalOf } from './refusals.js';
 import type { MeteredAnswer, MeteredEndpoint, MeteredRequest, ResolvedModel, StreamAnswer } from './types.js';
@@ -50,8 +50,8 @@ export interface Pipeline {
   admit(caller: MeteredRequest<unknown>['caller'], log: PipelineLogger): Promise<void>;
   /** Refuses new work with 503 while the store cannot take writes. */
   requireWritableStore(): void;
-  /** An upstream's refusal of the caller's own request as a 400 with its reason (DESIGN §5), else undefined. */
-  refusalOf(error: unknown, model: ResolvedModel, log: PipelineLogger): GatewayError | undefined;
+  /** What the caller is told of a failed upstream call: a refusal of its own input as a 400, else a 502 (DESIGN §5). */
+  upstreamFailure(error: unknown, model: ResolvedModel, log: PipelineLogger): GatewayError;
   /** Resolves when every settlement already started has been written (for shutdown). */
   settled(): Promise<void>;
   catalogue: Catalogue;
@@ -114,6 +114,21 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     log.info({ holdId, model: model.id, bill: bill.kind, reason: bill.reason, ...(job.kind === 'settle' && { units: job.units, chargeMicros: job.chargeMicros }), landed: outcome !== undefined }, `hold ${bill.kind === 'settle' ? 'settled' : 'released'}`);
   }
 
+  const observeUpstream = (model: ResolvedModel, outcome: string, startedAt: number) =>
+    metrics.observeUpstream({ model: model.id, channel: model.upstream.name, outcome }, (performance.now() - startedAt) / 1000);
+
+  /**
+   * What the caller is told of an upstream that failed: its refusal of the caller's own input as a
+   * 400 with its reason, anything else a 502; logged here once, with the model and channel.
+   */
+  function upstreamFailure(error: unknown, model: ResolvedModel, log: PipelineLogger): GatewayError {
+    if (error instanceof GatewayError) return error;
+    const failure = refusalOf(error, model, log, metrics) ?? upstreamError(error);
+    log.warn({ err: error, model: model.id, channel: model.upstream.name }, 'upstream call failed');
+    failure.logged = true;
+    return failure;
+  }
+
   function track(work: Promise<unknown>) {
     pendingSettlements.add(work);
     void work.finally(() => pendingSettlements.delete(work));
@@ -131,8 +146,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       untrack();
       const left = callerLeft(request.signal);
       const bill = streamBill(answer.meter, { callerLeft: left, estimate, billsEstimateWhenLeft: endpoint.billsEstimateWhenLeft === true });
-      const outcome = bill.kind === 'settle' ? (left ? 'client_gone' : 'ok') : 'interrupted';
-      metrics.observeUpstream({ model: model.id, channel: model.upstream.name, outcome }, (performance.now() - startedAt) / 1000);
+      observeUpstream(model, bill.kind === 'settle' ? (left ? 'client_gone' : 'ok') : 'interrupted', startedAt);
       if (bill.kind === 'release' && error) log.warn({ err: error, holdId }, 'stream ended early; released');
       track(endHold(model, holdId, bill, estimate, request.requestId, log));
     });
@@ -156,32 +170,17 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       // A stream that breaks before its first byte is a failed call: the client gets a 502, not a 200 cut short.
       if (answer.kind === 'stream') await firstData(answer.body);
     } catch (error) {
+      // Only streams hear the caller leave (a call answered in one piece runs on to its end).
       const left = callerLeft(request.signal);
-      metrics.observeUpstream({ model: model.id, channel: model.upstream.name, outcome: left ? 'client_gone' : 'error' }, (performance.now() - startedAt) / 1000);
-      // A call still waiting for a connection when the caller left never reached the upstream: nothing was made.
-      if (left && (error as { sent?: unknown } | null)?.sent === false) {
-        await endHold(model, hold.holdId, { kind: 'release', reason: 'the caller left before the call was sent' }, estimate, request.requestId, log);
-        throw clientClosed();
-      }
-      if (left) {
-        // Only streams hear the caller leave. Nothing reached them: the prompt is what was made (speech: the estimate).
-        const units = endpoint.billsEstimateWhenLeft ? estimate : estimate.input_token === undefined ? {} : { input_token: estimate.input_token };
-        await endHold(model, hold.holdId, { kind: 'settle', units, reason: 'the caller left before the first byte' }, estimate, request.requestId, log);
-        throw clientClosed();
-      }
-      // The upstream failed (or overran the call deadline): the caller pays nothing.
-      await endHold(model, hold.holdId, { kind: 'release', reason: 'upstream failed' }, estimate, request.requestId, log);
-      if (error instanceof GatewayError) throw error;
-      const refusal = refusalOf(error, model, log, metrics);
-      if (refusal) throw refusal;
-      log.warn({ err: error, model: model.id, channel: model.upstream.name }, 'upstream call failed');
-      const failure = upstreamError(error);
-      failure.logged = true;
-      throw failure;
+      observeUpstream(model, left ? 'client_gone' : 'error', startedAt);
+      const sent = (error as { sent?: unknown } | null)?.sent !== false;
+      const bill = unansweredBill({ callerLeft: left, sent, estimate, billsEstimateWhenLeft: endpoint.billsEstimateWhenLeft === true });
+      await endHold(model, hold.holdId, bill, estimate, request.requestId, log);
+      throw left ? clientClosed() : upstreamFailure(error, model, log);
     }
 
     if (answer.kind === 'json') {
-      metrics.observeUpstream({ model: model.id, channel: model.upstream.name, outcome: 'ok' }, (performance.now() - startedAt) / 1000);
+      observeUpstream(model, 'ok', startedAt);
       // Written before the answer goes out; a store that refuses keeps it for a retry, and the caller still gets what they paid for.
       await endHold(model, hold.holdId, { kind: 'settle', units: answer.units, reason: 'answered' }, estimate, request.requestId, log);
       return answer;
@@ -194,7 +193,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     run,
     admit,
     requireWritableStore,
-    refusalOf: (error, model, log) => refusalOf(error, model, log, metrics),
+    upstreamFailure,
     catalogue,
     callTimeoutMs: deps.callTimeoutMs,
     instanceId: deps.instanceId,

@@ -11,18 +11,25 @@ export interface HealthLogger {
 // PostgreSQL SQLSTATE classes of a store that cannot take writes: connection exceptions,
 // insufficient resources (disk full), operator intervention, system and internal errors.
 const PG_STORE_CLASSES = new Set(['08', '53', '57', '58', 'XX']);
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
+const CONNECTION_LOST = Symbol('tollroute.storeConnectionLost');
+
+/**
+ * Marks an error the store's own connection raised (refused, reset, ended): the same codes from a
+ * caller's socket or an upstream say nothing about the store, so only the store's driver marks them.
+ */
+export function markConnectionLost(error: unknown): never {
+  if (error instanceof Error) Object.defineProperty(error, CONNECTION_LOST, { value: true });
+  throw error;
+}
 
 /** An error that says the store itself failed, as against a bug or a refused request. */
 export function isStoreFault(error: unknown): boolean {
   if (!(error instanceof Error) || error instanceof GatewayError) return false;
+  if ((error as { [CONNECTION_LOST]?: boolean })[CONNECTION_LOST]) return true;
   const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string') {
-    if (code.startsWith('SQLITE_')) return !code.startsWith('SQLITE_CONSTRAINT');
-    if (/^[0-9A-Z]{5}$/.test(code)) return PG_STORE_CLASSES.has(code.slice(0, 2));
-    if (NETWORK_CODES.has(code)) return true;
-  }
-  return /connection terminated|connection timeout|Connection ended/i.test(error.message);
+  if (typeof code !== 'string') return false;
+  if (code.startsWith('SQLITE_')) return !code.startsWith('SQLITE_CONSTRAINT');
+  return /^[0-9A-Z]{5}$/.test(code) && PG_STORE_CLASSES.has(code.slice(0, 2));
 }
 
 /** A short name for the cause, as an operator would search for it (SQLITE_FULL, 53100, ECONNREFUSED). */

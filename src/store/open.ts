@@ -2,8 +2,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, SqliteDialect } from 'kysely';
 import pg from 'pg';
+import { markConnectionLost } from './health.js';
 import { type Dialect, migrateToLatest } from './migrations.js';
 import type { DB } from './schema.js';
 
@@ -140,7 +141,7 @@ async function openPostgres(url: string): Promise<Store> {
   // An idle connection the server dropped (restart, failover) is emitted here; unheard, it would
   // crash the process. The pool has already discarded it and the next query opens a new one.
   pool.on('error', () => {});
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: markingLostConnections(pool) }) });
   const store: Store = { db, dialect: 'postgres', close: () => db.destroy() };
   if (schema) {
     try {
@@ -151,6 +152,29 @@ async function openPostgres(url: string): Promise<Store> {
     }
   }
   return store;
+}
+
+/**
+ * The pool as Kysely uses it, every failure of a connection or a query marked as the store's own
+ * (see store/health.ts): a lost connection is told apart from the same error code elsewhere.
+ */
+function markingLostConnections(pool: pg.Pool): PostgresPool {
+  return {
+    async connect() {
+      const client = await pool.connect().catch(markLostUnlessAnswered);
+      return {
+        query: (sql: string, parameters: ReadonlyArray<unknown>) => client.query(sql, parameters as unknown[]).catch(markLostUnlessAnswered),
+        release: () => client.release(),
+      } as unknown as PostgresPoolClient; // no cursors: the gateway never streams a query
+    },
+    end: () => pool.end(),
+  };
+}
+
+/** The server's own answer (a SQLSTATE) is classified by its code; anything else lost the connection. */
+function markLostUnlessAnswered(error: unknown): never {
+  if (error instanceof pg.DatabaseError) throw error;
+  return markConnectionLost(error);
 }
 
 async function createSchema(pool: pg.Pool, schema: string): Promise<void> {

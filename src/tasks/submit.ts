@@ -3,7 +3,6 @@
 // then asked, once, to create its task, and a refusal there releases the hold at once.
 import { holdFundsIn, releaseHoldIn } from '../billing/ledger.js';
 import type { Units } from '../billing/prices.js';
-import { GatewayError, upstream as upstreamError } from '../errors.js';
 import { holdFor, type Pipeline, type PipelineLogger } from '../pipeline/metered-call.js';
 import type { Caller, ResolvedModel } from '../pipeline/types.js';
 import { newId } from '../store/ids.js';
@@ -75,12 +74,7 @@ export async function submitTask(deps: SubmitDeps, args: SubmitRequest, log: Pip
       const failed = await finishTask(trx, { id: taskId, status: 'failed', error: JSON.stringify({ code: 'upstream_refused', message: 'the upstream refused the task' }), now: Date.now() });
       if (failed?.hold_id) await releaseHoldIn(trx, failed.hold_id, { note: 'upstream refused the task' });
     });
-    if (error instanceof GatewayError) throw error;
-    log.warn({ err: error, taskId, model: model.id }, 'upstream refused the task');
-    // The caller's own mistake (400, 404, 413, 422) is theirs to read; anything else is a 502.
-    const failure = pipeline.refusalOf(error, model, log) ?? upstreamError(error);
-    failure.logged = true;
-    throw failure;
+    throw pipeline.upstreamFailure(error, model, log);
   }
   const now = Date.now();
   const tracked = await markSubmitted(store.db, {

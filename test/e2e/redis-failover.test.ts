@@ -2,12 +2,11 @@
 // fallback shows in /metrics and in one log line, and the gateway returns to Redis by itself.
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { Redis } from 'ioredis';
 import { request } from 'undici';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { skipWithoutRedis } from '../helpers/redis.js';
 
-const REDIS_URL = 'redis://127.0.0.1:6379';
 
 /** `/v1/models` `count` times in a row: statuses, Retry-After of the 429s, and the slowest answer. */
 async function listModels(gw: TestGateway, key: string, count: number) {
@@ -25,20 +24,7 @@ async function listModels(gw: TestGateway, key: string, count: number) {
   return { statuses, retryAfter: [...retryAfter], slowestMs };
 }
 
-const reachable = await (async () => {
-  const client = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    await client.ping();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
-})();
-const skip = !reachable && process.env.TOLLROUTE_REQUIRE_REDIS !== '1' ? `${REDIS_URL} unreachable` : false;
+const skip = await skipWithoutRedis('a gateway whose Redis stops answering');
 
 const degradedGauge = async (gw: TestGateway) =>
   /^tollroute_rate_limiter_degraded (\d)$/m.exec(await (await request(`${gw.url}/metrics`)).body.text())?.[1];

@@ -4,33 +4,17 @@ import { after, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { createRedisRateLimiter } from '../../src/limits/redis-bucket.js';
 import type { RateLimiter } from '../../src/limits/rate-limiter.js';
+import { skipWithoutRedis, TEST_REDIS_URL } from '../helpers/redis.js';
 
-const REDIS_URL = 'redis://127.0.0.1:6379';
+const REDIS_URL = TEST_REDIS_URL;
 const RUN_PREFIX = `tollroute-test:rl:${randomUUID()}:`;
 
 // fails fast instead of retrying: a missing Redis must not hang the suite
 const adminClient = () =>
   new Redis(REDIS_URL, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0, connectTimeout: 1000 });
 
-async function findRedisProblem(): Promise<string | undefined> {
-  const probe = adminClient();
-  let cause: Error | undefined; // connect() only says the connection closed; the 'error' event says why
-  probe.on('error', (error: Error) => void (cause ??= error));
-  try {
-    await probe.connect();
-    await probe.ping();
-    return undefined;
-  } catch (error) {
-    return `${REDIS_URL} unreachable (${(cause ?? (error as Error)).message})`;
-  } finally {
-    probe.disconnect();
-  }
-}
-
-const problem = await findRedisProblem();
 // CI sets TOLLROUTE_REQUIRE_REDIS=1 so a missing Redis fails these tests instead of hiding them
-const skip = problem !== undefined && process.env.TOLLROUTE_REQUIRE_REDIS !== '1';
-if (skip) console.log(`skipping Redis rate-limit tests: ${problem}`);
+const skip = await skipWithoutRedis('Redis rate-limit tests');
 
 const limiters: RateLimiter[] = [];
 function limiterFor(testName: string, opts: { now?: () => number } = {}): RateLimiter {
@@ -41,7 +25,7 @@ function limiterFor(testName: string, opts: { now?: () => number } = {}): RateLi
 
 after(async () => {
   await Promise.all(limiters.map((limiter) => limiter.close()));
-  if (problem !== undefined) return;
+  if (skip) return;
   const admin = adminClient();
   const keys = await admin.keys(`${RUN_PREFIX}*`);
   if (keys.length > 0) await admin.del(...keys);

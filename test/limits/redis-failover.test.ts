@@ -7,8 +7,9 @@ import { Redis } from 'ioredis';
 import { createRateLimiter } from '../../src/limits/index.js';
 import { eventually } from '../helpers/gateway.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
+import { skipWithoutRedis, TEST_REDIS_URL } from '../helpers/redis.js';
 
-const REDIS_URL = 'redis://127.0.0.1:6379';
+const REDIS_URL = TEST_REDIS_URL;
 
 function logRecorder() {
   const lines: string[] = [];
@@ -47,20 +48,7 @@ test('with Redis on a closed port, rpm 5 still admits 5 of 15, no take waits for
   }
 });
 
-const reachable = await (async () => {
-  const client = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 1000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    await client.ping();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
-})();
-const skip = !reachable && process.env.TOLLROUTE_REQUIRE_REDIS !== '1' ? `${REDIS_URL} unreachable` : false;
+const skip = await skipWithoutRedis('a Redis that stops answering');
 
 describe('a Redis that stops answering', { skip }, () => {
   test('trips the breaker within the timeout, limits per instance while frozen, and recovers when it answers', async () => {

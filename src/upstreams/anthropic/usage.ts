@@ -1,8 +1,6 @@
 // Reading what a messages-native call used. Input counts every input token, cached or not:
 // the account pays the input price for each (the catalogue has no separate cache price).
-import { OutputCounter } from '../../billing/output-counter.js';
-import type { TokenizerName } from '../../billing/tokens.js';
-import type { StreamMeter } from '../../pipeline/types.js';
+import { TokenStreamMeter } from '../stream-meter.js';
 import type { TokenUsage } from '../openai-chat/usage.js';
 
 export interface NativeUsage {
@@ -22,21 +20,10 @@ export const nativeTokens = (usage: NativeUsage): TokenUsage => ({
  * cumulative totals (overwrite, never add); message_stop ends it. Text and JSON deltas are the
  * output delivered, counted by the gateway until the upstream says.
  */
-export class MessagesStreamMeter implements StreamMeter {
+export class MessagesStreamMeter extends TokenStreamMeter {
   private usage: NativeUsage = {};
   private sawStart = false;
   private sawDelta = false;
-  private stopped = false;
-  failed = false;
-  readonly output: OutputCounter;
-
-  constructor(tokenizer: TokenizerName) {
-    this.output = new OutputCounter(tokenizer);
-  }
-
-  get completed(): boolean {
-    return this.stopped && !this.failed;
-  }
 
   observe(event: { type?: string; message?: { usage?: NativeUsage }; usage?: NativeUsage; delta?: { text?: unknown; partial_json?: unknown; thinking?: unknown } }): void {
     if (event.type === 'message_start' && event.message?.usage) {
@@ -49,7 +36,7 @@ export class MessagesStreamMeter implements StreamMeter {
       this.output.add(event.delta?.text);
       this.output.add(event.delta?.partial_json);
       this.output.add(event.delta?.thinking);
-    } else if (event.type === 'message_stop') this.stopped = true;
+    } else if (event.type === 'message_stop') this.ended = true;
     else if (event.type === 'error') this.failed = true;
   }
 
@@ -61,9 +48,5 @@ export class MessagesStreamMeter implements StreamMeter {
   reported(): TokenUsage | undefined {
     if (!this.sawStart) return undefined;
     return this.sawDelta ? nativeTokens(this.usage) : { input_token: nativeTokens(this.usage).input_token, output_token: this.output.tokens() };
-  }
-
-  delivered(): { output_token: number } {
-    return { output_token: this.output.tokens() };
   }
 }

@@ -1,7 +1,5 @@
 // Reading what a chat completion used, from a whole answer or from a stream seen so far.
-import { OutputCounter } from '../../billing/output-counter.js';
-import type { TokenizerName } from '../../billing/tokens.js';
-import type { StreamMeter } from '../../pipeline/types.js';
+import { TokenStreamMeter } from '../stream-meter.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatUsage } from './types.js';
 
 export interface TokenUsage {
@@ -26,24 +24,12 @@ export function completionText(completion: ChatCompletion): string {
 }
 
 /** Follows a chunk stream: the final usage when it comes, the output delivered meanwhile, and `[DONE]`. */
-export class ChatStreamMeter implements StreamMeter {
+export class ChatStreamMeter extends TokenStreamMeter {
   usage: ChatUsage | undefined;
-  /** The upstream sent an error object in the stream. */
-  failed = false;
-  private done = false;
-  readonly output: OutputCounter;
-
-  constructor(tokenizer: TokenizerName) {
-    this.output = new OutputCounter(tokenizer);
-  }
-
-  get completed(): boolean {
-    return this.done && !this.failed;
-  }
 
   /** `[DONE]`, the stream's end marker. */
   markDone(): void {
-    this.done = true;
+    this.ended = true;
   }
 
   observe(chunk: ChatCompletionChunk): void {
@@ -58,9 +44,5 @@ export class ChatStreamMeter implements StreamMeter {
 
   reported(): TokenUsage | undefined {
     return this.usage && tokensOf(this.usage);
-  }
-
-  delivered(): { output_token: number } {
-    return { output_token: this.output.tokens() };
   }
 }

@@ -1,8 +1,7 @@
 // OpenAI's responses API, passed through: a whole response, or its typed event stream.
 import type { Readable } from 'node:stream';
-import { OutputCounter } from '../../billing/output-counter.js';
 import type { TokenizerName } from '../../billing/tokens.js';
-import type { StreamMeter } from '../../pipeline/types.js';
+import { TokenStreamMeter } from '../stream-meter.js';
 import { postJson } from '../http.js';
 import type { Upstream } from '../pool.js';
 import { observeSseJson } from '../sse.js';
@@ -26,19 +25,8 @@ const COMPLETED = new Set(['response.completed', 'response.incomplete']);
 export const responsesTokens = (usage: ResponsesUsage): TokenUsage => ({ input_token: usage.input_tokens, output_token: usage.output_tokens });
 
 /** Usage arrives in the terminal event; until then the text and argument deltas are the output delivered. */
-export class ResponsesStreamMeter implements StreamMeter {
+export class ResponsesStreamMeter extends TokenStreamMeter {
   usage: ResponsesUsage | undefined;
-  failed = false;
-  private ended = false;
-  readonly output: OutputCounter;
-
-  constructor(tokenizer: TokenizerName) {
-    this.output = new OutputCounter(tokenizer);
-  }
-
-  get completed(): boolean {
-    return this.ended && !this.failed;
-  }
 
   observe(event: { type?: string; response?: ResponseObject; delta?: unknown }): void {
     if (event.type && COMPLETED.has(event.type)) {
@@ -50,10 +38,6 @@ export class ResponsesStreamMeter implements StreamMeter {
 
   reported(): TokenUsage | undefined {
     return this.usage && responsesTokens(this.usage);
-  }
-
-  delivered(): { output_token: number } {
-    return { output_token: this.output.tokens() };
   }
 }
 
