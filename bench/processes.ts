@@ -1,14 +1,10 @@
-// The sandbox and the gateway as separate processes, so each one's CPU is its own and the load
-// generator (this process) competes with them only as a real client would.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+// Each target as a separate process, so each one's CPU and memory are its own and the load
+// generator competes with them only as a real client would.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-// One way to find a free port, shared with the tests.
-export { freePort } from '../test/helpers/processes.js';
-
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const OUTPUT_TAIL_CHARS = 8_000;
 const START_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 5_000;
@@ -21,27 +17,36 @@ export interface BenchChild {
   pid: number;
   /** Rejects if the process exits before `stop()` was called: a benchmark on a dead process is void. */
   died: Promise<never>;
-  /** The last few kilobytes of stdout and stderr, for the failure message. */
+  /** The last few kilobytes of its stderr (and stdout, unless that goes to a file). */
   output(): string;
   stop(): Promise<void>;
 }
 
-/** Runs `tollroute <args>` and resolves once it prints `listening on`. */
-export async function startTollroute(name: string, args: string[]): Promise<BenchChild> {
+export interface ChildOptions {
+  /** Where stdout goes (a log file); kept in memory with stderr when absent. */
+  stdoutFile?: string;
+}
+
+/** Runs `node <args>` from the repository root and resolves once it prints `listening on` on stderr. */
+export async function startNode(name: string, args: string[], options: ChildOptions = {}): Promise<BenchChild> {
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !OVERRIDING_ENV.test(key)));
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stdoutFd = options.stdoutFile ? openSync(options.stdoutFile, 'a') : undefined;
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', stdoutFd ?? 'pipe', 'pipe'] });
+  if (stdoutFd !== undefined) closeSync(stdoutFd); // the child has its own copy
   let output = '';
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString()).slice(-OUTPUT_TAIL_CHARS);
   };
-  child.stdout!.on('data', keep);
+  child.stdout?.on('data', keep);
   child.stderr!.on('data', keep);
 
   let stopping = false;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const died = new Promise<never>((_, reject) => {
     child.once('exit', (code, signal) => {
-      if (!stopping) reject(new Error(`${name} exited (${signal ?? code}) during the benchmark:\n${output}`));
+      // tollroute exits with 0 only from its SIGTERM/SIGINT handler: the bench had not asked it to.
+      const outside = code === 0 || signal === 'SIGTERM' || signal === 'SIGINT' ? ', stopped by a signal from outside the bench' : '';
+      if (!stopping) reject(new Error(`${name} exited (${signal ?? code}${outside}) during the benchmark:\n${output}`));
     });
   });
   died.catch(() => {}); // raced by whoever waits on the child; never an unhandled rejection
@@ -93,34 +98,5 @@ async function terminate(child: ChildProcess, exited: Promise<unknown>): Promise
   }
 }
 
-// CPU time and memory of a child, from /proc (Linux); null elsewhere, and the table says n/a.
-const TICKS_PER_SECOND = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-/** User plus system CPU time the process has used so far, in ms. */
-export function cpuTimeMs(pid: number): number | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name, which is in parentheses and may itself hold spaces.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const utime = Number(fields[11]);
-    const stime = Number(fields[12]);
-    return ((utime + stime) * 1000) / TICKS_PER_SECOND;
-  } catch {
-    return null;
-  }
-}
-
-export function rssBytes(pid: number): number | null {
-  try {
-    const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return match ? Number(match[1]) * 1024 : null;
-  } catch {
-    return null;
-  }
-}
+// One way to find a free port, shared with the tests.
+export { freePort } from '../test/helpers/processes.js';

@@ -1,12 +1,6 @@
 // The one place an HTTP status meets an error type. Only src/http/errors.ts writes the body.
 
-export type ErrorType =
-  | 'invalid_request_error'
-  | 'auth_error'
-  | 'billing_error'
-  | 'not_found_error'
-  | 'rate_limit_error'
-  | 'server_error';
+export type ErrorType = 'invalid_request_error' | 'auth_error' | 'billing_error' | 'not_found_error' | 'rate_limit_error' | 'server_error';
 
 export class GatewayError extends Error {
   /** An upstream's own error answer, sent to the caller as it came (the responses API's refusals). */
@@ -47,8 +41,7 @@ export function rateLimited({ retryAfterMs = 1_000, message = MESSAGES.rateLimit
   error.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterMs / 1_000));
   return error;
 }
-export const upstream = (cause?: unknown) =>
-  new GatewayError(502, 'server_error', MESSAGES.upstream, { cause });
+export const upstream = (cause?: unknown) => new GatewayError(502, 'server_error', MESSAGES.upstream, { cause });
 /** The upstream's refusal, relayed with its status and body. */
 export function upstreamPassThrough(status: number, body: string, contentType: string | undefined): GatewayError {
   const error = new GatewayError(status, status === 404 ? 'not_found_error' : 'invalid_request_error', `upstream answered ${status}`);
@@ -57,8 +50,6 @@ export function upstreamPassThrough(status: number, body: string, contentType: s
 }
 
 /** The caller left before the answer and was billed the estimate (never replayed as "nothing happened"). */
-export const clientClosed = () =>
-  new GatewayError(499, 'invalid_request_error', 'the client closed the request before the answer; the estimate was billed');
+export const clientClosed = () => new GatewayError(499, 'invalid_request_error', 'the client closed the request before the answer; the estimate was billed');
 
-export const unavailable = (message = 'the gateway is shutting down') =>
-  new GatewayError(503, 'server_error', message);
+export const unavailable = (message = 'the gateway is shutting down') => new GatewayError(503, 'server_error', message);

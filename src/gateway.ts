@@ -1,29 +1,31 @@
 // Builds a whole gateway from a validated config: store, limiter, upstream pools, pipeline,
 // HTTP server and background sweeps. main.ts and the tests both start gateways through here.
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import type { Config } from './config/schema.js';
+
 import path from 'node:path';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { createInstance } from './billing/instance.js';
 import { createProgressRecorder } from './billing/progress.js';
 import { createSettlements } from './billing/settlements.js';
-import { StoreHealth } from './store/health.js';
+import { loadTokenizers } from './billing/tokens.js';
+import type { Config } from './config/schema.js';
+import { createFileSweeper } from './files/sweep.js';
 import { createKeyResolver } from './http/key-resolver.js';
 import { createMetrics } from './http/metrics.js';
 import { startMetricsServer } from './http/metrics-server.js';
 import { buildServer } from './http/server.js';
+import { uploadSpoolDir } from './http/uploads.js';
 import { createAuthFailureLimit, createRateLimiter } from './limits/index.js';
 import { createCatalogue } from './pipeline/catalogue.js';
 import { createPipeline } from './pipeline/metered-call.js';
+import { StoreHealth } from './store/health.js';
 import { openStore, type Store } from './store/open.js';
-import { createUpstreams } from './upstreams/pool.js';
 import { createTaskEngine } from './tasks/engine.js';
 import { eraseHandler } from './tasks/kinds/erase.js';
 import { imageHandler } from './tasks/kinds/image.js';
 import { minutesHandler } from './tasks/kinds/minutes.js';
 import { videoHandler } from './tasks/kinds/video.js';
+import { createUpstreams } from './upstreams/pool.js';
 import { createWebhookDeliverer } from './webhooks/deliverer.js';
-import { createFileSweeper } from './files/sweep.js';
-import { uploadSpoolDir } from './http/uploads.js';
 
 export interface Gateway {
   app: FastifyInstance;
@@ -39,7 +41,10 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
   const metrics = createMetrics();
   const upstreams = createUpstreams(config.channels, metrics);
   const limiter = createRateLimiter({
-    redisUrl: config.limits.redis, redisTimeoutMs: config.limits.redis_timeout_ms, redisProbeMs: config.limits.redis_probe_ms, log: logger,
+    redisUrl: config.limits.redis,
+    redisTimeoutMs: config.limits.redis_timeout_ms,
+    redisProbeMs: config.limits.redis_probe_ms,
+    log: logger,
   });
   metrics.watchLimiter(limiter);
   const keys = createKeyResolver(store, {
@@ -50,44 +55,77 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
   const catalogue = createCatalogue(config.models, upstreams);
   const health = new StoreHealth(logger);
   const settlements = createSettlements({
-    store, health, metrics, log: logger, firstRetryMs: config.recovery.settle_retry_ms,
+    store,
+    health,
+    metrics,
+    log: logger,
+    firstRetryMs: config.recovery.settle_retry_ms,
     journalPath: path.join(config.data_dir, 'pending-settlements.jsonl'),
   });
   const progress = createProgressRecorder({ store, intervalMs: config.recovery.progress_interval_ms, log: logger });
   // No call outlives request_timeout_ms (the pipeline stops it there): holds from before
   // instances existed are ended once older than that, plus a minute for their settlement.
   const instance = createInstance({
-    store, health, log: logger, onStoreBack: () => settlements.retryNow(),
-    heartbeatMs: config.recovery.heartbeat_ms, deadAfterMs: config.recovery.dead_after_ms, sweepMs: config.recovery.sweep_ms,
+    store,
+    health,
+    log: logger,
+    onStoreBack: () => settlements.retryNow(),
+    heartbeatMs: config.recovery.heartbeat_ms,
+    deadAfterMs: config.recovery.dead_after_ms,
+    sweepMs: config.recovery.sweep_ms,
     legacyHoldAgeMs: config.limits.request_timeout_ms + 60_000,
   });
   metrics.watchMoney({ storeWritable: () => health.ok, pendingSettlements: () => settlements.pending() });
   const pipeline = createPipeline({
-    store, catalogue, limiter, defaultRpm: config.limits.default_rpm, metrics, callTimeoutMs: config.limits.request_timeout_ms,
-    health, settlements, progress, instanceId: instance.id,
+    store,
+    catalogue,
+    limiter,
+    defaultRpm: config.limits.default_rpm,
+    metrics,
+    callTimeoutMs: config.limits.request_timeout_ms,
+    health,
+    settlements,
+    progress,
+    instanceId: instance.id,
   });
   const handlers = {
     image: imageHandler({ publicUrl: config.public_url }),
     video: videoHandler(),
     erase: eraseHandler(),
     minutes: minutesHandler({
-      catalogue, publicUrl: config.public_url,
+      catalogue,
+      publicUrl: config.public_url,
       resultFiles: { allowPrivate: config.network.allow_private_urls, maxBytes: config.files.result_file_max_bytes },
     }),
   };
   const tasks = { store, pipeline, handlers, pollIntervalMs: config.tasks.poll_interval_ms, submitLeaseMs: config.tasks.submit_lease_ms };
   const engine = createTaskEngine({
-    store, catalogue, handlers, pollIntervalMs: config.tasks.poll_interval_ms, leaseMs: config.tasks.lease_ms,
-    tickMs: config.tasks.tick_ms, taskTimeoutMs: config.tasks.timeout_ms, maxGenerationAttempts: config.tasks.max_generation_attempts, log: logger,
+    store,
+    catalogue,
+    handlers,
+    pollIntervalMs: config.tasks.poll_interval_ms,
+    leaseMs: config.tasks.lease_ms,
+    tickMs: config.tasks.tick_ms,
+    taskTimeoutMs: config.tasks.timeout_ms,
+    maxGenerationAttempts: config.tasks.max_generation_attempts,
+    log: logger,
   });
   const webhooks = createWebhookDeliverer({
-    store, retryDelaysMs: config.webhooks.retry_delays_ms, timeoutMs: config.webhooks.timeout_ms,
-    perReceiverConcurrency: config.webhooks.per_receiver_concurrency, maxInFlight: config.webhooks.max_in_flight,
-    allowPrivate: config.network.allow_private_urls, log: logger, metrics, pollIntervalMs: config.webhooks.poll_interval_ms,
+    store,
+    retryDelaysMs: config.webhooks.retry_delays_ms,
+    timeoutMs: config.webhooks.timeout_ms,
+    perReceiverConcurrency: config.webhooks.per_receiver_concurrency,
+    maxInFlight: config.webhooks.max_in_flight,
+    allowPrivate: config.network.allow_private_urls,
+    log: logger,
+    metrics,
+    pollIntervalMs: config.webhooks.poll_interval_ms,
   });
   // An upload waits in the spool only while its request runs, and no request outlives request_timeout_ms.
   const fileSweeper = createFileSweeper({
-    store, intervalMs: config.files.sweep_ms, log: logger,
+    store,
+    intervalMs: config.files.sweep_ms,
+    log: logger,
     spool: { dir: uploadSpoolDir(config.data_dir), maxAgeMs: config.limits.request_timeout_ms + 60_000 },
   });
   const app = await buildServer({ config, store, pipeline, tasks, keys, metrics, logger, health });
@@ -101,6 +139,9 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
     app,
     store,
     async listen() {
+      // Before the first caller: a model's tokenizer takes most of a second to build, and a
+      // first call that built it would stall every other connection meanwhile.
+      loadTokenizers(Object.values(config.models).map((model) => model.tokenizer));
       const url = await app.listen({ host: config.host, port: config.port });
       if (config.metrics.port !== undefined) {
         metricsServer = await startMetricsServer({ host: config.host, port: config.metrics.port, token: config.metrics.token, registry: metrics.registry });

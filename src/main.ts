@@ -4,7 +4,7 @@ import { Command } from 'commander';
 import { pino } from 'pino';
 import { accountsCommand, keysCommand } from './cli/admin.js';
 import { serve } from './cli/serve.js';
-import { ConfigError, loadConfig, type LoadedConfig } from './config/load.js';
+import { ConfigError, type LoadedConfig, loadConfig } from './config/load.js';
 import { startSandbox } from './sandbox/server.js';
 import { openStore, type Store } from './store/open.js';
 
@@ -31,26 +31,44 @@ async function withStore<T>(work: (store: Store) => Promise<T>): Promise<void> {
   }
 }
 
-program.command('serve', { isDefault: true }).description('run the gateway').action(async () => {
-  const loaded = configOrExit();
-  // Secrets never reach the logs: auth headers are redacted should anything log a request's headers.
-  const logger = pino({ level: loaded.config.log_level, redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization'] });
-  await serve(loaded, logger);
-});
+program
+  .command('serve', { isDefault: true })
+  .description('run the gateway')
+  .action(async () => {
+    const loaded = configOrExit();
+    // Secrets never reach the logs: auth headers are redacted should anything log a request's headers.
+    const logger = pino({ level: loaded.config.log_level, redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization'] });
+    await serve(loaded, logger);
+  });
 
-program.command('sandbox').description('run only the sandbox upstream').action(async () => {
-  const { config } = configOrExit();
-  const sandbox = await startSandbox({ host: config.host, port: config.sandbox.port, taskMs: config.sandbox.task_ms });
-  process.stderr.write(`tollroute sandbox upstream listening on ${sandbox.url}\n`);
-  process.once('SIGTERM', () => void sandbox.close().then(() => process.exit(0)));
-  process.once('SIGINT', () => void sandbox.close().then(() => process.exit(0)));
-});
+program
+  .command('sandbox')
+  .description('run only the sandbox upstream')
+  .action(async () => {
+    const { config } = configOrExit();
+    const sandbox = await startSandbox({ host: config.host, port: config.sandbox.port, taskMs: config.sandbox.task_ms });
+    process.stderr.write(`tollroute sandbox upstream listening on ${sandbox.url}\n`);
+    process.once('SIGTERM', () => void sandbox.close().then(() => process.exit(0)));
+    process.once('SIGINT', () => void sandbox.close().then(() => process.exit(0)));
+  });
 
-program.command('migrate').description('bring the store schema up to date').action(() => withStore(async (store) => ({ migrated: store.dialect })));
+program
+  .command('migrate')
+  .description('bring the store schema up to date')
+  .action(() => withStore(async (store) => ({ migrated: store.dialect })));
 program.addCommand(accountsCommand(withStore));
 program.addCommand(keysCommand(withStore));
 
+/** The message and the chain of causes under it: "store migration failed: could not obtain lock …". */
+function describeFailure(error: unknown): string {
+  const parts: string[] = [];
+  for (let at: unknown = error; at !== undefined && parts.length < 5; at = at instanceof Error ? at.cause : undefined) {
+    parts.push(at instanceof Error ? at.message : String(at));
+  }
+  return parts.join(': ');
+}
+
 program.parseAsync().catch((error: unknown) => {
-  process.stderr.write(`tollroute: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(`tollroute: ${describeFailure(error)}\n`);
   process.exit(1);
 });

@@ -19,8 +19,14 @@ export async function issueApiKey(
 ): Promise<{ key: string; row: ApiKeyRow }> {
   const key = `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
   const row = await insertApiKey(store.db, {
-    id: newId('key'), account_id: accountId, name, key_hash: hashApiKey(key), prefix: key.slice(0, SHOWN_CHARS),
-    rpm, created_at: now, revoked_at: null,
+    id: newId('key'),
+    account_id: accountId,
+    name,
+    key_hash: hashApiKey(key),
+    prefix: key.slice(0, SHOWN_CHARS),
+    rpm,
+    created_at: now,
+    revoked_at: null,
   });
   return { key, row };
 }

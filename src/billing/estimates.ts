@@ -1,8 +1,9 @@
 // Hold estimates made before the upstream is called: everything the request carries, counted with
 // the model's tokenizer, plus the output cap. Settlement uses the upstream's real count; the
 // charge never exceeds the hold plus the account's overdraft (DESIGN §3).
-import { invalidRequest } from '../errors.js';
+
 import type { ModelConfig } from '../config/schema.js';
+import { invalidRequest } from '../errors.js';
 import { conversationTokens, definitionTokens, type PromptCounting, valueTokens } from './prompt-tokens.js';
 
 /** What counting needs of a model: its id (for messages) and the limits and tokenizer of its config. */

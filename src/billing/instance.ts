@@ -1,10 +1,11 @@
 // This gateway process as the store knows it: it registers, heartbeats, and sweeps the holds of
 // instances that stopped heartbeating (a crash, a kill -9), so they end within a minute, whoever
 // restarts. The heartbeat is also the store's health probe: a write that lands clears an outage.
+
+import type { StoreHealth } from '../store/health.js';
 import { newId } from '../store/ids.js';
 import { heartbeat, registerInstance, removeInstance } from '../store/instances.js';
 import type { Store } from '../store/open.js';
-import type { StoreHealth } from '../store/health.js';
 import { endOrphanedHolds, type RecoveryLogger } from './recovery.js';
 
 export interface InstanceOptions {
@@ -64,10 +65,13 @@ export function createInstance(options: InstanceOptions): Instance {
 
   function scheduleBeat() {
     if (stopped) return;
-    beatTimer = setTimeout(async () => {
-      await beat();
-      scheduleBeat();
-    }, health.ok ? options.heartbeatMs : PROBE_MS);
+    beatTimer = setTimeout(
+      async () => {
+        await beat();
+        scheduleBeat();
+      },
+      health.ok ? options.heartbeatMs : PROBE_MS,
+    );
     beatTimer.unref();
   }
 

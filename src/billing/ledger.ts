@@ -3,14 +3,15 @@
 // after every commit.
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { DB } from '../store/schema.js';
 import { billing, invalidRequest, notFound } from '../errors.js';
 import { type AccountRow, adjustAccount, creditWithinLimit, findAccount, insertAccount, lockAccount, moveToHeld } from '../store/accounts.js';
 import { closeHold, findHold, type HoldRow, insertHold, setCharged } from '../store/holds.js';
 import { newId } from '../store/ids.js';
 import { insertLedgerRow, sumLedger } from '../store/ledger-rows.js';
 import type { Store } from '../store/open.js';
+import type { DB } from '../store/schema.js';
 import { insertUsage } from '../store/usage.js';
+import { capCharge } from './charge-cap.js';
 
 // `now` is optional everywhere: production uses the clock, tests pin it to compare whole rows.
 
@@ -29,7 +30,13 @@ export async function createAccount(
   const id = newId('acct');
   return store.db.transaction().execute(async (trx) => {
     const account = await insertAccount(trx, {
-      id, name, balance_micros: creditMicros, held_micros: 0, webhook_secret: newWebhookSecret(), created_at: now, overdraft_micros: overdraftMicros,
+      id,
+      name,
+      balance_micros: creditMicros,
+      held_micros: 0,
+      webhook_secret: newWebhookSecret(),
+      created_at: now,
+      overdraft_micros: overdraftMicros,
     });
     if (creditMicros > 0) {
       await insertLedgerRow(trx, ledgerRow({ accountId: id, kind: 'credit', balanceDelta: creditMicros, now }));
@@ -75,13 +82,39 @@ export interface HoldRequest {
 
 export async function holdFunds(store: Store, request: HoldRequest): Promise<{ holdId: string; amountMicros: number }> {
   requireMicros('amountMicros', request.amountMicros, { min: 0 });
-  return store.db.transaction().execute((trx) => holdFundsIn(trx, request));
+  if (!store.hotLedger) return store.db.transaction().execute((trx) => holdFundsIn(trx, request));
+  const holdId = newId('hold');
+  const held = await store.hotLedger.hold({
+    holdId,
+    accountId: request.accountId,
+    keyId: request.keyId ?? null,
+    amountMicros: request.amountMicros,
+    requestId: request.requestId,
+    model: request.model,
+    endpoint: request.endpoint,
+    instanceId: request.instanceId ?? null,
+    clientRequestId: request.clientRequestId ?? null,
+    now: request.now ?? Date.now(),
+  });
+  if (!held) throw (await findAccount(store.db, request.accountId)) ? billing() : notFound(`account ${request.accountId} not found`);
+  return { holdId, amountMicros: request.amountMicros };
 }
 
 /** The hold step inside a caller's transaction (a task row and its hold are written together). */
 export async function holdFundsIn(
   trx: Kysely<DB>,
-  { accountId, keyId = null, amountMicros, requestId, model, endpoint, taskId = null, instanceId = null, clientRequestId = null, now = Date.now() }: HoldRequest,
+  {
+    accountId,
+    keyId = null,
+    amountMicros,
+    requestId,
+    model,
+    endpoint,
+    taskId = null,
+    instanceId = null,
+    clientRequestId = null,
+    now = Date.now(),
+  }: HoldRequest,
 ): Promise<{ holdId: string; amountMicros: number }> {
   requireMicros('amountMicros', amountMicros, { min: 0 });
   const holdId = newId('hold');
@@ -89,13 +122,35 @@ export async function holdFundsIn(
     throw (await findAccount(trx, accountId)) ? billing() : notFound(`account ${accountId} not found`);
   }
   await insertHold(trx, {
-    id: holdId, account_id: accountId, key_id: keyId, amount_micros: amountMicros, state: 'open',
-    request_id: requestId, model, endpoint, task_id: taskId, charged_micros: null, created_at: now, ended_at: null,
-    instance_id: instanceId, progress: null, client_request_id: clientRequestId,
+    id: holdId,
+    account_id: accountId,
+    key_id: keyId,
+    amount_micros: amountMicros,
+    state: 'open',
+    request_id: requestId,
+    model,
+    endpoint,
+    task_id: taskId,
+    charged_micros: null,
+    created_at: now,
+    ended_at: null,
+    instance_id: instanceId,
+    progress: null,
+    client_request_id: clientRequestId,
   });
-  await insertLedgerRow(trx, ledgerRow({
-    accountId, kind: 'hold', balanceDelta: -amountMicros, heldDelta: amountMicros, holdId, requestId, model, now,
-  }));
+  await insertLedgerRow(
+    trx,
+    ledgerRow({
+      accountId,
+      kind: 'hold',
+      balanceDelta: -amountMicros,
+      heldDelta: amountMicros,
+      holdId,
+      requestId,
+      model,
+      now,
+    }),
+  );
   return { holdId, amountMicros };
 }
 
@@ -119,6 +174,20 @@ export interface SettleOutcome {
 
 export async function settleHold(store: Store, holdId: string, options: SettleOptions): Promise<SettleOutcome> {
   requireMicros('chargeMicros', options.chargeMicros, { min: 0 });
+  if (store.hotLedger) {
+    const { chargeMicros, units, requestId, flags = [], now = Date.now() } = options;
+    const result = await store.hotLedger.settle({
+      holdId,
+      chargeMicros,
+      units: JSON.stringify(units),
+      requestId: requestId ?? null,
+      flags,
+      usageId: newId('use'),
+      now,
+    });
+    if (result.kind === 'applied') return { applied: true, chargedMicros: result.chargedMicros, unbilledMicros: result.unbilledMicros };
+    if (result.kind === 'not-open') return { applied: false, chargedMicros: (await endedHold(store.db, holdId)).charged_micros ?? 0, unbilledMicros: 0 };
+  }
   return store.db.transaction().execute((trx) => settleHoldIn(trx, holdId, options));
 }
 
@@ -135,38 +204,55 @@ export async function settleHoldIn(
   requireMicros('chargeMicros', chargeMicros, { min: 0 });
   const hold = await closeHold(trx, { id: holdId, state: 'settled', chargedMicros: chargeMicros, now });
   if (!hold) return { applied: false, chargedMicros: (await endedHold(trx, holdId)).charged_micros ?? 0, unbilledMicros: 0 };
-  let charged = Math.min(chargeMicros, hold.amount_micros);
-  if (chargeMicros > hold.amount_micros) {
-    charged += await overdraftRoom(trx, hold.account_id, chargeMicros - hold.amount_micros);
-    await setCharged(trx, holdId, charged);
-  }
-  const unbilled = chargeMicros - charged;
+  // Past the hold, the balance and overdraft are read under the account's row lock.
+  const funds = chargeMicros > hold.amount_micros ? await lockAccount(trx, hold.account_id) : undefined;
+  const { chargedMicros: charged, unbilledMicros: unbilled } = capCharge({
+    chargeMicros,
+    heldMicros: hold.amount_micros,
+    balanceMicros: funds?.balance_micros ?? 0,
+    overdraftMicros: funds?.overdraft_micros ?? 0,
+  });
+  if (charged !== chargeMicros) await setCharged(trx, holdId, charged);
   const returned = hold.amount_micros - charged;
   await adjustAccount(trx, { accountId: hold.account_id, balanceDeltaMicros: returned, heldDeltaMicros: -hold.amount_micros });
-  await insertLedgerRow(trx, ledgerRow({
-    accountId: hold.account_id, kind: 'settle', balanceDelta: returned, heldDelta: -hold.amount_micros,
-    holdId, requestId: requestId ?? hold.request_id, model: hold.model, now,
-  }));
+  await insertLedgerRow(
+    trx,
+    ledgerRow({
+      accountId: hold.account_id,
+      kind: 'settle',
+      balanceDelta: returned,
+      heldDelta: -hold.amount_micros,
+      holdId,
+      requestId: requestId ?? hold.request_id,
+      model: hold.model,
+      now,
+    }),
+  );
   const allFlags = unbilled > 0 ? [...flags, 'capped'] : flags;
   // Written even for a charge of 0: a free model's use is still use (DESIGN §3).
   await insertUsage(trx, {
-    id: newId('use'), account_id: hold.account_id, key_id: hold.key_id, hold_id: holdId,
-    request_id: requestId ?? hold.request_id, model: hold.model, endpoint: hold.endpoint,
-    units: JSON.stringify(units), amount_micros: charged, created_at: now, unbilled_micros: unbilled,
-    flags: allFlags.length > 0 ? allFlags.join(',') : null, client_request_id: hold.client_request_id,
+    id: newId('use'),
+    account_id: hold.account_id,
+    key_id: hold.key_id,
+    hold_id: holdId,
+    request_id: requestId ?? hold.request_id,
+    model: hold.model,
+    endpoint: hold.endpoint,
+    units: JSON.stringify(units),
+    amount_micros: charged,
+    created_at: now,
+    unbilled_micros: unbilled,
+    flags: allFlags.length > 0 ? allFlags.join(',') : null,
+    client_request_id: hold.client_request_id,
   });
   return { applied: true, chargedMicros: charged, unbilledMicros: unbilled };
 }
 
-/** How much of `wanted` beyond the hold the account's overdraft allows, its balance read under a row lock. */
-async function overdraftRoom(trx: Kysely<DB>, accountId: string, wanted: number): Promise<number> {
-  const account = await lockAccount(trx, accountId);
-  if (!account || account.overdraft_micros <= 0) return 0;
-  return Math.max(0, Math.min(wanted, account.overdraft_micros, account.balance_micros + account.overdraft_micros));
-}
-
 export async function releaseHold(store: Store, holdId: string, options: { note?: string; now?: number } = {}): Promise<{ applied: boolean }> {
-  return store.db.transaction().execute((trx) => releaseHoldIn(trx, holdId, options));
+  if (!store.hotLedger) return store.db.transaction().execute((trx) => releaseHoldIn(trx, holdId, options));
+  if (await store.hotLedger.release({ holdId, note: options.note ?? null, now: options.now ?? Date.now() })) return { applied: true };
+  await endedHold(store.db, holdId);
+  return { applied: false };
 }
 
 /** The release step inside a caller's transaction. */
@@ -181,12 +267,24 @@ export async function releaseHoldIn(
     return { applied: false };
   }
   await adjustAccount(trx, {
-    accountId: hold.account_id, balanceDeltaMicros: hold.amount_micros, heldDeltaMicros: -hold.amount_micros,
+    accountId: hold.account_id,
+    balanceDeltaMicros: hold.amount_micros,
+    heldDeltaMicros: -hold.amount_micros,
   });
-  await insertLedgerRow(trx, ledgerRow({
-    accountId: hold.account_id, kind: 'release', balanceDelta: hold.amount_micros, heldDelta: -hold.amount_micros,
-    holdId, requestId: hold.request_id, model: hold.model, note, now,
-  }));
+  await insertLedgerRow(
+    trx,
+    ledgerRow({
+      accountId: hold.account_id,
+      kind: 'release',
+      balanceDelta: hold.amount_micros,
+      heldDelta: -hold.amount_micros,
+      holdId,
+      requestId: hold.request_id,
+      model: hold.model,
+      note,
+      now,
+    }),
+  );
   return { applied: true };
 }
 
@@ -229,12 +327,25 @@ function requireMicros(field: string, value: number, { min }: { min: number }): 
 }
 
 function ledgerRow(m: {
-  accountId: string; kind: 'credit' | 'hold' | 'settle' | 'release'; balanceDelta: number; heldDelta?: number;
-  holdId?: string; requestId?: string | null; model?: string; note?: string; now: number;
+  accountId: string;
+  kind: 'credit' | 'hold' | 'settle' | 'release';
+  balanceDelta: number;
+  heldDelta?: number;
+  holdId?: string;
+  requestId?: string | null;
+  model?: string;
+  note?: string;
+  now: number;
 }) {
   return {
-    account_id: m.accountId, kind: m.kind, balance_delta_micros: m.balanceDelta, held_delta_micros: m.heldDelta ?? 0,
-    hold_id: m.holdId ?? null, request_id: m.requestId ?? null, model: m.model ?? null, note: m.note ?? null,
+    account_id: m.accountId,
+    kind: m.kind,
+    balance_delta_micros: m.balanceDelta,
+    held_delta_micros: m.heldDelta ?? 0,
+    hold_id: m.holdId ?? null,
+    request_id: m.requestId ?? null,
+    model: m.model ?? null,
+    note: m.note ?? null,
     created_at: m.now,
   };
 }

@@ -2,10 +2,11 @@
 // minute of the death, from what the call recorded. A stream that recorded delivered output is
 // billed for it; anything else is released. Running idempotency records of the dead instance are
 // freed, so a retry with the same key runs again.
-import type { Store } from '../store/open.js';
+
 import { type HoldRow, listOrphanedHolds } from '../store/holds.js';
 import { releaseRunningOfDeadInstances } from '../store/idempotency.js';
 import { removeDeadInstances } from '../store/instances.js';
+import type { Store } from '../store/open.js';
 import { releaseHold, settleHold } from './ledger.js';
 
 export interface RecoveryLogger {
@@ -52,7 +53,11 @@ async function endOrphan(store: Store, hold: HoldRow): Promise<'settled' | 'rele
 export async function endOrphanedHolds(store: Store, options: RecoveryOptions): Promise<{ settled: number; released: number }> {
   const counts = { settled: 0, released: 0 };
   for (;;) {
-    const holds = await listOrphanedHolds(store.db, { heartbeatBefore: options.heartbeatBefore, legacyCreatedBefore: options.legacyCreatedBefore, limit: BATCH });
+    const holds = await listOrphanedHolds(store.db, {
+      heartbeatBefore: options.heartbeatBefore,
+      legacyCreatedBefore: options.legacyCreatedBefore,
+      limit: BATCH,
+    });
     let failures = 0;
     for (const hold of holds) {
       try {
@@ -68,6 +73,7 @@ export async function endOrphanedHolds(store: Store, options: RecoveryOptions): 
   }
   const freedKeys = await releaseRunningOfDeadInstances(store.db, { heartbeatBefore: options.heartbeatBefore });
   await removeDeadInstances(store.db, { heartbeatBefore: options.heartbeatBefore });
-  if (counts.settled + counts.released + freedKeys > 0) options.log.info({ ...counts, freedIdempotencyKeys: freedKeys }, 'ended the holds of stopped instances');
+  if (counts.settled + counts.released + freedKeys > 0)
+    options.log.info({ ...counts, freedIdempotencyKeys: freedKeys }, 'ended the holds of stopped instances');
   return counts;
 }

@@ -4,9 +4,9 @@
 // gate (closeHold) makes a replay of an end that did land harmless.
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Store } from '../store/open.js';
 import type { StoreHealth } from '../store/health.js';
-import { releaseHold, settleHold, type SettleOutcome } from './ledger.js';
+import type { Store } from '../store/open.js';
+import { releaseHold, type SettleOutcome, settleHold } from './ledger.js';
 
 export type HoldEnd =
   | { kind: 'settle'; holdId: string; model: string; chargeMicros: number; units: Record<string, number>; requestId?: string; flags?: string[] }

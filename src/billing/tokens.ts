@@ -28,6 +28,11 @@ function encoding(name: TokenizerName): CountTokens {
   return count;
 }
 
+/** Builds the named encodings now, so the first call that counts with one does not pay for it. */
+export function loadTokenizers(names: Iterable<TokenizerName>): void {
+  for (const name of new Set(names)) encoding(name);
+}
+
 export function countTokens(text: string, tokenizer: TokenizerName = DEFAULT_TOKENIZER): number {
   return text.length === 0 ? 0 : encoding(tokenizer)(text);
 }

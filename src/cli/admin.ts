@@ -24,31 +24,51 @@ async function accountOrFail(store: Store, id: string) {
 
 export function accountsCommand(withStore: WithStore): Command {
   const accounts = new Command('accounts').description('manage accounts and their balances');
-  accounts.command('create').requiredOption('--name <name>').option('--credit <micros>', 'opening balance in micros', micros)
-    .action((opts: { name: string; credit?: number }) => withStore(async (store) => accountView(await createAccount(store, { name: opts.name, creditMicros: opts.credit ?? 0 }))));
-  accounts.command('show <id>')
-    .action((id: string) => withStore(async (store) => accountView(await accountOrFail(store, id))));
-  accounts.command('credit <id> <micros>').option('--note <note>')
-    .action((id: string, amount: string, opts: { note?: string }) => withStore(async (store) => accountView(await creditAccount(store, { accountId: id, amountMicros: micros(amount), note: opts.note }))));
-  accounts.command('ledger <id>')
-    .action((id: string) => withStore(async (store) => ({ data: (await listLedger(store.db, { accountId: (await accountOrFail(store, id)).id })).map(ledgerView) })));
-  accounts.command('usage <id>')
-    .action((id: string) => withStore(async (store) => ({ data: (await listUsage(store.db, { accountId: (await accountOrFail(store, id)).id })).map(usageView) })));
+  accounts
+    .command('create')
+    .requiredOption('--name <name>')
+    .option('--credit <micros>', 'opening balance in micros', micros)
+    .action((opts: { name: string; credit?: number }) =>
+      withStore(async (store) => accountView(await createAccount(store, { name: opts.name, creditMicros: opts.credit ?? 0 }))),
+    );
+  accounts.command('show <id>').action((id: string) => withStore(async (store) => accountView(await accountOrFail(store, id))));
+  accounts
+    .command('credit <id> <micros>')
+    .option('--note <note>')
+    .action((id: string, amount: string, opts: { note?: string }) =>
+      withStore(async (store) => accountView(await creditAccount(store, { accountId: id, amountMicros: micros(amount), note: opts.note }))),
+    );
+  accounts
+    .command('ledger <id>')
+    .action((id: string) =>
+      withStore(async (store) => ({ data: (await listLedger(store.db, { accountId: (await accountOrFail(store, id)).id })).map(ledgerView) })),
+    );
+  accounts
+    .command('usage <id>')
+    .action((id: string) =>
+      withStore(async (store) => ({ data: (await listUsage(store.db, { accountId: (await accountOrFail(store, id)).id })).map(usageView) })),
+    );
   return accounts;
 }
 
 export function keysCommand(withStore: WithStore): Command {
   const keys = new Command('keys').description('issue and revoke API keys');
-  keys.command('create <accountId>').option('--name <name>').option('--rpm <n>', 'requests per minute', (v) => micros(v))
-    .action((accountId: string, opts: { name?: string; rpm?: number }) => withStore(async (store) => {
-      const account = await accountOrFail(store, accountId);
-      const { key, row } = await issueApiKey(store, { accountId: account.id, name: opts.name ?? null, rpm: opts.rpm ?? null });
-      return { id: row.id, key, prefix: row.prefix, created_at: new Date(row.created_at).toISOString() };
-    }));
-  keys.command('revoke <keyId>')
-    .action((keyId: string) => withStore(async (store) => {
+  keys
+    .command('create <accountId>')
+    .option('--name <name>')
+    .option('--rpm <n>', 'requests per minute', (v) => micros(v))
+    .action((accountId: string, opts: { name?: string; rpm?: number }) =>
+      withStore(async (store) => {
+        const account = await accountOrFail(store, accountId);
+        const { key, row } = await issueApiKey(store, { accountId: account.id, name: opts.name ?? null, rpm: opts.rpm ?? null });
+        return { id: row.id, key, prefix: row.prefix, created_at: new Date(row.created_at).toISOString() };
+      }),
+    );
+  keys.command('revoke <keyId>').action((keyId: string) =>
+    withStore(async (store) => {
       if (!(await revokeApiKey(store.db, { keyId, now: Date.now() }))) throw new Error(`key ${keyId} not found or already revoked`);
       return { id: keyId, revoked: true };
-    }));
+    }),
+  );
   return keys;
 }

@@ -1,12 +1,13 @@
 // `tollroute serve`: the gateway (and, on the built-in catalogue, the sandbox beside it) until SIGTERM.
-import type { FastifyBaseLogger } from 'fastify';
+
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
 import { hashApiKey, issueApiKey } from '../billing/api-keys.js';
 import { createAccount } from '../billing/ledger.js';
 import type { LoadedConfig } from '../config/load.js';
 import { createGateway, type Gateway } from '../gateway.js';
-import { startSandbox, type Sandbox } from '../sandbox/server.js';
+import { type Sandbox, startSandbox } from '../sandbox/server.js';
 import { findAccountByName } from '../store/accounts.js';
 import { findApiKeyByHash } from '../store/api-keys.js';
 import type { Store } from '../store/open.js';
@@ -59,7 +60,9 @@ export async function serve(loaded: LoadedConfig, logger: FastifyBaseLogger): Pr
   if (loaded.source === 'built-in sandbox catalogue') {
     const demo = await demoKey(gateway.store, config.data_dir);
     lines.push(`  demo account ${demo.accountId}, API key: ${demo.key}`);
-    lines.push(`  try: curl ${url}/v1/chat/completions -H "Authorization: Bearer ${demo.key}" -H 'content-type: application/json' -d '{"model":"sandbox-chat","messages":[{"role":"user","content":"hello"}]}'`);
+    lines.push(
+      `  try: curl ${url}/v1/chat/completions -H "Authorization: Bearer ${demo.key}" -H 'content-type: application/json' -d '{"model":"sandbox-chat","messages":[{"role":"user","content":"hello"}]}'`,
+    );
   }
   // A banner for the operator's terminal, kept out of the JSON logs (which never carry secrets).
   process.stderr.write(`${lines.join('\n')}\n`);

@@ -4,8 +4,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ZodError } from 'zod';
-import { ConfigSchema, type Config, type ConfigInput } from './schema.js';
 import { sandboxCatalogue } from './sandbox-catalogue.js';
+import { type Config, type ConfigInput, ConfigSchema } from './schema.js';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -75,7 +75,7 @@ function applyEnv(input: Record<string, unknown>, env: Env): Record<string, unkn
 
 /** Validates a configuration object (from a file, the catalogue or a test) and fills defaults. */
 export function buildConfig(input: ConfigInput | Record<string, unknown>, source = 'configuration'): { config: Config; adminTokenGenerated: boolean } {
-  let parsed;
+  let parsed: ReturnType<typeof ConfigSchema.parse>;
   try {
     parsed = ConfigSchema.parse(input);
   } catch (error) {

@@ -35,10 +35,7 @@ const ChannelSchema = z
   .strict();
 
 const PriceSchema = z
-  .object(Object.fromEntries(PRICE_UNITS.map((unit) => [unit, micros.optional()])) as Record<
-    (typeof PRICE_UNITS)[number],
-    z.ZodOptional<typeof micros>
-  >)
+  .object(Object.fromEntries(PRICE_UNITS.map((unit) => [unit, micros.optional()])) as Record<(typeof PRICE_UNITS)[number], z.ZodOptional<typeof micros>>)
   .strict();
 
 const ModelSchema = z
@@ -87,7 +84,10 @@ export const ConfigSchema = z
     limits: z
       .object({
         default_rpm: positiveInt.default(600),
-        redis: z.string().regex(/^rediss?:\/\//, 'expected a redis:// URL').optional(),
+        redis: z
+          .string()
+          .regex(/^rediss?:\/\//, 'expected a redis:// URL')
+          .optional(),
         // The longest a take waits for Redis; past it this instance decides alone until a probe,
         // every redis_probe_ms, finds Redis answering again.
         redis_timeout_ms: positiveInt.default(200),
@@ -110,7 +110,10 @@ export const ConfigSchema = z
       })
       .strict()
       .default({}),
-    network: z.object({ allow_private_urls: z.boolean().default(false) }).strict().default({}),
+    network: z
+      .object({ allow_private_urls: z.boolean().default(false) })
+      .strict()
+      .default({}),
     // /metrics: behind a bearer token, and/or on its own port (then not on the gateway's).
     metrics: z
       .object({ token: z.string().min(16).optional(), port: z.number().int().min(0).max(65535).optional() })
@@ -147,7 +150,12 @@ export const ConfigSchema = z
     tasks: z
       .object({
         poll_interval_ms: z
-          .object({ image: positiveInt.default(1_000), video: positiveInt.default(5_000), erase: positiveInt.default(15_000), minutes: positiveInt.default(30_000) })
+          .object({
+            image: positiveInt.default(1_000),
+            video: positiveInt.default(5_000),
+            erase: positiveInt.default(15_000),
+            minutes: positiveInt.default(30_000),
+          })
           .strict()
           .default({}),
         tick_ms: positiveInt.default(500),

@@ -34,7 +34,7 @@ export function apiKeyHook(keys: KeyResolver) {
     if (refusedForMs > 0) throw rateLimited({ retryAfterMs: refusedForMs, message: 'too many failed authentications from this address' });
     const key = presentedKey(request);
     // No key, or not one of ours, never reaches the store: a plain 401, not counted against the address.
-    if (!key || !key.startsWith(KEY_PREFIX)) throw auth();
+    if (!key?.startsWith(KEY_PREFIX)) throw auth();
     const caller = await keys.resolve(key);
     if (!caller) {
       failures?.recordFailure(request.ip);

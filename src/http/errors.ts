@@ -52,9 +52,11 @@ export function describeSchemaError(errors: SchemaError[], dataVar: string): Err
   if (path === 'model' && error.keyword === 'minLength') return invalidRequest(MESSAGES.modelRequired);
   const where = path || dataVar;
   const detail =
-    error.keyword === 'enum' ? `must be one of ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`
-    : error.keyword === 'type' ? `must be ${String(error.params.type).split(',').join(' or ')}`
-    : error.message;
+    error.keyword === 'enum'
+      ? `must be one of ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`
+      : error.keyword === 'type'
+        ? `must be ${String(error.params.type).split(',').join(' or ')}`
+        : error.message;
   return invalidRequest(`${where}: ${detail}`);
 }
 
@@ -62,7 +64,10 @@ export function sendError(reply: FastifyReply, error: GatewayError) {
   // Every 429 says when to come back (DESIGN §5), so the SDKs' retries wait for it rather than guess.
   if (error.status === 429) reply.header('retry-after', String(error.retryAfterSeconds ?? 1));
   if (error.passThrough) {
-    return reply.code(error.status).type(error.passThrough.contentType ?? 'application/json').send(error.passThrough.body);
+    return reply
+      .code(error.status)
+      .type(error.passThrough.contentType ?? 'application/json')
+      .send(error.passThrough.body);
   }
   return reply.code(error.status).type('application/json').send({ error: error.message, type: error.type });
 }
@@ -107,10 +112,17 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: import('
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const known = (error.code ? CLIENT_ERRORS[error.code] : undefined) ?? { status: 400, reason: 'Bad Request', message: 'the request is not valid HTTP' };
   const body = JSON.stringify({ error: known.message, type: 'invalid_request_error' });
+  // Destroying the socket at once, with the caller's bytes still unread, resets the connection,
+  // and a reset can discard our answer before the caller reads it. So end gracefully (answer,
+  // then FIN) and destroy when the caller closes its side, or after a short grace.
+  const destroy = () => socket.destroy(error);
+  socket.once('end', destroy);
+  setTimeout(destroy, 1_000).unref();
   if (socket.writable) {
-    socket.write(`HTTP/1.1 ${known.status} ${known.reason}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`);
-  }
-  socket.destroy(error);
+    socket.end(
+      `HTTP/1.1 ${known.status} ${known.reason}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`,
+    );
+  } else destroy();
 }
 
 export function registerErrorHandlers(app: FastifyInstance, health: StoreHealth) {

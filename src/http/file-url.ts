@@ -10,11 +10,7 @@ import type { Store } from '../store/open.js';
 import { requireSafeUrl } from './task-handler.js';
 
 /** The URL to hand the upstream (normalised), or a 400 naming the field. */
-export async function checkedFileUrl(
-  deps: { store: Store; publicUrl: string; allowPrivateUrls: boolean },
-  raw: string,
-  field = 'file_url',
-): Promise<string> {
+export async function checkedFileUrl(deps: { store: Store; publicUrl: string; allowPrivateUrls: boolean }, raw: string, field = 'file_url'): Promise<string> {
   const parsed = parseUserUrl(raw, field);
   if ('problem' in parsed) throw invalidRequest(parsed.problem);
   const ownId = ownFileId(parsed.url, deps.publicUrl);

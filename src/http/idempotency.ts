@@ -38,7 +38,9 @@ export async function runIdempotent(
   }
   const accountId = requireCaller(request).accountId;
   // The route is part of the fingerprint: one key reused on another endpoint is a different request.
-  const bodyHash = createHash('sha256').update(`${request.method} ${request.routeOptions.url}\n${JSON.stringify(fingerprint ?? null)}`).digest('hex');
+  const bodyHash = createHash('sha256')
+    .update(`${request.method} ${request.routeOptions.url}\n${JSON.stringify(fingerprint ?? null)}`)
+    .digest('hex');
   const begun = await beginIdempotent(store.db, { accountId, key, bodyHash, now: Date.now(), instanceId, requestId: request.id });
   if (begun.kind === 'mismatch') throw unprocessable('Idempotency-Key was already used with a different request');
   if (begun.kind === 'running') throw conflict('a request with this Idempotency-Key is still running');

@@ -2,9 +2,9 @@
 // other instances learn within the cache's short lifetime.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AuthFailureLimit } from '../limits/auth-failures.js';
-import { findApiKeyByHash, type ApiKeyRow } from '../store/api-keys.js';
-import type { Store } from '../store/open.js';
 import type { Caller } from '../pipeline/types.js';
+import { type ApiKeyRow, findApiKeyByHash } from '../store/api-keys.js';
+import type { Store } from '../store/open.js';
 
 export interface KeyResolver {
   resolve(key: string): Promise<Caller | undefined>;

@@ -3,8 +3,8 @@
 import type { ServerResponse } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyRequest, RouteHandlerMethod } from 'fastify';
-import type { Pipeline } from '../pipeline/metered-call.js';
 import { invalidRequest } from '../errors.js';
+import type { Pipeline } from '../pipeline/metered-call.js';
 import type { MeteredEndpoint, StreamAnswer } from '../pipeline/types.js';
 import type { Store } from '../store/open.js';
 import { requireCaller } from './auth.js';
@@ -77,23 +77,37 @@ export function meteredHandler<Body>(deps: { pipeline: Pipeline; store: Store },
     const deadline = AbortSignal.timeout(deps.pipeline.callTimeoutMs);
     const signal = streams ? AbortSignal.any([abortOnClientGone(reply), deadline]) : deadline;
     const modelId = route.modelOf ? route.modelOf(request) : (body as { model?: string } | undefined)?.model;
-    const call = () => deps.pipeline.run(route, { caller: requireCaller(request), modelId, body, requestId: request.id, clientRequestId: request.clientRequestId, signal }, request.log);
+    const call = () =>
+      deps.pipeline.run(
+        route,
+        { caller: requireCaller(request), modelId, body, requestId: request.id, clientRequestId: request.clientRequestId, signal },
+        request.log,
+      );
 
     if (!streams) {
-      return runIdempotent({ store: deps.store, instanceId: deps.pipeline.instanceId }, request, reply, async () => {
-        const answer = await call();
-        if (answer.kind !== 'json') throw new Error(`${route.endpoint}: expected a JSON answer`);
-        return { statusCode: answer.statusCode ?? 200, body: answer.body };
-      }, route.fingerprint ? route.fingerprint(body) : body);
+      return runIdempotent(
+        { store: deps.store, instanceId: deps.pipeline.instanceId },
+        request,
+        reply,
+        async () => {
+          const answer = await call();
+          if (answer.kind !== 'json') throw new Error(`${route.endpoint}: expected a JSON answer`);
+          request.upstreamMs = answer.upstreamMs;
+          return { statusCode: answer.statusCode ?? 200, body: answer.body };
+        },
+        route.fingerprint ? route.fingerprint(body) : body,
+      );
     }
 
     const answer = await call();
+    request.upstreamMs = answer.upstreamMs;
     if (answer.kind === 'json') return reply.code(answer.statusCode ?? 200).send(answer.body);
     reply.hijack();
     reply.raw.writeHead(answer.statusCode ?? 200, {
       'content-type': answer.contentType,
       'cache-control': 'no-cache',
       'x-request-id': request.id,
+      'server-timing': request.serverTiming(),
     });
     sendStream(answer, reply.raw, request.log, route.streamFailure);
   };

@@ -4,7 +4,17 @@ import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
 import { bearerMatcher } from './auth.js';
 
-export async function startMetricsServer({ host, port, token, registry }: { host: string; port: number; token?: string; registry: Registry }): Promise<{ url: string; close(): Promise<void> }> {
+export async function startMetricsServer({
+  host,
+  port,
+  token,
+  registry,
+}: {
+  host: string;
+  port: number;
+  token?: string;
+  registry: Registry;
+}): Promise<{ url: string; close(): Promise<void> }> {
   const allowed = token ? bearerMatcher(token) : () => true;
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];

@@ -1,13 +1,14 @@
 // Prometheus metrics: requests, their latency, upstream latency and amounts billed.
 import type { FastifyInstance } from 'fastify';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { auth } from '../errors.js';
 import type { PipelineMetrics } from '../pipeline/metered-call.js';
-import { bearerMatcher } from './auth.js';
 import type { ConnectionWaitObserver } from '../upstreams/pool.js';
+import { bearerMatcher } from './auth.js';
 import type { KeyLookupResult } from './key-resolver.js';
+import type { ServerTimingObserver } from './server-timing.js';
 
-export interface GatewayMetrics extends PipelineMetrics, ConnectionWaitObserver {
+export interface GatewayMetrics extends PipelineMetrics, ConnectionWaitObserver, ServerTimingObserver {
   registry: Registry;
   /** A webhook attempt recorded (fits webhooks/deliverer.ts, which http/ does not import). */
   observeWebhookAttempt(outcome: string, lateSeconds: number): void;
@@ -22,48 +23,103 @@ export interface GatewayMetrics extends PipelineMetrics, ConnectionWaitObserver 
 export function createMetrics(): GatewayMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'tollroute_' });
-  const requests = new Counter({ name: 'tollroute_http_requests_total', help: 'HTTP requests answered', labelNames: ['method', 'route', 'status'], registers: [registry] });
+  const requests = new Counter({
+    name: 'tollroute_http_requests_total',
+    help: 'HTTP requests answered',
+    labelNames: ['method', 'route', 'status'],
+    registers: [registry],
+  });
   const latency = new Histogram({
-    name: 'tollroute_http_request_duration_seconds', help: 'Time from request to the end of the answer (streams included)',
-    labelNames: ['method', 'route'], buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120], registers: [registry],
+    name: 'tollroute_http_request_duration_seconds',
+    help: 'Time from request to the end of the answer (streams included)',
+    labelNames: ['method', 'route'],
+    buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120],
+    registers: [registry],
+  });
+  const gatewayTime = new Histogram({
+    name: 'tollroute_gateway_time_seconds',
+    help: "The gateway's own time per answer: arrival to the answer's headers, less the upstream's time",
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5],
+    registers: [registry],
   });
   const upstream = new Histogram({
-    name: 'tollroute_upstream_duration_seconds', help: 'Upstream call time, to the last byte',
-    labelNames: ['model', 'channel', 'outcome'], buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120], registers: [registry],
+    name: 'tollroute_upstream_duration_seconds',
+    help: 'Upstream call time, to the last byte',
+    labelNames: ['model', 'channel', 'outcome'],
+    buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120],
+    registers: [registry],
   });
   const billed = new Counter({ name: 'tollroute_billed_micros_total', help: 'Amounts settled, in micros', labelNames: ['model'], registers: [registry] });
   const unbilled = new Counter({
-    name: 'tollroute_unbilled_micros_total', help: 'Usage beyond the hold plus overdraft: recorded on the usage row, not taken', labelNames: ['model'], registers: [registry],
+    name: 'tollroute_unbilled_micros_total',
+    help: 'Usage beyond the hold plus overdraft: recorded on the usage row, not taken',
+    labelNames: ['model'],
+    registers: [registry],
   });
-  const clamped = new Counter({ name: 'tollroute_usage_clamped_total', help: 'Upstream usage figures that were not sane and were clamped', labelNames: ['model'], registers: [registry] });
+  const clamped = new Counter({
+    name: 'tollroute_usage_clamped_total',
+    help: 'Upstream usage figures that were not sane and were clamped',
+    labelNames: ['model'],
+    registers: [registry],
+  });
   const authFailures = new Counter({
-    name: 'tollroute_upstream_auth_failures_total', help: 'Upstream refusals of the channel credentials (401/403): an operator alert', labelNames: ['channel'], registers: [registry],
+    name: 'tollroute_upstream_auth_failures_total',
+    help: 'Upstream refusals of the channel credentials (401/403): an operator alert',
+    labelNames: ['channel'],
+    registers: [registry],
   });
   const webhookAttempts = new Histogram({
-    name: 'tollroute_webhook_attempt_lateness_seconds', help: 'Webhook attempts made, by outcome, and how long after their due time each started',
-    labelNames: ['outcome'], buckets: [0.1, 0.5, 1, 5, 30, 120], registers: [registry],
+    name: 'tollroute_webhook_attempt_lateness_seconds',
+    help: 'Webhook attempts made, by outcome, and how long after their due time each started',
+    labelNames: ['outcome'],
+    buckets: [0.1, 0.5, 1, 5, 30, 120],
+    registers: [registry],
   });
   const connectionWait = new Histogram({
-    name: 'tollroute_upstream_connection_wait_seconds', help: 'Time a call waited for a connection of its channel (queue and connect), timed-out waits included',
-    labelNames: ['channel'], buckets: [0.001, 0.005, 0.025, 0.1, 0.25, 1, 2.5, 5, 10, 30], registers: [registry],
+    name: 'tollroute_upstream_connection_wait_seconds',
+    help: 'Time a call waited for a connection of its channel (queue and connect), timed-out waits included',
+    labelNames: ['channel'],
+    buckets: [0.001, 0.005, 0.025, 0.1, 0.25, 1, 2.5, 5, 10, 30],
+    registers: [registry],
   });
   const connectionWaitTimeouts = new Counter({
-    name: 'tollroute_upstream_connection_wait_timeouts_total', help: 'Calls refused (502, released) after waiting connection_wait_ms for a connection', labelNames: ['channel'], registers: [registry],
+    name: 'tollroute_upstream_connection_wait_timeouts_total',
+    help: 'Calls refused (502, released) after waiting connection_wait_ms for a connection',
+    labelNames: ['channel'],
+    registers: [registry],
   });
   const keyLookups = new Counter({
-    name: 'tollroute_api_key_lookups_total', help: 'API keys looked up in the store (memory answers the rest)', labelNames: ['result'], registers: [registry],
+    name: 'tollroute_api_key_lookups_total',
+    help: 'API keys looked up in the store (memory answers the rest)',
+    labelNames: ['result'],
+    registers: [registry],
   });
   let limiter = { degraded: () => false };
-  new Gauge({ name: 'tollroute_rate_limiter_degraded', help: '1 while Redis fails and each instance enforces rate limits alone', registers: [registry], collect() {
-    this.set(limiter.degraded() ? 1 : 0);
-  } });
+  new Gauge({
+    name: 'tollroute_rate_limiter_degraded',
+    help: '1 while Redis fails and each instance enforces rate limits alone',
+    registers: [registry],
+    collect() {
+      this.set(limiter.degraded() ? 1 : 0);
+    },
+  });
   let money = { storeWritable: () => true, pendingSettlements: () => 0 };
-  new Gauge({ name: 'tollroute_store_writable', help: '1 while the store takes writes, 0 while it refuses them', registers: [registry], collect() {
-    this.set(money.storeWritable() ? 1 : 0);
-  } });
-  new Gauge({ name: 'tollroute_pending_settlements', help: 'Hold ends waiting for the store to take them', registers: [registry], collect() {
-    this.set(money.pendingSettlements());
-  } });
+  new Gauge({
+    name: 'tollroute_store_writable',
+    help: '1 while the store takes writes, 0 while it refuses them',
+    registers: [registry],
+    collect() {
+      this.set(money.storeWritable() ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'tollroute_pending_settlements',
+    help: 'Hold ends waiting for the store to take them',
+    registers: [registry],
+    collect() {
+      this.set(money.pendingSettlements());
+    },
+  });
 
   return {
     registry,
@@ -82,6 +138,7 @@ export function createMetrics(): GatewayMetrics {
     observeConnectionWait: (channel, seconds) => connectionWait.observe({ channel }, seconds),
     countConnectionWaitTimeout: (channel) => connectionWaitTimeouts.inc({ channel }),
     countKeyLookup: (result) => keyLookups.inc({ result }),
+    observeGatewayTime: (seconds) => gatewayTime.observe(seconds),
     observeRequest({ method, route, status }, seconds) {
       requests.inc({ method, route, status });
       latency.observe({ method, route }, seconds);
@@ -102,15 +159,19 @@ export interface MetricsExposure {
   port?: number;
 }
 
+/** After registerServerTiming: it stamps each request's arrival. */
 export function registerRequestMetrics(app: FastifyInstance, metrics: GatewayMetrics, exposure: MetricsExposure = {}) {
   app.addHook('onRequest', async (request, reply) => {
-    const startedAt = performance.now();
     reply.raw.once('close', () => {
-      const seconds = (performance.now() - startedAt) / 1000;
+      const seconds = (performance.now() - request.arrivedAt) / 1000;
       const statusCode = reply.raw.statusCode;
       metrics.observeRequest({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(statusCode) }, seconds);
       request.log.info(
-        { req: { method: request.method, url: request.url.split('?')[0] }, res: { statusCode, complete: reply.raw.writableFinished }, responseTimeMs: Math.round(seconds * 1e4) / 10 },
+        {
+          req: { method: request.method, url: request.url.split('?')[0] },
+          res: { statusCode, complete: reply.raw.writableFinished },
+          responseTimeMs: Math.round(seconds * 1e4) / 10,
+        },
         'request completed',
       );
     });

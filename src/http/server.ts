@@ -7,28 +7,29 @@ import { unavailable } from '../errors.js';
 import type { Pipeline } from '../pipeline/metered-call.js';
 import type { StoreHealth } from '../store/health.js';
 import type { Store } from '../store/open.js';
-import { apiKeyHook } from './auth.js';
-import { registerJsonBodies, requireMultipartBoundary } from './json-body.js';
-import { answerClientError, describeSchemaError, registerErrorHandlers } from './errors.js';
-import type { KeyResolver } from './key-resolver.js';
-import { registerRequestMetrics, type GatewayMetrics } from './metrics.js';
 import type { SubmitDeps } from '../tasks/submit.js';
-import type { TaskRouteDeps } from './task-handler.js';
+import { apiKeyHook } from './auth.js';
+import { answerClientError, describeSchemaError, registerErrorHandlers } from './errors.js';
+import { registerJsonBodies, requireMultipartBoundary } from './json-body.js';
+import type { KeyResolver } from './key-resolver.js';
+import { type GatewayMetrics, registerRequestMetrics } from './metrics.js';
 import { adminRoutes } from './routes/admin.js';
 import { assetRoutes } from './routes/assets.js';
+import { chatRoutes } from './routes/chat.js';
 import { eraseRoutes } from './routes/erase.js';
 import { fileServeRoutes, fileUploadRoutes } from './routes/files.js';
-import { imageRoutes } from './routes/images.js';
-import { minutesRoutes } from './routes/minutes.js';
-import { videoRoutes } from './routes/videos.js';
-import { chatRoutes } from './routes/chat.js';
 import { healthRoutes } from './routes/health.js';
+import { imageRoutes } from './routes/images.js';
 import { messagesRoutes } from './routes/messages.js';
+import { minutesRoutes } from './routes/minutes.js';
+import { modelRoutes } from './routes/models.js';
 import { responsesRoutes } from './routes/responses.js';
 import { searchRoutes } from './routes/search.js';
 import { speechRoutes } from './routes/speech.js';
 import { translationRoutes } from './routes/translations.js';
-import { modelRoutes } from './routes/models.js';
+import { videoRoutes } from './routes/videos.js';
+import { registerServerTiming } from './server-timing.js';
+import type { TaskRouteDeps } from './task-handler.js';
 
 export interface ServerDeps {
   config: Config;
@@ -46,7 +47,14 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   const { config, store, pipeline, keys, metrics } = deps;
   const taskDeps: TaskRouteDeps = { store, pipeline, submit: deps.tasks, allowPrivateUrls: config.network.allow_private_urls, publicUrl: config.public_url };
-  const fileDeps = { store, pipeline, dataDir: config.data_dir, publicUrl: config.public_url, files: config.files, uploadLimitBytes: config.limits.upload_limit_bytes };
+  const fileDeps = {
+    store,
+    pipeline,
+    dataDir: config.data_dir,
+    publicUrl: config.public_url,
+    files: config.files,
+    uploadLimitBytes: config.limits.upload_limit_bytes,
+  };
   const app = Fastify({
     loggerInstance: deps.logger,
     bodyLimit: config.limits.body_limit_bytes,
@@ -91,6 +99,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
 
   registerErrorHandlers(app, deps.health);
   registerJsonBodies(app);
+  registerServerTiming(app, metrics);
   registerRequestMetrics(app, metrics, config.metrics);
   await app.register(healthRoutes, { store, health: deps.health, isClosing: () => closing });
   await app.register(adminRoutes, { store, keys, adminToken: config.admin_token });

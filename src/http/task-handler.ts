@@ -9,7 +9,7 @@ import type { ResolvedModel } from '../pipeline/types.js';
 import type { Store } from '../store/open.js';
 import type { TaskKind } from '../store/schema.js';
 import { findAccountTask, type TaskRow } from '../store/tasks.js';
-import { submitTask, type SubmitDeps } from '../tasks/submit.js';
+import { type SubmitDeps, submitTask } from '../tasks/submit.js';
 import { requireCaller } from './auth.js';
 import { runIdempotent } from './idempotency.js';
 
@@ -51,10 +51,20 @@ export function taskCreateHandler<Normalised>(deps: TaskRouteDeps, spec: TaskCre
       const normalised = await spec.normalise(request.body, request);
       const callbackUrl = spec.callbackUrlOf(normalised);
       await requireSafeUrl(callbackUrl, 'callback_url', deps.allowPrivateUrls);
-      const task = await submitTask(deps.submit, {
-        kind: spec.kind, caller, modelId: spec.modelOf(normalised), request: normalised,
-        estimate: (model) => spec.estimate(normalised, model), callbackUrl, requestId: request.id, clientRequestId: request.clientRequestId,
-      }, request.log);
+      const task = await submitTask(
+        deps.submit,
+        {
+          kind: spec.kind,
+          caller,
+          modelId: spec.modelOf(normalised),
+          request: normalised,
+          estimate: (model) => spec.estimate(normalised, model),
+          callbackUrl,
+          requestId: request.id,
+          clientRequestId: request.clientRequestId,
+        },
+        request.log,
+      );
       return { statusCode: 200, body: spec.view(task) };
     });
   };

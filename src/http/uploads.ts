@@ -26,11 +26,7 @@ export const tooLarge = (message: string) => new GatewayError(413, 'invalid_requ
  * writes, the key's rate limit, a multipart request, and a balance that covers `minimumMicros`.
  * Each refusal is answered without reading the body (endUnreadUpload ends the connection).
  */
-export async function admitUpload(
-  deps: { pipeline: Pipeline; store: Store },
-  request: FastifyRequest,
-  minimumMicros: number,
-): Promise<Caller> {
+export async function admitUpload(deps: { pipeline: Pipeline; store: Store }, request: FastifyRequest, minimumMicros: number): Promise<Caller> {
   const caller = requireCaller(request);
   deps.pipeline.requireWritableStore();
   await deps.pipeline.admit(caller, request.log);

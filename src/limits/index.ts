@@ -2,11 +2,11 @@ import { createFailoverRateLimiter, type FailoverLogger, type FailoverRateLimite
 import { createMemoryRateLimiter } from './memory-bucket.js';
 import { createRedisRateLimiter } from './redis-bucket.js';
 
-export type { RateLimiter, Take } from './rate-limiter.js';
-export { createMemoryRateLimiter, type MemoryRateLimiter } from './memory-bucket.js';
-export { createRedisRateLimiter, type RedisRateLimiter, type RedisRateLimiterOptions } from './redis-bucket.js';
+export { type AuthFailureLimit, createAuthFailureLimit } from './auth-failures.js';
 export { createFailoverRateLimiter, type FailoverRateLimiter } from './failover.js';
-export { createAuthFailureLimit, type AuthFailureLimit } from './auth-failures.js';
+export { createMemoryRateLimiter, type MemoryRateLimiter } from './memory-bucket.js';
+export type { RateLimiter, Take } from './rate-limiter.js';
+export { createRedisRateLimiter, type RedisRateLimiter, type RedisRateLimiterOptions } from './redis-bucket.js';
 
 /**
  * Redis when a URL is given, so that every gateway instance draws from one bucket per key; otherwise

@@ -1,4 +1,4 @@
-import { ALLOWED, assertRpm, msUntilToken, REFILL_WINDOW_MS, type RateLimiter, type Take } from './rate-limiter.js';
+import { ALLOWED, assertRpm, msUntilToken, type RateLimiter, REFILL_WINDOW_MS, type Take } from './rate-limiter.js';
 
 interface Bucket {
   tokens: number;
@@ -21,9 +21,7 @@ export interface MemoryRateLimiter extends RateLimiter {
  * a sweep per interval keeps only keys seen in the last two windows or so. The sweep runs lazily on a
  * take rather than on a timer: nothing to unref or clear, and a fake `now` drives it in tests.
  */
-export function createMemoryRateLimiter(
-  opts: { now?: () => number; sweepIntervalMs?: number } = {},
-): MemoryRateLimiter {
+export function createMemoryRateLimiter(opts: { now?: () => number; sweepIntervalMs?: number } = {}): MemoryRateLimiter {
   const now = opts.now ?? Date.now;
   const sweepIntervalMs = opts.sweepIntervalMs ?? REFILL_WINDOW_MS;
   const buckets = new Map<string, Bucket>();

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { ALLOWED, assertRpm, REFILL_WINDOW_MS, type RateLimiter } from './rate-limiter.js';
+import { ALLOWED, assertRpm, type RateLimiter, REFILL_WINDOW_MS } from './rate-limiter.js';
 
 // Read, refill, take and write in one script, so that concurrent takes from any number of gateway
 // instances are serialised by Redis and a bucket never hands out more than it holds.

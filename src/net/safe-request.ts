@@ -6,7 +6,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import { buildConnector, Client, type Dispatcher } from 'undici';
-import { ipLiteralHost, RefusedUrlError, checkUrlSyntax, refusedAddressReason } from './url-policy.js';
+import { checkUrlSyntax, ipLiteralHost, RefusedUrlError, refusedAddressReason } from './url-policy.js';
 
 export { RefusedUrlError } from './url-policy.js';
 
@@ -104,9 +104,17 @@ async function resolve(target: URL, lookup: LookupAll): Promise<string[]> {
 
 // Tries the judged addresses in order (an IPv6 answer first on a host without IPv6 routing
 // must not end the attempt), and judges the socket each one yields.
-function pinnedConnector(
-  { addresses, allowPrivate, field, timeoutMs }: { addresses: string[]; allowPrivate: boolean; field: string; timeoutMs: number },
-): buildConnector.connector {
+function pinnedConnector({
+  addresses,
+  allowPrivate,
+  field,
+  timeoutMs,
+}: {
+  addresses: string[];
+  allowPrivate: boolean;
+  field: string;
+  timeoutMs: number;
+}): buildConnector.connector {
   const connect = buildConnector({ timeout: timeoutMs });
   return (options, callback) => {
     let next = 0;
@@ -139,8 +147,14 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     promise.then(
-      (value) => { signal.removeEventListener('abort', onAbort); resolvePromise(value); },
-      (error: unknown) => { signal.removeEventListener('abort', onAbort); reject(error); },
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolvePromise(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
     );
   });
 }

@@ -25,13 +25,26 @@ const V6_GLOBAL_UNICAST: [ipaddr.IPv6, number] = [ipaddr.IPv6.parse('2000::'), 3
 const V6_NAT64_WELL_KNOWN: [ipaddr.IPv6, number] = [ipaddr.IPv6.parse('64:ff9b::'), 96];
 
 const V4_NAMES: Record<string, string> = {
-  unspecified: 'unspecified', broadcast: 'broadcast', multicast: 'multicast', linkLocal: 'link-local',
-  loopback: 'loopback', carrierGradeNat: 'carrier-grade NAT', private: 'private', reserved: 'reserved',
+  unspecified: 'unspecified',
+  broadcast: 'broadcast',
+  multicast: 'multicast',
+  linkLocal: 'link-local',
+  loopback: 'loopback',
+  carrierGradeNat: 'carrier-grade NAT',
+  private: 'private',
+  reserved: 'reserved',
 };
 const V6_NAMES: Record<string, string> = {
-  unspecified: 'unspecified', linkLocal: 'link-local', multicast: 'multicast', loopback: 'loopback',
-  uniqueLocal: 'unique-local', teredo: 'Teredo', rfc6052: 'NAT64 local-use', reserved: 'reserved',
-  discard: 'discard-only', deprecatedSiteLocal: 'site-local',
+  unspecified: 'unspecified',
+  linkLocal: 'link-local',
+  multicast: 'multicast',
+  loopback: 'loopback',
+  uniqueLocal: 'unique-local',
+  teredo: 'Teredo',
+  rfc6052: 'NAT64 local-use',
+  reserved: 'reserved',
+  discard: 'discard-only',
+  deprecatedSiteLocal: 'site-local',
 };
 
 /**

@@ -1,7 +1,8 @@
 // What a call is billed, decided from how it ended (DESIGN §3 and §5). Pure functions: the
 // pipeline applies them, the tests read them as the rules.
-import type { ModelConfig } from '../config/schema.js';
+
 import { priceMicros, saneUnits, type Units } from '../billing/prices.js';
+import type { ModelConfig } from '../config/schema.js';
 import type { StreamMeter } from './types.js';
 
 export type Bill = { kind: 'settle'; units: Units; reason: string } | { kind: 'release'; reason: string };
@@ -11,7 +12,10 @@ export type Bill = { kind: 'settle'; units: Units; reason: string } | { kind: 'r
  * is the upstream's failure, released in full whatever the caller saw; a completed stream is
  * billed on the upstream's usage; a stream the caller left is billed for what was made.
  */
-export function streamBill(meter: StreamMeter, { callerLeft, estimate, billsEstimateWhenLeft }: { callerLeft: boolean; estimate: Units; billsEstimateWhenLeft: boolean }): Bill {
+export function streamBill(
+  meter: StreamMeter,
+  { callerLeft, estimate, billsEstimateWhenLeft }: { callerLeft: boolean; estimate: Units; billsEstimateWhenLeft: boolean },
+): Bill {
   if (meter.failed) return { kind: 'release', reason: 'the upstream reported an error in the stream' };
   if (meter.completed) return { kind: 'settle', units: meter.reported() ?? made(meter, estimate), reason: 'completed' };
   if (callerLeft) {
@@ -26,7 +30,17 @@ export function streamBill(meter: StreamMeter, { callerLeft, estimate, billsEsti
  * billed what was made by then, the prompt (speech: the estimate); a call the caller left while it
  * still waited for a connection was never sent, and made nothing.
  */
-export function unansweredBill({ callerLeft, sent, estimate, billsEstimateWhenLeft }: { callerLeft: boolean; sent: boolean; estimate: Units; billsEstimateWhenLeft: boolean }): Bill {
+export function unansweredBill({
+  callerLeft,
+  sent,
+  estimate,
+  billsEstimateWhenLeft,
+}: {
+  callerLeft: boolean;
+  sent: boolean;
+  estimate: Units;
+  billsEstimateWhenLeft: boolean;
+}): Bill {
   if (!callerLeft) return { kind: 'release', reason: 'upstream failed' };
   if (!sent) return { kind: 'release', reason: 'the caller left before the call was sent' };
   return { kind: 'settle', units: billsEstimateWhenLeft ? estimate : promptOf(estimate), reason: 'the caller left before the first byte' };

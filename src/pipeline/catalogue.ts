@@ -1,12 +1,18 @@
 // Model ids to configured models and their upstream channel, resolved in memory.
 import type { ModelConfig, ModelType } from '../config/schema.js';
-import { MESSAGES, invalidRequest } from '../errors.js';
+import { invalidRequest, MESSAGES } from '../errors.js';
 import type { Upstreams } from '../upstreams/pool.js';
 import type { ResolvedModel } from './types.js';
 
 const TYPE_NAMES: Record<ModelType, string> = {
-  chat: 'a chat', search: 'a search', minutes: 'a minutes', video: 'a video', erase: 'an erase',
-  image: 'an image', tts: 'a speech (tts)', ast: 'a speech translation (ast)',
+  chat: 'a chat',
+  search: 'a search',
+  minutes: 'a minutes',
+  video: 'a video',
+  erase: 'an erase',
+  image: 'an image',
+  tts: 'a speech (tts)',
+  ast: 'a speech translation (ast)',
 };
 
 export interface Catalogue {
@@ -28,9 +34,7 @@ export function createCatalogue(models: Record<string, ModelConfig>, upstreams: 
       return model;
     },
     list(type) {
-      return [...resolved.values()]
-        .filter((m) => type === undefined || m.config.type === type)
-        .map((m) => ({ id: m.id, config: m.config }));
+      return [...resolved.values()].filter((m) => type === undefined || m.config.type === type).map((m) => ({ id: m.id, config: m.config }));
     },
   };
 }

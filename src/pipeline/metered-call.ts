@@ -1,17 +1,18 @@
 // The metered call, written once for every endpoint:
 // model → rate limit → estimate → HOLD → upstream → answer → SETTLE on real usage, or RELEASE.
 import { finished, type Readable } from 'node:stream';
-import type { ModelConfig } from '../config/schema.js';
-import { clientClosed, GatewayError, rateLimited, unavailable, upstream as upstreamError } from '../errors.js';
 import { holdFunds } from '../billing/ledger.js';
 import { priceMicros, type Units } from '../billing/prices.js';
 import type { ProgressRecorder } from '../billing/progress.js';
 import type { HoldEnd, Settlements } from '../billing/settlements.js';
+import type { ModelConfig } from '../config/schema.js';
+import { clientClosed, GatewayError, rateLimited, unavailable, upstream as upstreamError } from '../errors.js';
 import type { RateLimiter } from '../limits/index.js';
 import type { StoreHealth } from '../store/health.js';
 import type { Store } from '../store/open.js';
 import { type Bill, made, priceUsage, streamBill, unansweredBill } from './bill.js';
 import type { Catalogue } from './catalogue.js';
+import { holdEndMarkerForSettle } from './end-marker-gate.js';
 import { refusalOf } from './refusals.js';
 import type { MeteredAnswer, MeteredEndpoint, MeteredRequest, ResolvedModel, StreamAnswer } from './types.js';
 
@@ -111,7 +112,17 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       job = { kind: 'settle', holdId, model: model.id, chargeMicros: priced.chargeMicros, units: priced.units, requestId, flags: priced.flags };
     }
     const outcome = await settlements.end(job);
-    log.info({ holdId, model: model.id, bill: bill.kind, reason: bill.reason, ...(job.kind === 'settle' && { units: job.units, chargeMicros: job.chargeMicros }), landed: outcome !== undefined }, `hold ${bill.kind === 'settle' ? 'settled' : 'released'}`);
+    log.info(
+      {
+        holdId,
+        model: model.id,
+        bill: bill.kind,
+        reason: bill.reason,
+        ...(job.kind === 'settle' && { units: job.units, chargeMicros: job.chargeMicros }),
+        landed: outcome !== undefined,
+      },
+      `hold ${bill.kind === 'settle' ? 'settled' : 'released'}`,
+    );
   }
 
   const observeUpstream = (model: ResolvedModel, outcome: string, startedAt: number) =>
@@ -134,22 +145,42 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     void work.finally(() => pendingSettlements.delete(work));
   }
 
-  /** Bills a stream when its body ends in any way, and records its progress while it runs. */
-  function settleWhenEnded<Body>(endpoint: MeteredEndpoint<Body>, model: ResolvedModel, holdId: string, answer: StreamAnswer, request: MeteredRequest<Body>, estimate: Units, log: PipelineLogger, startedAt: number) {
+  /**
+   * Bills a stream when its body ends in any way, or, when it completes, before its end marker goes
+   * out; records its progress while it runs. Returns the answer with the body the caller reads.
+   */
+  function settleWhenEnded<Body>(
+    endpoint: MeteredEndpoint<Body>,
+    model: ResolvedModel,
+    holdId: string,
+    answer: StreamAnswer,
+    request: MeteredRequest<Body>,
+    estimate: Units,
+    log: PipelineLogger,
+    startedAt: number,
+  ): StreamAnswer {
     const untrack = deps.progress.track(holdId, () => {
       const delivered = answer.meter.delivered();
       if (Object.values(delivered).every((count) => !count)) return undefined; // nothing made yet: a crash releases
       const priced = priceUsage(made(answer.meter, estimate), estimate, model.config);
       return { units: priced.units as Record<string, number>, charge_micros: priced.chargeMicros };
     });
-    finished(answer.body, (error) => {
+    // The hold is ended once: when the end marker comes (before it goes out), else when the body ends.
+    let ending: Promise<void> | undefined;
+    const endOnce = (error?: Error | null) => {
+      if (ending) return ending;
       untrack();
       const left = callerLeft(request.signal);
       const bill = streamBill(answer.meter, { callerLeft: left, estimate, billsEstimateWhenLeft: endpoint.billsEstimateWhenLeft === true });
       observeUpstream(model, bill.kind === 'settle' ? (left ? 'client_gone' : 'ok') : 'interrupted', startedAt);
       if (bill.kind === 'release' && error) log.warn({ err: error, holdId }, 'stream ended early; released');
-      track(endHold(model, holdId, bill, estimate, request.requestId, log));
-    });
+      ending = endHold(model, holdId, bill, estimate, request.requestId, log);
+      track(ending);
+      return ending;
+    };
+    const body = holdEndMarkerForSettle(answer.body, answer.meter, () => endOnce());
+    finished(body, (error) => void endOnce(error));
+    return { ...answer, body };
   }
 
   async function run<Body>(endpoint: MeteredEndpoint<Body>, request: MeteredRequest<Body>, log: PipelineLogger): Promise<MeteredAnswer> {
@@ -159,8 +190,14 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
     const estimate = endpoint.estimate(request.body, model);
     const hold = await holdFunds(store, {
-      accountId: request.caller.accountId, keyId: request.caller.keyId, amountMicros: holdFor(model.config, estimate),
-      requestId: request.requestId, clientRequestId: request.clientRequestId, model: model.id, endpoint: endpoint.endpoint, instanceId: deps.instanceId,
+      accountId: request.caller.accountId,
+      keyId: request.caller.keyId,
+      amountMicros: holdFor(model.config, estimate),
+      requestId: request.requestId,
+      clientRequestId: request.clientRequestId,
+      model: model.id,
+      endpoint: endpoint.endpoint,
+      instanceId: deps.instanceId,
     });
 
     const startedAt = performance.now();
@@ -169,6 +206,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       answer = await endpoint.call({ body: request.body, model, estimate, signal: request.signal });
       // A stream that breaks before its first byte is a failed call: the client gets a 502, not a 200 cut short.
       if (answer.kind === 'stream') await firstData(answer.body);
+      answer.upstreamMs = performance.now() - startedAt;
     } catch (error) {
       // Only streams hear the caller leave (a call answered in one piece runs on to its end).
       const left = callerLeft(request.signal);
@@ -185,8 +223,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       await endHold(model, hold.holdId, { kind: 'settle', units: answer.units, reason: 'answered' }, estimate, request.requestId, log);
       return answer;
     }
-    settleWhenEnded(endpoint, model, hold.holdId, answer, request, estimate, log, startedAt);
-    return answer;
+    return settleWhenEnded(endpoint, model, hold.holdId, answer, request, estimate, log, startedAt);
   }
 
   return {

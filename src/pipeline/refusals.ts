@@ -1,7 +1,7 @@
 // An upstream's error answer, as the caller sees it (DESIGN §5): a refusal of the caller's own
 // input is theirs to fix (400, with the upstream's reason, free); the upstream refusing the
 // gateway's own credentials is the operator's problem (a 502 to the caller, an alert in the log).
-import { GatewayError, invalidRequest } from '../errors.js';
+import { type GatewayError, invalidRequest } from '../errors.js';
 import { UpstreamHttpError } from '../upstreams/http.js';
 import type { ResolvedModel } from './types.js';
 

@@ -1,7 +1,7 @@
 // What an endpoint plugs into the metered-call pipeline: its model type, estimate and call.
 import type { Readable } from 'node:stream';
-import type { ModelConfig, ModelType } from '../config/schema.js';
 import type { Units } from '../billing/prices.js';
+import type { ModelConfig, ModelType } from '../config/schema.js';
 import type { Upstream } from '../upstreams/pool.js';
 
 /** The authenticated caller, resolved from the API key. */
@@ -25,6 +25,8 @@ export interface JsonAnswer {
   body: unknown;
   /** The upstream's usage, or the gateway's own count of the answer when the upstream gave none. */
   units: Units;
+  /** How long the upstream took to answer, set by the pipeline. */
+  upstreamMs?: number;
 }
 
 /** What a stream's reader has seen, for its bill when it ends (DESIGN §5). */
@@ -49,6 +51,8 @@ export interface StreamAnswer {
   contentType: string;
   body: Readable;
   meter: StreamMeter;
+  /** How long the upstream took to its first byte, set by the pipeline. */
+  upstreamMs?: number;
 }
 
 export type MeteredAnswer = JsonAnswer | StreamAnswer;

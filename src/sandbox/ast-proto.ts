@@ -169,8 +169,7 @@ function encodeMessage(fields: Schema, message: object): Buffer {
       parts.push(varint((number << 3) | WIRE_VARINT), varint(value as number));
       continue;
     }
-    const payload =
-      type === 'string' ? Buffer.from(value as string, 'utf8') : type === 'bytes' ? (value as Uint8Array) : encodeMessage(type, value as object);
+    const payload = type === 'string' ? Buffer.from(value as string, 'utf8') : type === 'bytes' ? (value as Uint8Array) : encodeMessage(type, value as object);
     parts.push(varint((number << 3) | WIRE_LENGTH), varint(payload.length), payload);
   }
   return Buffer.concat(parts);
@@ -210,7 +209,8 @@ function decodeMessage<T>(fields: Schema, bytes: Uint8Array): T {
       continue;
     }
     const payload = reader.lengthDelimited();
-    if (field.type === 'bytes') message[field.name] = Buffer.from(payload); // a copy: the frame's buffer is not kept
+    if (field.type === 'bytes')
+      message[field.name] = Buffer.from(payload); // a copy: the frame's buffer is not kept
     else if (field.type === 'string') message[field.name] = decodeString(payload, field.name);
     // a message field seen twice is merged, as protobuf does
     else message[field.name] = { ...(message[field.name] as object | undefined), ...decodeMessage<object>(field.type, payload) };

@@ -1,13 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { WebSocket } from 'ws';
-import {
-  AST_EVENTS,
-  type ResponseMeta,
-  type TranslateRequest,
-  type TranslateResponse,
-  decodeTranslateRequest,
-  encodeTranslateResponse,
-} from './ast-proto.js';
+import { AST_EVENTS, decodeTranslateRequest, encodeTranslateResponse, type ResponseMeta, type TranslateRequest, type TranslateResponse } from './ast-proto.js';
 import type { FaultRule } from './faults.js';
 import { malformedFrame } from './malformed.js';
 import { oggOpusPages } from './ogg.js';

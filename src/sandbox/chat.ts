@@ -1,22 +1,17 @@
-import {
-  UNAUTHORIZED,
-  hasBearer,
-  openAiError,
-  openAiErrorForStatus,
-} from './openai-common.js';
-import { SSE_HEADERS, mapChunks, midStreamErrorMessage, sseData } from './reply.js';
+import { hasBearer, openAiError, openAiErrorForStatus, UNAUTHORIZED } from './openai-common.js';
+import { mapChunks, midStreamErrorMessage, SSE_HEADERS, sseData } from './reply.js';
 import type { SandboxContext, SandboxRoute } from './route.js';
 import {
-  MAX_REPLY_WORDS,
-  type PlannedReply,
-  type ToolChoice,
-  readToolChoice,
   hashOf,
   isRecord,
   lastUserText,
+  MAX_REPLY_WORDS,
+  type PlannedReply,
   planReply,
   promptTokens,
+  readToolChoice,
   requestedWords,
+  type ToolChoice,
   wordPieces,
 } from './text.js';
 
@@ -110,9 +105,7 @@ function parseChatRequest(body: unknown): ChatRequest | string {
 function functionNames(tools: unknown): string[] {
   if (!Array.isArray(tools)) return [];
   return tools.flatMap((tool) =>
-    isRecord(tool) && tool.type === 'function' && isRecord(tool.function) && typeof tool.function.name === 'string'
-      ? [tool.function.name]
-      : [],
+    isRecord(tool) && tool.type === 'function' && isRecord(tool.function) && typeof tool.function.name === 'string' ? [tool.function.name] : [],
   );
 }
 

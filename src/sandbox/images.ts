@@ -1,6 +1,6 @@
 import { SANDBOX_CREATED } from './chat.js';
 import { PNG_BYTES, pngFile } from './media.js';
-import { UNAUTHORIZED, hasBearer, openAiError, openAiErrorForStatus } from './openai-common.js';
+import { hasBearer, openAiError, openAiErrorForStatus, UNAUTHORIZED } from './openai-common.js';
 import type { SandboxContext, SandboxRoute } from './route.js';
 import { hashOf, isRecord, words } from './text.js';
 
@@ -32,9 +32,7 @@ function generateImages(ctx: SandboxContext): void {
   if (ctx.fault?.task_outcome === 'failed') return ctx.reply.json(400, CONTENT_POLICY_ERROR);
   const hash = hashOf(ctx.body);
   const data = Array.from({ length: request.n }, (_, i) =>
-    request.b64
-      ? { b64_json: PNG_BYTES.toString('base64') }
-      : { url: ctx.media.put(ctx.baseUrl, `image-${hash}-${i + 1}.png`, pngFile()) },
+    request.b64 ? { b64_json: PNG_BYTES.toString('base64') } : { url: ctx.media.put(ctx.baseUrl, `image-${hash}-${i + 1}.png`, pngFile()) },
   );
   // only per-token models (gpt-image-*) report usage; per-image ones (dall-e) send none
   if (!request.model.includes('token')) return ctx.reply.json(200, { created: SANDBOX_CREATED, data });

@@ -33,10 +33,7 @@ export class MediaStore {
 }
 
 /** A valid 1×1 RGBA PNG. */
-export const PNG_BYTES = Buffer.from(
-  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
-  'base64',
-);
+export const PNG_BYTES = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
 
 /** An ISO-BMFF `ftyp` box (what an mp4 starts with) and a `free` box carrying the name, so files differ. */
 export function mp4Bytes(name: string): Buffer {

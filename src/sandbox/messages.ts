@@ -1,16 +1,16 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { SSE_HEADERS, mapChunks, midStreamErrorMessage, sseEvent } from './reply.js';
+import { mapChunks, midStreamErrorMessage, SSE_HEADERS, sseEvent } from './reply.js';
 import type { SandboxContext, SandboxRoute } from './route.js';
 import {
-  MAX_REPLY_WORDS,
-  type PlannedReply,
-  type ToolChoice,
-  readToolChoice,
   contentText,
   hashOf,
   isRecord,
+  MAX_REPLY_WORDS,
+  type PlannedReply,
   planReply,
+  readToolChoice,
   requestedWords,
+  type ToolChoice,
   wordPieces,
   words,
 } from './text.js';

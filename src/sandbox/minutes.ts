@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import { jsonFile } from './media.js';
 import type { SandboxContext, SandboxRoute } from './route.js';
-import { type SandboxTask, durationFromUrl, outcomeOf, taskShelf } from './tasks.js';
+import { durationFromUrl, outcomeOf, type SandboxTask, taskShelf } from './tasks.js';
 import { hashOf, isRecord } from './text.js';
 
 // Volcengine long-audio products (volcengine-formats.md §5): the lark minutes API (§5.1, task id in the body)

@@ -21,8 +21,4 @@ export function hasBearer(headers: IncomingHttpHeaders): boolean {
   return typeof value === 'string' && /^Bearer\s+\S/i.test(value);
 }
 
-export const UNAUTHORIZED = openAiError(
-  'Missing bearer token: send Authorization: Bearer <key>',
-  'invalid_request_error',
-  'invalid_api_key',
-);
+export const UNAUTHORIZED = openAiError('Missing bearer token: send Authorization: Bearer <key>', 'invalid_request_error', 'invalid_api_key');

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
-import { type StreamFraming, malformedBody, malformedChunk } from './malformed.js';
+import { malformedBody, malformedChunk, type StreamFraming } from './malformed.js';
 
 /** The fault rule's behaviours that shape an answer once the handler writes it (faults.ts documents each). */
 export interface ReplyFaults {

@@ -1,8 +1,8 @@
 import { SANDBOX_CREATED } from './chat.js';
-import { UNAUTHORIZED, hasBearer, openAiError, openAiErrorForStatus } from './openai-common.js';
-import { SSE_HEADERS, mapChunks, midStreamErrorMessage, sseEvent } from './reply.js';
+import { hasBearer, openAiError, openAiErrorForStatus, UNAUTHORIZED } from './openai-common.js';
+import { mapChunks, midStreamErrorMessage, SSE_HEADERS, sseEvent } from './reply.js';
 import type { SandboxContext, SandboxRoute } from './route.js';
-import { MAX_REPLY_WORDS, type PlannedReply, type ToolChoice, hashOf, isRecord, planReply, readToolChoice, requestedWords, wordPieces, words } from './text.js';
+import { hashOf, isRecord, MAX_REPLY_WORDS, type PlannedReply, planReply, readToolChoice, requestedWords, type ToolChoice, wordPieces, words } from './text.js';
 
 // OpenAI Responses (chat-formats.md §4), answered by the rules in text.ts: the conversation a gateway
 // would translate to chat completions gets the same text and the same token counts there.
@@ -106,9 +106,7 @@ function flatFunctionNames(tools: unknown[] | null): string[] {
 function partsText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  const texts = content.flatMap((part) =>
-    isRecord(part) && TEXT_PARTS.has(part.type as string) && typeof part.text === 'string' ? [part.text] : [],
-  );
+  const texts = content.flatMap((part) => (isRecord(part) && TEXT_PARTS.has(part.type as string) && typeof part.text === 'string' ? [part.text] : []));
   return texts.join(' ');
 }
 

@@ -1,14 +1,14 @@
-import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createAstUpgrades } from './ast.js';
-import { FaultBook, answerFaultsControl } from './faults.js';
+import { answerFaultsControl, FaultBook } from './faults.js';
 import { MediaStore } from './media.js';
 import { openAiError, openAiErrorForStatus } from './openai-common.js';
 import { BodyTooLargeError, DEFAULT_MAX_BODY_BYTES, type ReadBody, readBody } from './read-body.js';
 import { Reply } from './reply.js';
-import { RequestsLog, answerRequestsControl } from './requests-log.js';
-import { type SandboxRoute, findRoute } from './route.js';
+import { answerRequestsControl, RequestsLog } from './requests-log.js';
+import { findRoute, type SandboxRoute } from './route.js';
 import { SANDBOX_ROUTES } from './route-table.js';
 import { TaskBook } from './tasks.js';
 import { isRecord } from './text.js';

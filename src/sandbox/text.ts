@@ -108,9 +108,7 @@ export function planReply({ userText, toolNames = [], maxTokens, stopSequences =
   // tool_choice demands a call the prompt did not ask for: the forced tool, with the prompt as its query
   if (forced !== undefined) return toolCall(forced, userText);
   const wanted = WORDS_DIRECTIVE.exec(userText);
-  const full = wanted
-    ? Array.from({ length: Number(wanted[1]) }, (_, i) => `w${i + 1}`)
-    : ['Sandbox', 'says:', ...words(userText)];
+  const full = wanted ? Array.from({ length: Number(wanted[1]) }, (_, i) => `w${i + 1}`) : ['Sandbox', 'says:', ...words(userText)];
   const stopAt = stopSequences.length === 0 ? -1 : full.findIndex((word) => stopSequences.includes(word));
   const end = stopAt === -1 ? full.length : stopAt;
   const truncated = maxTokens !== undefined && maxTokens < end;
@@ -132,7 +130,10 @@ export function wordPieces(text: string): string[] {
 
 /** A short stable id for a request: the same body always gets the same id. */
 export function hashOf(value: unknown): string {
-  return createHash('sha256').update(JSON.stringify(value) ?? '').digest('hex').slice(0, 24);
+  return createHash('sha256')
+    .update(JSON.stringify(value) ?? '')
+    .digest('hex')
+    .slice(0, 24);
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {

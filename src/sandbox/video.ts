@@ -1,7 +1,7 @@
-import { hasBearer } from './openai-common.js';
 import { mp4File, pngFile } from './media.js';
+import { hasBearer } from './openai-common.js';
 import type { SandboxContext, SandboxRoute } from './route.js';
-import { type SandboxTask, type TaskPhase, outcomeOf, taskShelf } from './tasks.js';
+import { outcomeOf, type SandboxTask, type TaskPhase, taskShelf } from './tasks.js';
 import { hashOf, isRecord } from './text.js';
 
 // ARK video generation tasks (volcengine-formats.md §2): create, query, cancel/delete.
@@ -63,14 +63,9 @@ export function arkErrorForStatus(status: number, message: string): ArkErrorBody
   return arkError(code, message, type);
 }
 
-const UNAUTHORIZED = arkError(
-  'AuthenticationError',
-  'The API key in the request is missing or invalid: send Authorization: Bearer <key>',
-  'Unauthorized',
-);
+const UNAUTHORIZED = arkError('AuthenticationError', 'The API key in the request is missing or invalid: send Authorization: Bearer <key>', 'Unauthorized');
 
-const notFound = (id: string) =>
-  arkError('ResourceNotFound', `The specified task ${id} is not found.`, 'NotFound', 'id');
+const notFound = (id: string) => arkError('ResourceNotFound', `The specified task ${id} is not found.`, 'NotFound', 'id');
 
 export const videoCreateRoute: SandboxRoute = {
   kind: 'video',

@@ -14,24 +14,14 @@ export async function findAccount(db: Kysely<DB>, id: string): Promise<AccountRo
   return db.selectFrom('accounts').select(COLUMNS).where('id', '=', id).executeTakeFirst();
 }
 
-export async function setWebhookSecret(
-  db: Kysely<DB>,
-  { accountId, secret }: { accountId: string; secret: string },
-): Promise<boolean> {
-  const result = await db
-    .updateTable('accounts')
-    .set({ webhook_secret: secret })
-    .where('id', '=', accountId)
-    .executeTakeFirst();
+export async function setWebhookSecret(db: Kysely<DB>, { accountId, secret }: { accountId: string; secret: string }): Promise<boolean> {
+  const result = await db.updateTable('accounts').set({ webhook_secret: secret }).where('id', '=', accountId).executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
 
 // Moves funds from balance to held only if the balance covers them, in one statement: two
 // concurrent holds cannot both read the same balance and both succeed.
-export async function moveToHeld(
-  db: Kysely<DB>,
-  { accountId, amountMicros }: { accountId: string; amountMicros: number },
-): Promise<boolean> {
+export async function moveToHeld(db: Kysely<DB>, { accountId, amountMicros }: { accountId: string; amountMicros: number }): Promise<boolean> {
   const result = await db
     .updateTable('accounts')
     .set((eb) => ({

@@ -16,22 +16,11 @@ export async function findApiKeyByHash(db: Kysely<DB>, keyHash: string): Promise
 }
 
 export async function listApiKeys(db: Kysely<DB>, accountId: string): Promise<ApiKeyRow[]> {
-  return db
-    .selectFrom('api_keys')
-    .select(COLUMNS)
-    .where('account_id', '=', accountId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id')
-    .execute();
+  return db.selectFrom('api_keys').select(COLUMNS).where('account_id', '=', accountId).orderBy('created_at', 'desc').orderBy('id').execute();
 }
 
 // The first revocation time stands; revoking again changes nothing and reports false.
 export async function revokeApiKey(db: Kysely<DB>, { keyId, now }: { keyId: string; now: number }): Promise<boolean> {
-  const result = await db
-    .updateTable('api_keys')
-    .set({ revoked_at: now })
-    .where('id', '=', keyId)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
+  const result = await db.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', keyId).where('revoked_at', 'is', null).executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }

@@ -1,12 +1,26 @@
 // Queries on `holds`: funds set aside for one call until it is settled or released.
 import type { Insertable, Kysely, Selectable } from 'kysely';
+import { ownerStoppedBefore } from './instances.js';
 import type { DB, HoldsTable } from './schema.js';
 
 export type HoldRow = Selectable<HoldsTable>;
 
 const COLUMNS = [
-  'id', 'account_id', 'key_id', 'amount_micros', 'state', 'request_id', 'model', 'endpoint', 'task_id',
-  'charged_micros', 'created_at', 'ended_at', 'instance_id', 'progress', 'client_request_id',
+  'id',
+  'account_id',
+  'key_id',
+  'amount_micros',
+  'state',
+  'request_id',
+  'model',
+  'endpoint',
+  'task_id',
+  'charged_micros',
+  'created_at',
+  'ended_at',
+  'instance_id',
+  'progress',
+  'client_request_id',
 ] as const;
 
 export async function insertHold(db: Kysely<DB>, row: Insertable<HoldsTable>): Promise<void> {
@@ -62,10 +76,7 @@ export async function listOrphanedHolds(
     .where((eb) =>
       eb.or([
         eb.and([eb('instance_id', 'is', null), eb('created_at', '<', legacyCreatedBefore)]),
-        eb.and([
-          eb('instance_id', 'is not', null),
-          eb.not(eb.exists(eb.selectFrom('instances').select('instances.id').whereRef('instances.id', '=', 'holds.instance_id').where('instances.heartbeat_at', '>=', heartbeatBefore))),
-        ]),
+        eb.and([eb('instance_id', 'is not', null), ownerStoppedBefore('holds', heartbeatBefore)]),
       ]),
     )
     .orderBy('created_at')

@@ -1,14 +1,11 @@
 // Queries on `idempotency`: the first answer to an Idempotency-Key, kept 24 h (DESIGN §3).
 import type { Kysely } from 'kysely';
+import { ownerStoppedBefore } from './instances.js';
 import type { DB } from './schema.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
-export type IdempotentBegin =
-  | { kind: 'started' }
-  | { kind: 'replay'; statusCode: number; body: string }
-  | { kind: 'running' }
-  | { kind: 'mismatch' };
+export type IdempotentBegin = { kind: 'started' } | { kind: 'replay'; statusCode: number; body: string } | { kind: 'running' } | { kind: 'mismatch' };
 
 export interface IdempotentKey {
   accountId: string;
@@ -19,7 +16,14 @@ export interface IdempotentKey {
 // the insert, the takeover of an expired record and the read each settle the race on their own.
 export async function beginIdempotent(
   db: Kysely<DB>,
-  { accountId, key, bodyHash, now, instanceId = null, requestId = null }: IdempotentKey & { bodyHash: string; now: number; instanceId?: string | null; requestId?: string | null },
+  {
+    accountId,
+    key,
+    bodyHash,
+    now,
+    instanceId = null,
+    requestId = null,
+  }: IdempotentKey & { bodyHash: string; now: number; instanceId?: string | null; requestId?: string | null },
 ): Promise<IdempotentBegin> {
   // A record deleted (abandoned) between the steps below sends us round again; twice is plenty.
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -85,11 +89,7 @@ export async function abandonIdempotent(db: Kysely<DB>, { accountId, key }: Idem
  */
 export async function releaseRunningOfDeadInstances(db: Kysely<DB>, { heartbeatBefore }: { heartbeatBefore: number }): Promise<number> {
   const ofDeadInstance = (eb: any) =>
-    eb.and([
-      eb('state', '=', 'running'),
-      eb('instance_id', 'is not', null),
-      eb.not(eb.exists(eb.selectFrom('instances').select('instances.id').whereRef('instances.id', '=', 'idempotency.instance_id').where('instances.heartbeat_at', '>=', heartbeatBefore))),
-    ]);
+    eb.and([eb('state', '=', 'running'), eb('instance_id', 'is not', null), ownerStoppedBefore('idempotency', heartbeatBefore)]);
   const billed = (eb: any) =>
     eb.exists(eb.selectFrom('holds').select('holds.id').whereRef('holds.request_id', '=', 'idempotency.request_id').where('holds.state', '=', 'settled'));
   // Its call was billed but the answer died with the instance: the retry is told so, never charged again.

@@ -1,7 +1,15 @@
 // Queries on `instances`: each gateway process heartbeats here, so any instance can tell which
 // holds and idempotency records have lost their owner to a crash.
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DB } from './schema.js';
+
+/**
+ * True for a row whose instance stopped heartbeating before `heartbeatBefore` (or whose instances
+ * row is gone): its owner died. For the holds and idempotency queries alike.
+ */
+export function ownerStoppedBefore(table: 'holds' | 'idempotency', heartbeatBefore: number) {
+  return sql<boolean>`not exists (select 1 from instances where instances.id = ${sql.ref(`${table}.instance_id`)} and instances.heartbeat_at >= ${heartbeatBefore})`;
+}
 
 export async function registerInstance(db: Kysely<DB>, { id, now }: { id: string; now: number }): Promise<void> {
   await db.insertInto('instances').values({ id, started_at: now, heartbeat_at: now }).execute();
@@ -22,7 +30,9 @@ export async function removeDeadInstances(db: Kysely<DB>, { heartbeatBefore }: {
   const result = await db
     .deleteFrom('instances')
     .where('heartbeat_at', '<', heartbeatBefore)
-    .where((eb) => eb.not(eb.exists(eb.selectFrom('holds').select('holds.id').whereRef('holds.instance_id', '=', 'instances.id').where('holds.state', '=', 'open'))))
+    .where((eb) =>
+      eb.not(eb.exists(eb.selectFrom('holds').select('holds.id').whereRef('holds.instance_id', '=', 'instances.id').where('holds.state', '=', 'open'))),
+    )
     .executeTakeFirst();
   return Number(result.numDeletedRows);
 }

@@ -4,34 +4,19 @@ import type { DB, LedgerTable } from './schema.js';
 
 export type LedgerRow = Selectable<LedgerTable>;
 
-const COLUMNS = [
-  'id', 'account_id', 'kind', 'balance_delta_micros', 'held_delta_micros', 'hold_id', 'request_id', 'model', 'note',
-  'created_at',
-] as const;
+const COLUMNS = ['id', 'account_id', 'kind', 'balance_delta_micros', 'held_delta_micros', 'hold_id', 'request_id', 'model', 'note', 'created_at'] as const;
 
 export async function insertLedgerRow(db: Kysely<DB>, row: Insertable<LedgerTable>): Promise<LedgerRow> {
   return db.insertInto('ledger').values(row).returning(COLUMNS).executeTakeFirstOrThrow();
 }
 
 // Newest first (by id: the order rows were written).
-export async function listLedger(
-  db: Kysely<DB>,
-  { accountId, limit = 100 }: { accountId: string; limit?: number },
-): Promise<LedgerRow[]> {
-  return db
-    .selectFrom('ledger')
-    .select(COLUMNS)
-    .where('account_id', '=', accountId)
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .execute();
+export async function listLedger(db: Kysely<DB>, { accountId, limit = 100 }: { accountId: string; limit?: number }): Promise<LedgerRow[]> {
+  return db.selectFrom('ledger').select(COLUMNS).where('account_id', '=', accountId).orderBy('id', 'desc').limit(limit).execute();
 }
 
 // SUM(bigint) is numeric on PostgreSQL, which pg returns as text: cast back to bigint.
-export async function sumLedger(
-  db: Kysely<DB>,
-  accountId: string,
-): Promise<{ balanceDeltaMicros: number; heldDeltaMicros: number }> {
+export async function sumLedger(db: Kysely<DB>, accountId: string): Promise<{ balanceDeltaMicros: number; heldDeltaMicros: number }> {
   const row = await db
     .selectFrom('ledger')
     .select([

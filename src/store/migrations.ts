@@ -1,5 +1,5 @@
 // Schema changes, in order, inline so the built package needs no migration folder on disk.
-import { type Kysely, type Migration, Migrator, sql } from 'kysely';
+import { type DatabaseIntrospector, type Kysely, type Migration, Migrator, sql } from 'kysely';
 import type { DB } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -32,7 +32,10 @@ async function addClientRequestIds(db: Kysely<any>): Promise<void> {
 // Uploads expire (files.ttl_ms, 7 days by default) and a sweep deletes them; files stored before
 // expiry existed get the default from their upload time.
 async function addFileExpiry(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('files').addColumn('expires_at', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('files')
+    .addColumn('expires_at', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema.createIndex('files_expires').on('files').column('expires_at').execute();
   await sql`update files set expires_at = created_at + ${7 * 24 * 60 * 60 * 1000}`.execute(db);
 }
@@ -47,11 +50,17 @@ async function addMoneyAtTheEdges(db: Kysely<any>): Promise<void> {
     .addColumn('started_at', 'bigint', (c) => c.notNull())
     .addColumn('heartbeat_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.alterTable('accounts').addColumn('overdraft_micros', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('accounts')
+    .addColumn('overdraft_micros', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema.alterTable('holds').addColumn('instance_id', 'text').execute();
   await db.schema.alterTable('holds').addColumn('progress', 'text').execute();
   await db.schema.createIndex('holds_state_instance').on('holds').columns(['state', 'instance_id']).execute();
-  await db.schema.alterTable('usage').addColumn('unbilled_micros', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('usage')
+    .addColumn('unbilled_micros', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema.alterTable('usage').addColumn('flags', 'text').execute();
   await db.schema.alterTable('idempotency').addColumn('instance_id', 'text').execute();
 }
@@ -59,16 +68,21 @@ async function addMoneyAtTheEdges(db: Kysely<any>): Promise<void> {
 // A generation the upstream may have performed (and charged us for) is counted before it is
 // asked for, so a crash in the middle of one still counts, and the count bounds the repeats.
 async function addTaskGenerationAttempts(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('tasks').addColumn('generation_attempts', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('tasks')
+    .addColumn('generation_attempts', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
 }
 
 // Webhook delivery is limited per receiver (the callback URL's origin), so a claim groups the
 // outbox by it. Pending rows get theirs here; rows already final are never claimed again and
 // keep ''. The origin is computed inline, not by the outbox module, so this step never changes.
 async function addWebhookReceivers(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('webhook_outbox').addColumn('receiver', 'text', (c) => c.notNull().defaultTo('')).execute();
-  const pending: { id: string; url: string }[] = await db
-    .selectFrom('webhook_outbox').select(['id', 'url']).where('state', '=', 'pending').execute();
+  await db.schema
+    .alterTable('webhook_outbox')
+    .addColumn('receiver', 'text', (c) => c.notNull().defaultTo(''))
+    .execute();
+  const pending: { id: string; url: string }[] = await db.selectFrom('webhook_outbox').select(['id', 'url']).where('state', '=', 'pending').execute();
   for (const { id, url } of pending) {
     let receiver = url;
     try {
@@ -145,9 +159,7 @@ async function createInitialTables(db: Kysely<any>, dialect: Dialect): Promise<v
   await db.schema
     .createTable('ledger')
     .$call((t) =>
-      dialect === 'postgres'
-        ? t.addColumn('id', 'bigserial', (c) => c.primaryKey())
-        : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement()),
+      dialect === 'postgres' ? t.addColumn('id', 'bigserial', (c) => c.primaryKey()) : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement()),
     )
     .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
     .addColumn('kind', 'text', (c) => c.notNull())
@@ -230,11 +242,7 @@ async function createInitialTables(db: Kysely<any>, dialect: Dialect): Promise<v
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('delivered_at', 'bigint')
     .execute();
-  await db.schema
-    .createIndex('webhook_outbox_state_next')
-    .on('webhook_outbox')
-    .columns(['state', 'next_attempt_at'])
-    .execute();
+  await db.schema.createIndex('webhook_outbox_state_next').on('webhook_outbox').columns(['state', 'next_attempt_at']).execute();
 
   await db.schema
     .createTable('files')
@@ -255,9 +263,14 @@ async function createInitialTables(db: Kysely<any>, dialect: Dialect): Promise<v
 // transaction (SQLITE_BUSY, or "table … already exists" once it sees the winner's schema), and
 // its retry reads the winner's kysely_migration row and finds nothing to do.
 export async function migrateToLatest(db: Kysely<DB>, dialect: Dialect): Promise<void> {
+  const known = migrations(dialect);
+  // The usual start: nothing to do, told by one read of our own table. Kysely's migrator would
+  // first introspect every schema of the database, which is slow with many and fails while
+  // another client drops one.
+  if (await allApplied(db, Object.keys(known))) return;
   const migrator = new Migrator({
-    db,
-    provider: { getMigrations: async () => migrations(dialect) },
+    db: dialect === 'postgres' ? withOwnSchemaIntrospection(db) : db,
+    provider: { getMigrations: async () => known },
     // Kysely checks "does kysely_migration exist" across every schema unless told which one;
     // with a test schema per run, another schema's table would fool it. Pin it to ours.
     migrationTableSchema: dialect === 'postgres' ? await currentSchema(db) : undefined,
@@ -274,7 +287,45 @@ export async function migrateToLatest(db: Kysely<DB>, dialect: Dialect): Promise
       continue;
     }
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;
-    throw new Error(`store migration failed${failed ? ` at ${failed}` : ''}`, { cause: error });
+    const why = error instanceof Error ? error.message : String(error);
+    throw new Error(`store migration failed${failed ? ` at ${failed}` : ''}: ${why}`, { cause: error });
+  }
+}
+
+/**
+ * The migrator asks "does this schema, this table exist" through `db.introspection`, which on
+ * PostgreSQL lists every table of every schema: slow with many schemas, and it fails when another
+ * client drops one meanwhile. Answered here from our own schema alone.
+ */
+function withOwnSchemaIntrospection(db: Kysely<DB>): Kysely<DB> {
+  const introspection: Pick<DatabaseIntrospector, 'getSchemas' | 'getTables'> = {
+    async getSchemas() {
+      const { rows } = await sql<{ name: string }>`select current_schema() as name`.execute(db);
+      return rows;
+    },
+    async getTables() {
+      const { rows } = await sql<{ name: string; schema: string }>`
+        select table_name as name, table_schema as schema from information_schema.tables where table_schema = current_schema()`.execute(db);
+      return rows.map((row) => ({ ...row, isView: false, columns: [] }));
+    },
+  };
+  return new Proxy(db, {
+    get(target, property) {
+      if (property === 'introspection') return introspection;
+      const value = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+/** Whether kysely_migration (in our schema) lists every migration; false when it does not exist yet. */
+async function allApplied(db: Kysely<DB>, names: string[]): Promise<boolean> {
+  try {
+    const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(db);
+    const applied = new Set(rows.map((row) => row.name));
+    return names.every((name) => applied.has(name));
+  } catch {
+    return false;
   }
 }
 

@@ -4,31 +4,36 @@ import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, SqliteDialect } from 'kysely';
 import pg from 'pg';
+import { BACKSTOP_CHECKPOINT_PAGES, type Checkpointer, startCheckpointer } from './checkpointer.js';
 import { markConnectionLost } from './health.js';
+import { postgresHotLedger } from './hot-ledger/postgres.js';
+import { sqliteHotLedger } from './hot-ledger/sqlite.js';
+import type { HotLedger } from './hot-ledger/types.js';
 import { type Dialect, migrateToLatest } from './migrations.js';
 import type { DB } from './schema.js';
 
 export interface Store {
   db: Kysely<DB>;
   dialect: Dialect;
+  /** The hold and settle steps of metered calls, in the fewest statements this store needs. */
+  hotLedger?: HotLedger;
   close(): Promise<void>;
   /**
    * Makes every write fail with this SQLite error code (`SQLITE_FULL`…) until called with null:
    * a store that refuses writes on demand, for tests and drills. SQLite only.
    */
   failWrites?(code: string | null): void;
+  /** Builds `hotLedger` once the schema is migrated. */
+  prepareHotLedger?(): void;
 }
 
 // `sqlite:./data/tollroute.db`, `sqlite::memory:`, `postgres://…?schema=name`, `postgresql://…`
 export async function openStore(url: string): Promise<Store> {
-  const store = url.startsWith('sqlite:')
-    ? openSqlite(url.slice('sqlite:'.length))
-    : /^postgres(ql)?:\/\//.test(url)
-      ? await openPostgres(url)
-      : null;
+  const store = url.startsWith('sqlite:') ? openSqlite(url.slice('sqlite:'.length)) : /^postgres(ql)?:\/\//.test(url) ? await openPostgres(url) : null;
   if (!store) throw new Error(`store url: expected sqlite:<path> or postgres://…, got ${redact(url)}`);
   try {
     await migrateToLatest(store.db, store.dialect);
+    store.prepareHotLedger?.();
   } catch (error) {
     await store.close();
     throw error;
@@ -36,23 +41,47 @@ export async function openStore(url: string): Promise<Store> {
   return store;
 }
 
-function openSqlite(path: string): Store {
+// SQLite's `synchronous` in WAL mode (docs/benchmarks.md): `normal` (the default) loses nothing to a
+// crash of the process, but a power loss may undo the last commits; `full` syncs every commit.
+const SQLITE_SYNC_MODES = new Set(['normal', 'full', 'extra']);
+
+function openSqlite(location: string): Store {
+  const [path = '', query = ''] = location.split('?', 2);
   if (!path) throw new Error('store url: sqlite: needs a path or :memory:');
+  const synchronous = new URLSearchParams(query).get('synchronous') ?? 'normal';
+  if (!SQLITE_SYNC_MODES.has(synchronous)) throw new Error(`store url: synchronous must be normal, full or extra, got ${JSON.stringify(synchronous)}`);
   const file = path === ':memory:' ? path : resolve(process.cwd(), path);
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const sqlite = new Database(file);
   sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma(`synchronous = ${synchronous}`);
   // Another process (a second instance, the CLI) may hold the write lock for a moment: wait, don't fail.
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   const writeFault: { code: string | null } = { code: null };
   const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, writeFault) }) });
+  // A file's checkpoints run in a worker thread; an in-memory database has no log to checkpoint.
+  let checkpointer: Checkpointer | undefined;
+  if (file !== ':memory:') {
+    sqlite.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
+    checkpointer = startCheckpointer(file);
+  }
+  const checkWritable = () => {
+    if (writeFault.code) failingStatement(writeFault.code).run();
+  };
   return {
     db,
     dialect: 'sqlite',
-    close: () => db.destroy(),
+    close: async () => {
+      await checkpointer?.stop();
+      await db.destroy();
+    },
     failWrites: (code) => {
       writeFault.code = code;
+    },
+    // Its statements are prepared against the tables, so only once they exist.
+    prepareHotLedger() {
+      this.hotLedger = sqliteHotLedger(db, sqlite, checkWritable);
     },
   };
 }
@@ -116,9 +145,7 @@ function parseInt8(text: string): number {
 // Per pool, not pg.types.setTypeParser: the global parser would change every other pg user in the process.
 const int8AsNumber: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === pg.types.builtins.INT8 && format !== 'binary'
-      ? parseInt8
-      : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+    oid === pg.types.builtins.INT8 && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -142,7 +169,12 @@ async function openPostgres(url: string): Promise<Store> {
   // crash the process. The pool has already discarded it and the next query opens a new one.
   pool.on('error', () => {});
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: markingLostConnections(pool) }) });
-  const store: Store = { db, dialect: 'postgres', close: () => db.destroy() };
+  const store: Store = {
+    db,
+    dialect: 'postgres',
+    hotLedger: postgresHotLedger({ query: (text, values) => pool.query(text, values).catch(markLostUnlessAnswered) }),
+    close: () => db.destroy(),
+  };
   if (schema) {
     try {
       await createSchema(pool, schema);

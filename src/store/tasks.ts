@@ -6,9 +6,28 @@ import type { DB, TaskKind, TaskStatus, TasksTable } from './schema.js';
 export type TaskRow = Selectable<TasksTable>;
 
 const COLUMNS = [
-  'id', 'account_id', 'key_id', 'request_id', 'kind', 'model', 'status', 'upstream_id', 'hold_id', 'request', 'result', 'error',
-  'upstream_record', 'callback_url', 'attempts', 'next_poll_at', 'lease_until', 'lease_owner', 'created_at', 'updated_at',
-  'finished_at', 'generation_attempts',
+  'id',
+  'account_id',
+  'key_id',
+  'request_id',
+  'kind',
+  'model',
+  'status',
+  'upstream_id',
+  'hold_id',
+  'request',
+  'result',
+  'error',
+  'upstream_record',
+  'callback_url',
+  'attempts',
+  'next_poll_at',
+  'lease_until',
+  'lease_owner',
+  'created_at',
+  'updated_at',
+  'finished_at',
+  'generation_attempts',
 ] as const;
 
 /** States the engine still works on; the rest are terminal. */
@@ -49,17 +68,20 @@ export async function claimDueTasks(
     db
       // A materialized CTE, not `id in (subquery)`: PostgreSQL may rescan such a subquery, and a
       // rescanned `LIMIT … SKIP LOCKED` skips the rows this statement just took and returns more.
-      .with((cte) => cte('due').materialized(), (qb) => {
-        const due = qb
-          .selectFrom('tasks')
-          .select('id')
-          .where('status', 'in', LIVE_STATUSES)
-          .where('next_poll_at', '<=', now)
-          .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-          .orderBy('next_poll_at')
-          .limit(limit);
-        return dialect === 'postgres' ? due.forUpdate().skipLocked() : due;
-      })
+      .with(
+        (cte) => cte('due').materialized(),
+        (qb) => {
+          const due = qb
+            .selectFrom('tasks')
+            .select('id')
+            .where('status', 'in', LIVE_STATUSES)
+            .where('next_poll_at', '<=', now)
+            .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+            .orderBy('next_poll_at')
+            .limit(limit);
+          return dialect === 'postgres' ? due.forUpdate().skipLocked() : due;
+        },
+      )
       .updateTable('tasks')
       .set({ lease_until: now + leaseMs, lease_owner: owner })
       .where('id', 'in', (eb) => eb.selectFrom('due').select('due.id'))
@@ -74,11 +96,25 @@ export async function claimDueTasks(
  */
 export async function markSubmitted(
   db: Kysely<DB>,
-  { id, upstreamId, upstreamRecord, nextPollAt, now }: { id: string; upstreamId: string | null; upstreamRecord: string | null; nextPollAt: number; now: number },
+  {
+    id,
+    upstreamId,
+    upstreamRecord,
+    nextPollAt,
+    now,
+  }: { id: string; upstreamId: string | null; upstreamRecord: string | null; nextPollAt: number; now: number },
 ): Promise<boolean> {
   const result = await db
     .updateTable('tasks')
-    .set({ status: 'queued', upstream_id: upstreamId, upstream_record: upstreamRecord, next_poll_at: nextPollAt, lease_until: null, lease_owner: null, updated_at: now })
+    .set({
+      status: 'queued',
+      upstream_id: upstreamId,
+      upstream_record: upstreamRecord,
+      next_poll_at: nextPollAt,
+      lease_until: null,
+      lease_owner: null,
+      updated_at: now,
+    })
     .where('id', '=', id)
     .where('status', '=', 'submitting')
     .executeTakeFirst();
@@ -104,14 +140,33 @@ export async function startGenerationAttempt(db: Kysely<DB>, { id, owner, now }:
 /** A poll that found the task still running: new status, next poll time, lease given back. */
 export async function recordPoll(
   db: Kysely<DB>,
-  { id, owner, status, upstreamRecord, attempts, nextPollAt, now }: {
-    id: string; owner: string; status: TaskStatus; upstreamRecord?: string; attempts: number; nextPollAt: number; now: number;
+  {
+    id,
+    owner,
+    status,
+    upstreamRecord,
+    attempts,
+    nextPollAt,
+    now,
+  }: {
+    id: string;
+    owner: string;
+    status: TaskStatus;
+    upstreamRecord?: string;
+    attempts: number;
+    nextPollAt: number;
+    now: number;
   },
 ): Promise<boolean> {
   const result = await db
     .updateTable('tasks')
     .set({
-      status, attempts, next_poll_at: nextPollAt, lease_until: null, lease_owner: null, updated_at: now,
+      status,
+      attempts,
+      next_poll_at: nextPollAt,
+      lease_until: null,
+      lease_owner: null,
+      updated_at: now,
       ...(upstreamRecord !== undefined && { upstream_record: upstreamRecord }),
     })
     .where('id', '=', id)
@@ -127,14 +182,32 @@ export async function recordPoll(
  */
 export async function finishTask(
   db: Kysely<DB>,
-  { id, status, result, error, upstreamRecord, now }: {
-    id: string; status: 'succeeded' | 'failed' | 'cancelled'; result?: string | null; error?: string | null; upstreamRecord?: string; now: number;
+  {
+    id,
+    status,
+    result,
+    error,
+    upstreamRecord,
+    now,
+  }: {
+    id: string;
+    status: 'succeeded' | 'failed' | 'cancelled';
+    result?: string | null;
+    error?: string | null;
+    upstreamRecord?: string;
+    now: number;
   },
 ): Promise<TaskRow | undefined> {
   return db
     .updateTable('tasks')
     .set({
-      status, result: result ?? null, error: error ?? null, finished_at: now, updated_at: now, lease_until: null, lease_owner: null,
+      status,
+      result: result ?? null,
+      error: error ?? null,
+      finished_at: now,
+      updated_at: now,
+      lease_until: null,
+      lease_owner: null,
       ...(upstreamRecord !== undefined && { upstream_record: upstreamRecord }),
     })
     .where('id', '=', id)

@@ -5,8 +5,19 @@ import type { DB, UsageTable } from './schema.js';
 export type UsageRow = Selectable<UsageTable>;
 
 const COLUMNS = [
-  'id', 'account_id', 'key_id', 'hold_id', 'request_id', 'model', 'endpoint', 'units', 'amount_micros', 'created_at',
-  'unbilled_micros', 'flags', 'client_request_id',
+  'id',
+  'account_id',
+  'key_id',
+  'hold_id',
+  'request_id',
+  'model',
+  'endpoint',
+  'units',
+  'amount_micros',
+  'created_at',
+  'unbilled_micros',
+  'flags',
+  'client_request_id',
 ] as const;
 
 export async function insertUsage(db: Kysely<DB>, row: Insertable<UsageTable>): Promise<void> {

@@ -11,8 +11,21 @@ export type WebhookRow = Selectable<WebhookOutboxTable>;
 export type DeliveryOutcome = 'delivered' | 'retry' | 'dropped';
 
 const COLUMNS = [
-  'id', 'account_id', 'task_id', 'event_id', 'url', 'receiver', 'payload', 'state', 'attempts', 'next_attempt_at',
-  'lease_until', 'last_status', 'last_error', 'created_at', 'delivered_at',
+  'id',
+  'account_id',
+  'task_id',
+  'event_id',
+  'url',
+  'receiver',
+  'payload',
+  'state',
+  'attempts',
+  'next_attempt_at',
+  'lease_until',
+  'last_status',
+  'last_error',
+  'created_at',
+  'delivered_at',
 ] as const;
 
 // Row ids name what they are, like store/ids.ts (which has no kind for outbox rows).
@@ -33,16 +46,40 @@ export function receiverOf(url: string): string {
 /** Pass the caller's transaction so the row commits (or not) with the task's terminal state. */
 export async function enqueueWebhook(
   db: Kysely<DB>,
-  { accountId, taskId, eventId, url, payload, now }: {
-    accountId: string; taskId: string; eventId: string; url: string; payload: string; now: number;
+  {
+    accountId,
+    taskId,
+    eventId,
+    url,
+    payload,
+    now,
+  }: {
+    accountId: string;
+    taskId: string;
+    eventId: string;
+    url: string;
+    payload: string;
+    now: number;
   },
 ): Promise<WebhookRow> {
   return db
     .insertInto('webhook_outbox')
     .values({
-      id: newWebhookId(), account_id: accountId, task_id: taskId, event_id: eventId, url, receiver: receiverOf(url), payload,
-      state: 'pending', attempts: 0, next_attempt_at: now, lease_until: null, last_status: null,
-      last_error: null, created_at: now, delivered_at: null,
+      id: newWebhookId(),
+      account_id: accountId,
+      task_id: taskId,
+      event_id: eventId,
+      url,
+      receiver: receiverOf(url),
+      payload,
+      state: 'pending',
+      attempts: 0,
+      next_attempt_at: now,
+      lease_until: null,
+      last_status: null,
+      last_error: null,
+      created_at: now,
+      delivered_at: null,
     })
     .returning(COLUMNS)
     .executeTakeFirstOrThrow();
@@ -64,45 +101,55 @@ export async function claimDueWebhooks(
   { now, leaseMs, limit, perReceiver, dialect }: { now: number; leaseMs: number; limit: number; perReceiver: number; dialect: Dialect },
 ): Promise<WebhookRow[]> {
   const rows = await db
-    .with('busy', (qb) => qb
-      .selectFrom('webhook_outbox')
-      .select((eb) => ['receiver', eb.fn.countAll<number>().as('in_flight')])
-      .where('state', '=', 'pending')
-      .where('lease_until', '>', now)
-      .groupBy('receiver'))
+    .with('busy', (qb) =>
+      qb
+        .selectFrom('webhook_outbox')
+        .select((eb) => ['receiver', eb.fn.countAll<number>().as('in_flight')])
+        .where('state', '=', 'pending')
+        .where('lease_until', '>', now)
+        .groupBy('receiver'),
+    )
     // slot: the receiver's attempts in flight plus this row's place in its queue of due rows
-    .with((cte) => cte('ranked').materialized(), (qb) => qb
-      .selectFrom('webhook_outbox')
-      .leftJoin('busy', 'busy.receiver', 'webhook_outbox.receiver')
-      .select((eb) => [
-        'webhook_outbox.id',
-        'webhook_outbox.next_attempt_at',
-        sql<number>`coalesce(${eb.ref('busy.in_flight')}, 0) + ${eb.fn.agg<number>('row_number').over((ob) => ob
-          .partitionBy('webhook_outbox.receiver').orderBy('webhook_outbox.next_attempt_at').orderBy('webhook_outbox.id'))}`.as('slot'),
-      ])
-      .where('webhook_outbox.state', '=', 'pending')
-      .where('webhook_outbox.next_attempt_at', '<=', now)
-      .where((w) => w.or([w('webhook_outbox.lease_until', 'is', null), w('webhook_outbox.lease_until', '<=', now)]))
-      // a receiver whose slots are all taken is left out before ranking: a hanging receiver's
-      // backlog costs an index check per row here, not a sort
-      .where('webhook_outbox.receiver', 'not in', (eb) => eb.selectFrom('busy').select('busy.receiver').where('busy.in_flight', '>=', perReceiver)))
+    .with(
+      (cte) => cte('ranked').materialized(),
+      (qb) =>
+        qb
+          .selectFrom('webhook_outbox')
+          .leftJoin('busy', 'busy.receiver', 'webhook_outbox.receiver')
+          .select((eb) => [
+            'webhook_outbox.id',
+            'webhook_outbox.next_attempt_at',
+            sql<number>`coalesce(${eb.ref('busy.in_flight')}, 0) + ${eb.fn
+              .agg<number>('row_number')
+              .over((ob) => ob.partitionBy('webhook_outbox.receiver').orderBy('webhook_outbox.next_attempt_at').orderBy('webhook_outbox.id'))}`.as('slot'),
+          ])
+          .where('webhook_outbox.state', '=', 'pending')
+          .where('webhook_outbox.next_attempt_at', '<=', now)
+          .where((w) => w.or([w('webhook_outbox.lease_until', 'is', null), w('webhook_outbox.lease_until', '<=', now)]))
+          // a receiver whose slots are all taken is left out before ranking: a hanging receiver's
+          // backlog costs an index check per row here, not a sort
+          .where('webhook_outbox.receiver', 'not in', (eb) => eb.selectFrom('busy').select('busy.receiver').where('busy.in_flight', '>=', perReceiver)),
+    )
     // A materialized CTE, not `id in (subquery)`: PostgreSQL may rescan such a subquery per
     // outer row, and a rescanned `LIMIT … FOR UPDATE SKIP LOCKED` skips the rows this very
     // statement just updated and returns further ones, claiming more than `limit`.
-    .with((cte) => cte('due').materialized(), (qb) => {
-      const due = qb
-        .selectFrom('webhook_outbox')
-        .innerJoin('ranked', 'ranked.id', 'webhook_outbox.id')
-        .select('webhook_outbox.id')
-        .where('ranked.slot', '<=', perReceiver)
-        // again on the row itself: under SKIP LOCKED PostgreSQL re-checks these on the locked version
-        .where('webhook_outbox.state', '=', 'pending')
-        .where((w) => w.or([w('webhook_outbox.lease_until', 'is', null), w('webhook_outbox.lease_until', '<=', now)]))
-        .orderBy('ranked.slot')
-        .orderBy('ranked.next_attempt_at')
-        .limit(limit);
-      return dialect === 'postgres' ? due.forUpdate(['webhook_outbox']).skipLocked() : due;
-    })
+    .with(
+      (cte) => cte('due').materialized(),
+      (qb) => {
+        const due = qb
+          .selectFrom('webhook_outbox')
+          .innerJoin('ranked', 'ranked.id', 'webhook_outbox.id')
+          .select('webhook_outbox.id')
+          .where('ranked.slot', '<=', perReceiver)
+          // again on the row itself: under SKIP LOCKED PostgreSQL re-checks these on the locked version
+          .where('webhook_outbox.state', '=', 'pending')
+          .where((w) => w.or([w('webhook_outbox.lease_until', 'is', null), w('webhook_outbox.lease_until', '<=', now)]))
+          .orderBy('ranked.slot')
+          .orderBy('ranked.next_attempt_at')
+          .limit(limit);
+        return dialect === 'postgres' ? due.forUpdate(['webhook_outbox']).skipLocked() : due;
+      },
+    )
     .updateTable('webhook_outbox')
     .set({ lease_until: now + leaseMs })
     .where('id', 'in', (eb) => eb.selectFrom('due').select('due.id'))
@@ -118,9 +165,22 @@ export async function claimDueWebhooks(
  */
 export async function recordDeliveryAttempt(
   db: Kysely<DB>,
-  { id, attempts, outcome, nextAttemptAt, lastStatus = null, lastError = null, now }: {
-    id: string; attempts: number; outcome: DeliveryOutcome; nextAttemptAt?: number;
-    lastStatus?: number | null; lastError?: string | null; now: number;
+  {
+    id,
+    attempts,
+    outcome,
+    nextAttemptAt,
+    lastStatus = null,
+    lastError = null,
+    now,
+  }: {
+    id: string;
+    attempts: number;
+    outcome: DeliveryOutcome;
+    nextAttemptAt?: number;
+    lastStatus?: number | null;
+    lastError?: string | null;
+    now: number;
   },
 ): Promise<boolean> {
   if (outcome === 'retry' && nextAttemptAt === undefined) throw new Error('recordDeliveryAttempt: a retry needs nextAttemptAt');
@@ -131,8 +191,10 @@ export async function recordDeliveryAttempt(
       lease_until: null,
       last_status: lastStatus,
       last_error: lastError,
-      ...(outcome === 'delivered' ? { state: 'delivered' as const, delivered_at: now }
-        : outcome === 'dropped' ? { state: 'dropped' as const }
+      ...(outcome === 'delivered'
+        ? { state: 'delivered' as const, delivered_at: now }
+        : outcome === 'dropped'
+          ? { state: 'dropped' as const }
           : { state: 'pending' as const, next_attempt_at: nextAttemptAt }),
     })
     .where('id', '=', id)
@@ -147,11 +209,5 @@ export async function findWebhook(db: Kysely<DB>, id: string): Promise<WebhookRo
 }
 
 export async function listWebhooksForTask(db: Kysely<DB>, taskId: string): Promise<WebhookRow[]> {
-  return db
-    .selectFrom('webhook_outbox')
-    .select(COLUMNS)
-    .where('task_id', '=', taskId)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
+  return db.selectFrom('webhook_outbox').select(COLUMNS).where('task_id', '=', taskId).orderBy('created_at').orderBy('id').execute();
 }

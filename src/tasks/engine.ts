@@ -72,23 +72,36 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
   let stopping = false;
   const controller = new AbortController();
 
-  async function finish(task: TaskRow, model: ResolvedModel | undefined, outcome: Extract<PollOutcome, { state: 'succeeded' | 'failed' }> | { state: 'failed'; error: TaskError }) {
+  async function finish(
+    task: TaskRow,
+    model: ResolvedModel | undefined,
+    outcome: Extract<PollOutcome, { state: 'succeeded' | 'failed' }> | { state: 'failed'; error: TaskError },
+  ) {
     const handler = handlers[task.kind as TaskKind];
     const at = now();
     await store.db.transaction().execute(async (trx) => {
       const upstreamRecord = 'upstreamRecord' in outcome && outcome.upstreamRecord !== undefined ? JSON.stringify(outcome.upstreamRecord) : undefined;
-      const finished = outcome.state === 'succeeded'
-        ? await finishTask(trx, { id: task.id, status: 'succeeded', result: JSON.stringify(outcome.result), upstreamRecord, now: at })
-        : await finishTask(trx, { id: task.id, status: 'failed', error: JSON.stringify(outcome.error), upstreamRecord, now: at });
+      const finished =
+        outcome.state === 'succeeded'
+          ? await finishTask(trx, { id: task.id, status: 'succeeded', result: JSON.stringify(outcome.result), upstreamRecord, now: at })
+          : await finishTask(trx, { id: task.id, status: 'failed', error: JSON.stringify(outcome.error), upstreamRecord, now: at });
       if (!finished) return; // another instance got there first: it settles, we do nothing
       if (outcome.state === 'succeeded' && model) {
         const units = usableUnits(outcome.units, {});
         const chargeMicros = priceMicros(units, model.config.price);
         if (finished.hold_id) await settleHoldIn(trx, finished.hold_id, { chargeMicros, units, requestId: finished.request_id ?? undefined, now: at });
-        await insertAssets(trx, (outcome.assets ?? []).map((asset) => ({
-          id: newId('asset'), account_id: finished.account_id, kind: asset.kind, url: asset.url, task_id: finished.id,
-          source_task_id: asset.sourceTaskId ?? null, created_at: at,
-        })));
+        await insertAssets(
+          trx,
+          (outcome.assets ?? []).map((asset) => ({
+            id: newId('asset'),
+            account_id: finished.account_id,
+            kind: asset.kind,
+            url: asset.url,
+            task_id: finished.id,
+            source_task_id: asset.sourceTaskId ?? null,
+            created_at: at,
+          })),
+        );
       } else if (finished.hold_id) {
         // release, not settle: a failed task produced nothing the account asked for
         await releaseHoldIn(trx, finished.hold_id, { note: `task ${finished.id} failed`, now: at });
@@ -100,7 +113,14 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
           error: outcome.state === 'failed' ? outcome.error : undefined,
           extra: 'webhook' in outcome ? outcome.webhook : undefined,
         });
-        await enqueueWebhook(trx, { accountId: finished.account_id, taskId: finished.id, eventId: newId('evt'), url: finished.callback_url, payload: JSON.stringify(payload), now: at });
+        await enqueueWebhook(trx, {
+          accountId: finished.account_id,
+          taskId: finished.id,
+          eventId: newId('evt'),
+          url: finished.callback_url,
+          payload: JSON.stringify(payload),
+          now: at,
+        });
       }
     });
     log.info({ taskId: task.id, kind: task.kind, outcome: outcome.state }, 'task finished');
@@ -111,7 +131,10 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
     const handler = handlers[kind];
     if (task.status === 'submitting') {
       // Its submitter's lease ran out: that request died before the upstream answered.
-      return finish(task, undefined, { state: 'failed', error: { code: 'submit_interrupted', message: 'the gateway stopped before the upstream accepted the task' } });
+      return finish(task, undefined, {
+        state: 'failed',
+        error: { code: 'submit_interrupted', message: 'the gateway stopped before the upstream accepted the task' },
+      });
     }
     if (task.generation_attempts >= options.maxGenerationAttempts) {
       // Every attempt allowed was started, the last by an instance that died in it (the lease ran
@@ -129,17 +152,26 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
     let outcome: PollOutcome;
     let generationStarted = false;
     // A long poll (an image being generated) keeps its lease, so no other instance starts it again.
-    const heartbeat = setInterval(() => {
-      store.db.updateTable('tasks').set({ lease_until: now() + options.leaseMs }).where('id', '=', task.id).where('lease_owner', '=', owner).execute()
-        .catch((error) => log.warn({ err: error, taskId: task.id }, 'renewing a task lease failed'));
-    }, Math.max(1, Math.floor(options.leaseMs / 3)));
+    const heartbeat = setInterval(
+      () => {
+        store.db
+          .updateTable('tasks')
+          .set({ lease_until: now() + options.leaseMs })
+          .where('id', '=', task.id)
+          .where('lease_owner', '=', owner)
+          .execute()
+          .catch((error) => log.warn({ err: error, taskId: task.id }, 'renewing a task lease failed'));
+      },
+      Math.max(1, Math.floor(options.leaseMs / 3)),
+    );
     heartbeat.unref();
     try {
       outcome = await handler.poll(task, model, {
         signal: controller.signal,
         startGeneration: async () => {
           // Written before the upstream is asked, so an attempt cut off by a crash still counts.
-          if (!(await startGenerationAttempt(store.db, { id: task.id, owner, now: now() }))) throw new LeaseLostError(`task ${task.id} is no longer leased by ${owner}`);
+          if (!(await startGenerationAttempt(store.db, { id: task.id, owner, now: now() })))
+            throw new LeaseLostError(`task ${task.id} is no longer leased by ${owner}`);
           generationStarted = true;
         },
       });
@@ -157,7 +189,10 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
       if (now() - task.created_at > options.taskTimeoutMs) {
         return finish(task, model, { state: 'failed', error: { code: 'upstream_timeout', message: 'the upstream did not finish the task in time' } });
       }
-      log.warn({ err: error, taskId: task.id, generationAttempts: generations }, generationStarted ? 'a generation attempt failed; will try again' : 'polling the upstream failed; will retry');
+      log.warn(
+        { err: error, taskId: task.id, generationAttempts: generations },
+        generationStarted ? 'a generation attempt failed; will try again' : 'polling the upstream failed; will retry',
+      );
       const attempts = task.attempts + 1;
       // Generation attempts back off by their own count: 2, 4, 8 poll intervals.
       const delay = generationStarted ? nextPollDelay(interval, generations, true) : nextPollDelay(interval, attempts, true);
@@ -173,7 +208,15 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
       }
       const attempts = task.attempts + 1;
       const upstreamRecord = outcome.upstreamRecord === undefined ? undefined : JSON.stringify(outcome.upstreamRecord);
-      await recordPoll(store.db, { id: task.id, owner, status: outcome.status, upstreamRecord, attempts, nextPollAt: now() + nextPollDelay(interval, attempts, false), now: now() });
+      await recordPoll(store.db, {
+        id: task.id,
+        owner,
+        status: outcome.status,
+        upstreamRecord,
+        attempts,
+        nextPollAt: now() + nextPollDelay(interval, attempts, false),
+        now: now(),
+      });
       return;
     }
     try {
@@ -189,7 +232,11 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
 
   async function runOnce(): Promise<number> {
     const tasks = await claimDueTasks(store.db, { dialect: store.dialect, now: now(), leaseMs: options.leaseMs, owner, limit: CLAIM_LIMIT });
-    await Promise.all(tasks.map((task) => work(task).catch((error) => log.error({ err: error, taskId: task.id }, 'task step failed; its lease will expire and it will be retried'))));
+    await Promise.all(
+      tasks.map((task) =>
+        work(task).catch((error) => log.error({ err: error, taskId: task.id }, 'task step failed; its lease will expire and it will be retried')),
+      ),
+    );
     return tasks.length;
   }
 

@@ -7,7 +7,7 @@ export type Fields = Record<string, unknown>;
 export const MAX_URL_LENGTH = 8192; // signed URLs with session tokens run past 2 kB
 
 export const isFields = (value: unknown): value is Fields => typeof value === 'object' && value !== null && !Array.isArray(value);
-export const given = (fields: Fields, field: string): unknown => (Object.hasOwn(fields, field) ? fields[field] ?? undefined : undefined);
+export const given = (fields: Fields, field: string): unknown => (Object.hasOwn(fields, field) ? (fields[field] ?? undefined) : undefined);
 export const isOneOf = <T extends string>(value: unknown, allowed: readonly T[]): value is T =>
   typeof value === 'string' && (allowed as readonly string[]).includes(value);
 export const oneOf = (allowed: readonly string[]) => `must be one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`;

@@ -2,7 +2,8 @@
 // the field, or returned with defaults applied; and the two upstream submit bodies (protocols §5.1, §5.2).
 // Pure: no I/O, no clock, no ids (the caller passes the request id).
 import { invalidRequest } from '../errors.js';
-import { given, isFields, isOneOf, oneOf, readBoolean, readEnum, readHttpUrl, type Fields } from './fields.js';
+import { type Fields, given, isFields, isOneOf, oneOf, readBoolean, readEnum, readHttpUrl } from './fields.js';
+
 export { MAX_URL_LENGTH } from './fields.js';
 
 export const MINUTES_MODELS = ['vendor-minutes', 'service-minutes'] as const;
@@ -84,8 +85,17 @@ export interface BigmodelSubmitBody {
 }
 
 const TOP_LEVEL = new Set([
-  'model', 'file_url', 'file_type', 'source_lang', 'all_activate', 'speaker_identification', 'number_of_speakers',
-  'hot_words', 'need_word_time_series', 'features', 'callback_url',
+  'model',
+  'file_url',
+  'file_type',
+  'source_lang',
+  'all_activate',
+  'speaker_identification',
+  'number_of_speakers',
+  'hot_words',
+  'need_word_time_series',
+  'features',
+  'callback_url',
 ]);
 const FEATURE_FIELDS = new Set(['summary', 'chapters', 'todos', 'qa', 'question_answer', 'translate', 'target_lang']);
 const OTHER_LANG: Record<MinutesLang, MinutesLang> = { zh_cn: 'en_us', en_us: 'zh_cn' };
@@ -142,10 +152,7 @@ export function normaliseMinutesRequest(body: unknown): MinutesRequest {
 export function vendorMinutesSubmitBody(req: VendorMinutesRequest): LarkMinutesSubmitBody {
   const all = req.all_activate;
   const translate = all || req.features.translate;
-  const extract = [
-    ...(all || req.features.todos ? ['todo_list' as const] : []),
-    ...(all || req.features.qa ? ['question_answer' as const] : []),
-  ];
+  const extract = [...(all || req.features.todos ? ['todo_list' as const] : []), ...(all || req.features.qa ? ['question_answer' as const] : [])];
   const summarise = all || req.features.summary;
   const transcription: LarkMinutesSubmitBody['Params']['AudioTranscriptionParams'] = {
     SpeakerIdentification: req.speaker_identification,

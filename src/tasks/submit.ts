@@ -45,15 +45,39 @@ export async function submitTask(deps: SubmitDeps, args: SubmitRequest, log: Pip
 
   await store.db.transaction().execute(async (trx) => {
     const hold = await holdFundsIn(trx, {
-      accountId: args.caller.accountId, keyId: args.caller.keyId, amountMicros: holdFor(model.config, estimate),
-      requestId: args.requestId, clientRequestId: args.clientRequestId, model: model.id, endpoint: `tasks.${args.kind}`, taskId, now: at,
+      accountId: args.caller.accountId,
+      keyId: args.caller.keyId,
+      amountMicros: holdFor(model.config, estimate),
+      requestId: args.requestId,
+      clientRequestId: args.clientRequestId,
+      model: model.id,
+      endpoint: `tasks.${args.kind}`,
+      taskId,
+      now: at,
     });
     await insertTask(trx, {
-      id: taskId, account_id: args.caller.accountId, key_id: args.caller.keyId, request_id: args.requestId, kind: args.kind,
-      model: model.id, status: 'submitting', upstream_id: null, hold_id: hold.holdId, request: JSON.stringify(args.request),
-      result: null, error: null, upstream_record: null, callback_url: args.callbackUrl ?? null, attempts: 0,
+      id: taskId,
+      account_id: args.caller.accountId,
+      key_id: args.caller.keyId,
+      request_id: args.requestId,
+      kind: args.kind,
+      model: model.id,
+      status: 'submitting',
+      upstream_id: null,
+      hold_id: hold.holdId,
+      request: JSON.stringify(args.request),
+      result: null,
+      error: null,
+      upstream_record: null,
+      callback_url: args.callbackUrl ?? null,
+      attempts: 0,
       // Until the upstream answers, the submitting request holds the lease; if it dies, the engine fails the task.
-      next_poll_at: at, lease_until: at + deps.submitLeaseMs, lease_owner: 'submit', created_at: at, updated_at: at, finished_at: null,
+      next_poll_at: at,
+      lease_until: at + deps.submitLeaseMs,
+      lease_owner: 'submit',
+      created_at: at,
+      updated_at: at,
+      finished_at: null,
     });
   });
 
@@ -71,7 +95,12 @@ export async function submitTask(deps: SubmitDeps, args: SubmitRequest, log: Pip
     // the task, and a second submit would make (and bill us for) a second one. Fail it and give
     // the money back, in one step.
     await store.db.transaction().execute(async (trx) => {
-      const failed = await finishTask(trx, { id: taskId, status: 'failed', error: JSON.stringify({ code: 'upstream_refused', message: 'the upstream refused the task' }), now: Date.now() });
+      const failed = await finishTask(trx, {
+        id: taskId,
+        status: 'failed',
+        error: JSON.stringify({ code: 'upstream_refused', message: 'the upstream refused the task' }),
+        now: Date.now(),
+      });
       if (failed?.hold_id) await releaseHoldIn(trx, failed.hold_id, { note: 'upstream refused the task' });
     });
     throw pipeline.upstreamFailure(error, model, log);

@@ -2,8 +2,8 @@
 // how to ask after it, and what its webhook says.
 import type { Units } from '../billing/prices.js';
 import type { ResolvedModel } from '../pipeline/types.js';
-import type { TaskRow } from '../store/tasks.js';
 import type { TaskKind } from '../store/schema.js';
+import type { TaskRow } from '../store/tasks.js';
 
 export interface TaskError {
   code: string;

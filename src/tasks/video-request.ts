@@ -2,7 +2,8 @@
 // checked here after Fastify's JSON parse, refused with a message naming the field, or returned with the
 // gateway's defaults applied. Pure: no I/O, no clock.
 import { invalidRequest } from '../errors.js';
-import { given, isFields, isHttpUrl, isOneOf, oneOf, readBoolean, readEnum, readHttpUrl, readInteger, type Fields } from './fields.js';
+import { type Fields, given, isFields, isHttpUrl, isOneOf, oneOf, readBoolean, readEnum, readHttpUrl, readInteger } from './fields.js';
+
 export { MAX_URL_LENGTH } from './fields.js';
 
 export const VIDEO_RESOLUTIONS = ['480p', '720p', '1080p', '768P', '2K'] as const;
@@ -67,8 +68,19 @@ export interface ArkVideoCreateBody {
 }
 
 const TOP_LEVEL = new Set([
-  'model', 'content', 'resolution', 'ratio', 'duration', 'seed', 'generate_audio', 'return_last_frame',
-  'camera_fixed', 'watermark', 'service_tier', 'callback_url', 'safety_identifier',
+  'model',
+  'content',
+  'resolution',
+  'ratio',
+  'duration',
+  'seed',
+  'generate_audio',
+  'return_last_frame',
+  'camera_fixed',
+  'watermark',
+  'service_tier',
+  'callback_url',
+  'safety_identifier',
 ]);
 const MEDIA_TYPES = ['image_url', 'video_url', 'audio_url'] as const;
 const ITEM_FIELDS = new Set(['type', 'text', 'image_url', 'video_url', 'audio_url', 'role']);
@@ -102,7 +114,13 @@ export function normaliseVideoRequest(body: unknown): VideoRequest {
     content: readContent(given(body, 'content')),
     resolution: readEnum(body, 'resolution', VIDEO_RESOLUTIONS, '720p'),
     ratio: readEnum(body, 'ratio', VIDEO_RATIOS, 'adaptive'),
-    duration: readInteger(body, 'duration', 5, (n) => n === -1 || (n >= 1 && n <= MAX_VIDEO_SECONDS), `must be -1 or an integer from 1 to ${MAX_VIDEO_SECONDS}`),
+    duration: readInteger(
+      body,
+      'duration',
+      5,
+      (n) => n === -1 || (n >= 1 && n <= MAX_VIDEO_SECONDS),
+      `must be -1 or an integer from 1 to ${MAX_VIDEO_SECONDS}`,
+    ),
     seed: readInteger(body, 'seed', -1, (n) => n >= -1 && n <= MAX_SEED, `must be an integer from -1 to ${MAX_SEED}`),
     generate_audio: readBoolean(body, 'generate_audio', true),
     return_last_frame: readBoolean(body, 'return_last_frame', false),
@@ -247,9 +265,7 @@ function readMediaUrl(item: Fields, type: 'image_url' | 'video_url' | 'audio_url
   if (typeof url !== 'string') throw invalidRequest(`${at}.url: must be a string`);
   const dataPrefix = type === 'image_url' ? 'image' : type === 'audio_url' ? 'audio' : undefined;
   const ok =
-    isHttpUrl(url) ||
-    /^asset:\/\/\S+$/.test(url) ||
-    (dataPrefix !== undefined && new RegExp(`^data:${dataPrefix}/[\\w.+-]+;base64,\\S`, 'i').test(url));
+    isHttpUrl(url) || /^asset:\/\/\S+$/.test(url) || (dataPrefix !== undefined && new RegExp(`^data:${dataPrefix}/[\\w.+-]+;base64,\\S`, 'i').test(url));
   if (!ok) {
     const kinds = dataPrefix ? `an http(s), data:${dataPrefix}/…;base64 or asset:// URL` : 'an http(s) or asset:// URL';
     throw invalidRequest(`${at}.url: must be ${kinds}`);

@@ -6,7 +6,12 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 export function webhookPayload(
   task: TaskRow,
-  { webhookType, status, error, extra = {} }: { webhookType: string; status: 'succeeded' | 'failed' | 'cancelled'; error?: TaskError; extra?: Record<string, unknown> },
+  {
+    webhookType,
+    status,
+    error,
+    extra = {},
+  }: { webhookType: string; status: 'succeeded' | 'failed' | 'cancelled'; error?: TaskError; extra?: Record<string, unknown> },
 ): Record<string, unknown> {
   return {
     task_id: task.id,

@@ -1,7 +1,8 @@
 // JSON GET and DELETE on a channel's pool, for task upstreams that are polled.
-import type { Upstream } from './pool.js';
-import { UpstreamHttpError, headerValue } from './http.js';
+
+import { headerValue, UpstreamHttpError } from './http.js';
 import { MalformedAnswerError } from './malformed.js';
+import type { Upstream } from './pool.js';
 
 export async function requestJson(
   upstream: Upstream,
@@ -31,5 +32,4 @@ function parseAnswer(text: string, path: string): unknown {
 
 export const isJsonObject = (value: unknown): value is Record<string, any> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-export const bearer = (upstream: Upstream): Record<string, string> =>
-  upstream.channel.api_key ? { authorization: `Bearer ${upstream.channel.api_key}` } : {};
+export const bearer = (upstream: Upstream): Record<string, string> => (upstream.channel.api_key ? { authorization: `Bearer ${upstream.channel.api_key}` } : {});

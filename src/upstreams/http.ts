@@ -1,6 +1,7 @@
 // The one way an adapter talks HTTP to an upstream: undici.request on the channel's pool.
-import type { Readable } from 'node:stream';
+
 import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
 import type { Upstream } from './pool.js';
 
 const ERROR_BODY_LIMIT = 64 * 1024;
@@ -28,7 +29,7 @@ export class UpstreamHttpError extends Error {
   reason(): string | undefined {
     try {
       const parsed = JSON.parse(this.body) as { error?: { message?: unknown } | string; message?: unknown };
-      const message = typeof parsed.error === 'string' ? parsed.error : parsed.error?.message ?? parsed.message;
+      const message = typeof parsed.error === 'string' ? parsed.error : (parsed.error?.message ?? parsed.message);
       return typeof message === 'string' && message !== '' ? message : undefined;
     } catch {
       return undefined; // not JSON: the status says enough

@@ -1,7 +1,8 @@
 // Newline-delimited JSON on the side of a pass-through: each complete line is shown to an
 // observer (for usage), then passed on as it came. Never more than one partial line is held.
+
+import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { pipeline, Transform, type Readable, type TransformCallback } from 'node:stream';
 
 /** Called for every parsed line; throw to fail the stream (an upstream error object, say). */
 export type NdjsonObserver = (value: any) => void;

@@ -1,8 +1,8 @@
 // One keep-alive connection pool per configured channel, built once at start.
 import type { ChannelConfig } from '../config/schema.js';
-import { WaitBoundedPool, type ConnectionWaitObserver } from './wait-bounded-pool.js';
+import { type ConnectionWaitObserver, WaitBoundedPool } from './wait-bounded-pool.js';
 
-export { ConnectionWaitTimeoutError, type ConnectionWaitObserver } from './wait-bounded-pool.js';
+export { type ConnectionWaitObserver, ConnectionWaitTimeoutError } from './wait-bounded-pool.js';
 
 export interface Upstream {
   name: string;

@@ -1,7 +1,8 @@
 // Server-sent events on the side of a pass-through: frames the byte stream into events, lets a
 // reader look at each one (for usage) and decide whether it goes on to the client unchanged.
+
+import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import { pipeline, Transform, type Readable, type TransformCallback } from 'node:stream';
 
 export interface SseEvent {
   event: string | undefined;
@@ -9,7 +10,7 @@ export interface SseEvent {
 }
 
 /** Called for every complete event; answer false to keep it from the client. */
-export type SseReader = (event: SseEvent) => boolean | void;
+export type SseReader = (event: SseEvent) => boolean | undefined;
 
 const EVENT_END = /\r?\n\r?\n/;
 
@@ -84,7 +85,11 @@ export async function* readSseEvents(body: Readable): AsyncGenerator<SseEvent> {
  * An upstream's SSE body passed through, each JSON event shown to `observe` on the way (for
  * usage); `observe` may answer false to hold an event back. Malformed data is passed on as it came.
  */
-export function observeSseJson(body: Readable, observe: (value: any) => boolean | void, options: { modelAlias?: ModelAlias; onDone?: () => void } = {}): Readable {
+export function observeSseJson(
+  body: Readable,
+  observe: (value: any) => boolean | undefined,
+  options: { modelAlias?: ModelAlias; onDone?: () => void } = {},
+): Readable {
   const tap = createSseTap(({ data }) => {
     // `[DONE]`: the chat completions stream's end marker.
     if (data === '[DONE]') options.onDone?.();

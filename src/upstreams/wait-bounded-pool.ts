@@ -6,7 +6,7 @@
 // request then aborts on that connection, destroying the socket. Here a request reaches undici only
 // when a connection is free for it; until then it can time out or be abandoned without a trace.
 import type { Duplex } from 'node:stream';
-import { Pool, type Dispatcher } from 'undici';
+import { type Dispatcher, Pool } from 'undici';
 
 /** The call waited `connection_wait_ms` for a connection of the channel and was not sent. */
 export class ConnectionWaitTimeoutError extends Error {

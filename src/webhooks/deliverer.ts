@@ -61,8 +61,16 @@ const LAST_ERROR_LIMIT = 500;
 const RESPONSE_BYTES_READ = 1024;
 
 export function createWebhookDeliverer({
-  store, retryDelaysMs, timeoutMs, allowPrivate, log, perReceiverConcurrency = 4, maxInFlight = 64, metrics,
-  now = Date.now, pollIntervalMs = 250,
+  store,
+  retryDelaysMs,
+  timeoutMs,
+  allowPrivate,
+  log,
+  perReceiverConcurrency = 4,
+  maxInFlight = 64,
+  metrics,
+  now = Date.now,
+  pollIntervalMs = 250,
 }: WebhookDelivererOptions): WebhookDeliverer {
   const maxAttempts = 1 + retryDelaysMs.length;
   // A lease outlives its attempt (bounded by timeoutMs) with room for the database writes; only
@@ -80,7 +88,11 @@ export function createWebhookDeliverer({
     const limit = maxInFlight - inFlight.size;
     if (limit <= 0) return [];
     const rows = await claimDueWebhooks(store.db, {
-      now: now(), leaseMs, limit, perReceiver: perReceiverConcurrency, dialect: store.dialect,
+      now: now(),
+      leaseMs,
+      limit,
+      perReceiver: perReceiverConcurrency,
+      dialect: store.dialect,
     });
     return rows.map(startAttempt);
   }
@@ -110,13 +122,25 @@ export function createWebhookDeliverer({
     const lastError = delivered ? null : (error ?? `receiver answered ${status}`).slice(0, LAST_ERROR_LIMIT);
     const nextAttemptAt = outcome === 'retry' ? finishedAt + (retryDelaysMs[attempt - 1] ?? 0) : undefined;
     const recorded = await recordDeliveryAttempt(store.db, {
-      id: row.id, attempts: attempt, outcome, lastStatus: status ?? null, lastError, now: finishedAt,
+      id: row.id,
+      attempts: attempt,
+      outcome,
+      lastStatus: status ?? null,
+      lastError,
+      now: finishedAt,
       ...(nextAttemptAt !== undefined ? { nextAttemptAt } : {}),
     });
     const lateMs = Math.max(0, startedAt - row.next_attempt_at);
     // Never the URL's query (it may carry the receiver's token) nor anything of the secret.
     const fields = {
-      webhookId: row.id, eventId: row.event_id, taskId: row.task_id, host: hostOf(row.url), attempt, status, outcome, lateMs,
+      webhookId: row.id,
+      eventId: row.event_id,
+      taskId: row.task_id,
+      host: hostOf(row.url),
+      attempt,
+      status,
+      outcome,
+      lateMs,
     };
     if (!recorded) {
       log.warn(fields, 'webhook attempt not recorded: the row changed while it was being sent');
@@ -164,10 +188,13 @@ export function createWebhookDeliverer({
     }
     claimAgain = false;
     claiming = claimAndStart()
-      .then(() => {}, (error: unknown) => {
-        // the next poll tries again
-        log.error({ error: error instanceof Error ? error.message : String(error) }, 'webhook claim failed');
-      })
+      .then(
+        () => {},
+        (error: unknown) => {
+          // the next poll tries again
+          log.error({ error: error instanceof Error ? error.message : String(error) }, 'webhook claim failed');
+        },
+      )
       .finally(() => {
         claiming = undefined;
         if (claimAgain) requestClaim();
@@ -178,10 +205,13 @@ export function createWebhookDeliverer({
   function wakeAt(at: number): void {
     if (stopped) return;
     // a millisecond past `at`, so the claim's `next_attempt_at <= now` holds when it runs
-    const timer = setTimeout(() => {
-      wakes.delete(timer);
-      requestClaim();
-    }, Math.max(0, at - now() + 1));
+    const timer = setTimeout(
+      () => {
+        wakes.delete(timer);
+        requestClaim();
+      },
+      Math.max(0, at - now() + 1),
+    );
     timer.unref();
     wakes.add(timer);
   }

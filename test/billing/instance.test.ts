@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createInstance } from '../../src/billing/instance.js';
 import { createAccount, holdFunds } from '../../src/billing/ledger.js';
-import { findHold } from '../../src/store/holds.js';
 import { StoreHealth } from '../../src/store/health.js';
+import { findHold } from '../../src/store/holds.js';
 import { registerInstance } from '../../src/store/instances.js';
 import { openStore } from '../../src/store/open.js';
 
@@ -19,8 +19,15 @@ test('an instance whose own heartbeat is late keeps its holds, and still ends a 
   let clock = 1_000_000;
   // Timers far off: no heartbeat lands during the test, as in a process that gets no CPU.
   const instance = createInstance({
-    store, health: new StoreHealth(quiet), log: quiet, onStoreBack() {}, now: () => clock,
-    heartbeatMs: 3_600_000, deadAfterMs: 1_000, sweepMs: 3_600_000, legacyHoldAgeMs: 3_600_000,
+    store,
+    health: new StoreHealth(quiet),
+    log: quiet,
+    onStoreBack() {},
+    now: () => clock,
+    heartbeatMs: 3_600_000,
+    deadAfterMs: 1_000,
+    sweepMs: 3_600_000,
+    legacyHoldAgeMs: 3_600_000,
   });
   await registerInstance(store.db, { id: 'inst_dead', now: clock - 60_000 });
   await instance.start();

@@ -2,9 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import {
-  checkAccountBalance, createAccount, creditAccount, holdFunds, releaseHold, settleHold,
-} from '../../src/billing/ledger.js';
+import { checkAccountBalance, createAccount, creditAccount, holdFunds, releaseHold, settleHold } from '../../src/billing/ledger.js';
 import { GatewayError } from '../../src/errors.js';
 import type { StoreContext } from '../store/store-context.js';
 
@@ -37,7 +35,11 @@ export function invariantContract(ctx: StoreContext): void {
           } else if (s.op === 'hold') {
             const affordable = model.balance >= s.amount;
             const result = await holdFunds(store, {
-              accountId, amountMicros: s.amount, requestId: 'req', model: 'm', endpoint: '/e',
+              accountId,
+              amountMicros: s.amount,
+              requestId: 'req',
+              model: 'm',
+              endpoint: '/e',
             }).catch((error: unknown) => error);
             if (affordable) {
               assert.ok(!(result instanceof Error), `hold of ${s.amount} on ${model.balance} should pass`);
@@ -49,9 +51,8 @@ export function invariantContract(ctx: StoreContext): void {
             }
           } else if (holds.length > 0) {
             const hold = holds[s.pick % holds.length]!;
-            const { applied } = s.op === 'settle'
-              ? await settleHold(store, hold.id, { chargeMicros: s.charge, units: { call: 1 } })
-              : await releaseHold(store, hold.id);
+            const { applied } =
+              s.op === 'settle' ? await settleHold(store, hold.id, { chargeMicros: s.charge, units: { call: 1 } }) : await releaseHold(store, hold.id);
             assert.equal(applied, hold.open);
             if (applied) {
               // A charge is capped at its hold (no overdraft by default): the balance never goes below zero.
@@ -63,8 +64,11 @@ export function invariantContract(ctx: StoreContext): void {
         }
         assert.ok(model.balance >= 0, 'the balance never goes below zero');
         assert.deepEqual(await checkAccountBalance(store, accountId), {
-          balanceMicros: model.balance, heldMicros: model.held,
-          ledgerBalanceMicros: model.balance, ledgerHeldMicros: model.held, consistent: true,
+          balanceMicros: model.balance,
+          heldMicros: model.held,
+          ledgerBalanceMicros: model.balance,
+          ledgerHeldMicros: model.held,
+          consistent: true,
         });
       }),
       { numRuns: 25 },

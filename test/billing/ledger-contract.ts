@@ -1,9 +1,7 @@
 // Contract of the money rules (DESIGN §3) on a real store: amounts, ledger rows, exactly-once.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import {
-  checkAccountBalance, createAccount, creditAccount, holdFunds, releaseHold, settleHold,
-} from '../../src/billing/ledger.js';
+import { checkAccountBalance, createAccount, creditAccount, holdFunds, releaseHold, settleHold } from '../../src/billing/ledger.js';
 import { GatewayError } from '../../src/errors.js';
 import { findAccount } from '../../src/store/accounts.js';
 import { findHold, listOrphanedHolds } from '../../src/store/holds.js';
@@ -21,7 +19,13 @@ export async function ledgerOf(ctx: StoreContext, accountId: string) {
 }
 
 const row = (accountId: string, fields: Record<string, unknown>) => ({
-  account_id: accountId, hold_id: null, request_id: null, model: null, note: null, held_delta_micros: 0, ...fields,
+  account_id: accountId,
+  hold_id: null,
+  request_id: null,
+  model: null,
+  note: null,
+  held_delta_micros: 0,
+  ...fields,
 });
 
 export function ledgerContract(ctx: StoreContext): void {
@@ -38,13 +42,32 @@ export function ledgerContract(ctx: StoreContext): void {
       const hold = await holdFunds(ctx.store(), { accountId: id, keyId: 'key_1', amountMicros: 3_000, ...call, now: 20 });
       assert.deepEqual(await balances(id), { balance: 7_000, held: 3_000 });
       assert.deepEqual(await findHold(ctx.store().db, hold.holdId), {
-        id: hold.holdId, account_id: id, key_id: 'key_1', amount_micros: 3_000, state: 'open', request_id: 'req_1',
-        model: 'chat-small', endpoint: '/v1/chat/completions', task_id: null, charged_micros: null, created_at: 20,
-        ended_at: null, instance_id: null, progress: null, client_request_id: null,
+        id: hold.holdId,
+        account_id: id,
+        key_id: 'key_1',
+        amount_micros: 3_000,
+        state: 'open',
+        request_id: 'req_1',
+        model: 'chat-small',
+        endpoint: '/v1/chat/completions',
+        task_id: null,
+        charged_micros: null,
+        created_at: 20,
+        ended_at: null,
+        instance_id: null,
+        progress: null,
+        client_request_id: null,
       });
       assert.deepEqual(await ledgerOf(ctx, id), [
-        row(id, { kind: 'hold', balance_delta_micros: -3_000, held_delta_micros: 3_000, hold_id: hold.holdId,
-          request_id: 'req_1', model: 'chat-small', created_at: 20 }),
+        row(id, {
+          kind: 'hold',
+          balance_delta_micros: -3_000,
+          held_delta_micros: 3_000,
+          hold_id: hold.holdId,
+          request_id: 'req_1',
+          model: 'chat-small',
+          created_at: 20,
+        }),
         row(id, { kind: 'credit', balance_delta_micros: 10_000, created_at: 10 }),
       ]);
     });
@@ -54,19 +77,41 @@ export function ledgerContract(ctx: StoreContext): void {
       const { holdId } = await holdFunds(ctx.store(), { accountId: id, keyId: 'key_1', amountMicros: 3_000, ...call, now: 20 });
       const units = { input_token: 12, output_token: 30 };
       assert.deepEqual(await settleHold(ctx.store(), holdId, { chargeMicros: 1_200, units, now: 30 }), {
-        applied: true, chargedMicros: 1_200, unbilledMicros: 0,
+        applied: true,
+        chargedMicros: 1_200,
+        unbilledMicros: 0,
       });
       assert.deepEqual(await balances(id), { balance: 8_800, held: 0 });
-      assert.deepEqual((await ledgerOf(ctx, id))[0], row(id, {
-        kind: 'settle', balance_delta_micros: 1_800, held_delta_micros: -3_000, hold_id: holdId, request_id: 'req_1',
-        model: 'chat-small', created_at: 30,
-      }));
+      assert.deepEqual(
+        (await ledgerOf(ctx, id))[0],
+        row(id, {
+          kind: 'settle',
+          balance_delta_micros: 1_800,
+          held_delta_micros: -3_000,
+          hold_id: holdId,
+          request_id: 'req_1',
+          model: 'chat-small',
+          created_at: 30,
+        }),
+      );
       const usage = await listUsage(ctx.store().db, { accountId: id });
-      assert.deepEqual(usage, [{
-        id: usage[0]?.id, account_id: id, key_id: 'key_1', hold_id: holdId, request_id: 'req_1', model: 'chat-small',
-        endpoint: '/v1/chat/completions', units: JSON.stringify(units), amount_micros: 1_200, created_at: 30,
-        unbilled_micros: 0, flags: null, client_request_id: null,
-      }]);
+      assert.deepEqual(usage, [
+        {
+          id: usage[0]?.id,
+          account_id: id,
+          key_id: 'key_1',
+          hold_id: holdId,
+          request_id: 'req_1',
+          model: 'chat-small',
+          endpoint: '/v1/chat/completions',
+          units: JSON.stringify(units),
+          amount_micros: 1_200,
+          created_at: 30,
+          unbilled_micros: 0,
+          flags: null,
+          client_request_id: null,
+        },
+      ]);
       assert.equal((await findHold(ctx.store().db, holdId))?.state, 'settled');
     });
 
@@ -75,10 +120,19 @@ export function ledgerContract(ctx: StoreContext): void {
       const { holdId } = await holdFunds(ctx.store(), { accountId: id, amountMicros: 3_000, ...call, now: 20 });
       assert.deepEqual(await releaseHold(ctx.store(), holdId, { note: 'upstream refused', now: 30 }), { applied: true });
       assert.deepEqual(await balances(id), { balance: 10_000, held: 0 });
-      assert.deepEqual((await ledgerOf(ctx, id))[0], row(id, {
-        kind: 'release', balance_delta_micros: 3_000, held_delta_micros: -3_000, hold_id: holdId, request_id: 'req_1',
-        model: 'chat-small', note: 'upstream refused', created_at: 30,
-      }));
+      assert.deepEqual(
+        (await ledgerOf(ctx, id))[0],
+        row(id, {
+          kind: 'release',
+          balance_delta_micros: 3_000,
+          held_delta_micros: -3_000,
+          hold_id: holdId,
+          request_id: 'req_1',
+          model: 'chat-small',
+          note: 'upstream refused',
+          created_at: 30,
+        }),
+      );
       assert.deepEqual(await listUsage(ctx.store().db, { accountId: id }), []);
     });
 
@@ -91,12 +145,16 @@ export function ledgerContract(ctx: StoreContext): void {
       const before = { balances: await balances(id), ledger: await ledgerOf(ctx, id) };
 
       assert.deepEqual(await settleHold(ctx.store(), settled, { chargeMicros: 2_500, units: { call: 1 } }), {
-        applied: false, chargedMicros: 1_000, unbilledMicros: 0,
+        applied: false,
+        chargedMicros: 1_000,
+        unbilledMicros: 0,
       });
       assert.deepEqual(await releaseHold(ctx.store(), settled), { applied: false });
       assert.deepEqual(await releaseHold(ctx.store(), released), { applied: false });
       assert.deepEqual(await settleHold(ctx.store(), released, { chargeMicros: 500, units: { call: 1 } }), {
-        applied: false, chargedMicros: 0, unbilledMicros: 0,
+        applied: false,
+        chargedMicros: 0,
+        unbilledMicros: 0,
       });
       assert.deepEqual({ balances: await balances(id), ledger: await ledgerOf(ctx, id) }, before);
       assert.equal((await listUsage(ctx.store().db, { accountId: id })).length, 1);
@@ -111,7 +169,9 @@ export function ledgerContract(ctx: StoreContext): void {
       const { id } = await funded(5_000);
       const { holdId } = await holdFunds(ctx.store(), { accountId: id, amountMicros: 1_000, ...call });
       assert.deepEqual(await settleHold(ctx.store(), holdId, { chargeMicros: 1_500, units: { output_token: 900 } }), {
-        applied: true, chargedMicros: 1_000, unbilledMicros: 500,
+        applied: true,
+        chargedMicros: 1_000,
+        unbilledMicros: 500,
       });
       assert.deepEqual(await balances(id), { balance: 4_000, held: 0 });
       const [usage] = await listUsage(ctx.store().db, { accountId: id });
@@ -125,11 +185,15 @@ export function ledgerContract(ctx: StoreContext): void {
       const first = await holdFunds(ctx.store(), { accountId: id, amountMicros: 500, ...call });
       const second = await holdFunds(ctx.store(), { accountId: id, amountMicros: 500, ...call });
       assert.deepEqual(await settleHold(ctx.store(), first.holdId, { chargeMicros: 900, units: { call: 1 } }), {
-        applied: true, chargedMicros: 800, unbilledMicros: 100,
+        applied: true,
+        chargedMicros: 800,
+        unbilledMicros: 100,
       });
       assert.deepEqual(await balances(id), { balance: -300, held: 500 });
       assert.deepEqual(await settleHold(ctx.store(), second.holdId, { chargeMicros: 700, units: { call: 1 } }), {
-        applied: true, chargedMicros: 500, unbilledMicros: 200,
+        applied: true,
+        chargedMicros: 500,
+        unbilledMicros: 200,
       });
       assert.deepEqual(await balances(id), { balance: -300, held: 0 });
       await assert.rejects(holdFunds(ctx.store(), { accountId: id, amountMicros: 1, ...call }), withStatus(402));
@@ -157,13 +221,22 @@ export function ledgerContract(ctx: StoreContext): void {
       const { id } = await funded(0);
       const { holdId } = await holdFunds(ctx.store(), { accountId: id, amountMicros: 0, ...call, endpoint: '/v1/erase' });
       assert.deepEqual(await settleHold(ctx.store(), holdId, { chargeMicros: 0, units: { second: 42 } }), {
-        applied: true, chargedMicros: 0, unbilledMicros: 0,
+        applied: true,
+        chargedMicros: 0,
+        unbilledMicros: 0,
       });
       const usage = await listUsage(ctx.store().db, { accountId: id });
-      assert.deepEqual(usage.map((u) => [u.endpoint, u.units, u.amount_micros]), [['/v1/erase', '{"second":42}', 0]]);
-      assert.deepEqual((await ledgerOf(ctx, id)).map((r) => [r.kind, r.balance_delta_micros, r.held_delta_micros]), [
-        ['settle', 0, 0], ['hold', 0, 0],
-      ]);
+      assert.deepEqual(
+        usage.map((u) => [u.endpoint, u.units, u.amount_micros]),
+        [['/v1/erase', '{"second":42}', 0]],
+      );
+      assert.deepEqual(
+        (await ledgerOf(ctx, id)).map((r) => [r.kind, r.balance_delta_micros, r.held_delta_micros]),
+        [
+          ['settle', 0, 0],
+          ['hold', 0, 0],
+        ],
+      );
     });
 
     test('crediting adds to the balance with a credit row; unknown accounts are 404', async () => {

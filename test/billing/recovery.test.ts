@@ -26,7 +26,11 @@ test('a dead instance’s stream hold is billed what it recorded as delivered, a
   assert.equal((await findHold(store.db, silent.holdId))?.state, 'released');
   const check = await checkAccountBalance(store, account.id);
   assert.deepEqual(check, { balanceMicros: 940, heldMicros: 0, ledgerBalanceMicros: 940, ledgerHeldMicros: 0, consistent: true });
-  assert.deepEqual(await endOrphanedHolds(store, { heartbeatBefore: now - 20_000, legacyCreatedBefore: 0, log: quiet }), { settled: 0, released: 0 }, 'a second sweep finds nothing');
+  assert.deepEqual(
+    await endOrphanedHolds(store, { heartbeatBefore: now - 20_000, legacyCreatedBefore: 0, log: quiet }),
+    { settled: 0, released: 0 },
+    'a second sweep finds nothing',
+  );
   await store.close();
 });
 
@@ -61,10 +65,21 @@ test('a dead instance’s Idempotency-Key whose call was already billed replays 
   await registerInstance(store.db, { id: 'inst_dead', now: now - 60_000 });
   const key = { accountId: account.id, key: 'k2', bodyHash: 'h' };
   await beginIdempotent(store.db, { ...key, now: now - 30_000, instanceId: 'inst_dead', requestId: 'req_billed' });
-  const { holdId } = await holdFunds(store, { accountId: account.id, amountMicros: 100, requestId: 'req_billed', model: 'm', endpoint: 'e', instanceId: 'inst_dead' });
+  const { holdId } = await holdFunds(store, {
+    accountId: account.id,
+    amountMicros: 100,
+    requestId: 'req_billed',
+    model: 'm',
+    endpoint: 'e',
+    instanceId: 'inst_dead',
+  });
   await settleHold(store, holdId, { chargeMicros: 74, units: { call: 1 } });
   await endOrphanedHolds(store, { heartbeatBefore: now - 20_000, legacyCreatedBefore: 0, log: quiet });
-  assert.deepEqual(await beginIdempotent(store.db, { ...key, now }), { kind: 'replay', statusCode: 500, body: JSON.stringify({ error: LOST_ANSWER, type: 'server_error' }) });
+  assert.deepEqual(await beginIdempotent(store.db, { ...key, now }), {
+    kind: 'replay',
+    statusCode: 500,
+    body: JSON.stringify({ error: LOST_ANSWER, type: 'server_error' }),
+  });
   assert.equal((await checkAccountBalance(store, account.id)).balanceMicros, 1_000 - 74);
   await store.close();
 });

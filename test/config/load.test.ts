@@ -41,12 +41,18 @@ test('environment variables are substituted and override listen settings', () =>
 
 test('a missing environment variable stops start-up naming the field', () => {
   const { file } = writeConfig(minimal);
-  assert.throws(() => loadConfig({ file, env: {} }), (error: Error) => error instanceof ConfigError && error.message === 'channels.up.api_key: environment variable UP_KEY is not set');
+  assert.throws(
+    () => loadConfig({ file, env: {} }),
+    (error: Error) => error instanceof ConfigError && error.message === 'channels.up.api_key: environment variable UP_KEY is not set',
+  );
 });
 
 test('a bad value stops start-up naming the field', () => {
   const { file } = writeConfig(minimal.replace('input_token: 1000000', 'input_token: "cheap"'));
-  assert.throws(() => loadConfig({ file, env: { UP_KEY: 'k' } }), (error: Error) => error instanceof ConfigError && /models\.m1\.price\.input_token: Expected number, received string/.test(error.message));
+  assert.throws(
+    () => loadConfig({ file, env: { UP_KEY: 'k' } }),
+    (error: Error) => error instanceof ConfigError && /models\.m1\.price\.input_token: Expected number, received string/.test(error.message),
+  );
 });
 
 test('a model on an unknown channel stops start-up naming the field', () => {
@@ -70,5 +76,14 @@ test('tollroute.example.yaml documents a valid configuration', () => {
   const env = Object.fromEntries([...referenced].map(([, name]) => [name, `value-of-${name}-0123456789`]));
   const { config } = loadConfig({ file: example, env });
   assert.deepEqual(Object.keys(config.channels).sort(), ['anthropic', 'ark', 'ast', 'erase', 'minutes', 'openai', 'search', 'speech']);
-  assert.deepEqual([...new Set(Object.values(config.models).map((m) => m.type))].sort(), ['ast', 'chat', 'erase', 'image', 'minutes', 'search', 'tts', 'video']);
+  assert.deepEqual([...new Set(Object.values(config.models).map((m) => m.type))].sort(), [
+    'ast',
+    'chat',
+    'erase',
+    'image',
+    'minutes',
+    'search',
+    'tts',
+    'video',
+  ]);
 });

@@ -1,7 +1,7 @@
 // One `tollroute serve` process at a time on a fixed port, store and data directory: started,
 // killed with SIGKILL (while serving or while still starting), and started again, as a crash and
 // an operator's restart would. Its output goes to `<data dir>/gateway.log` for the post-mortem.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { appendFileSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -18,17 +18,29 @@ const MAIN = path.join(ROOT, 'src/main.ts');
 export function writeKillLoopConfig({ dir, sandboxUrl, store, port }: { dir: string; sandboxUrl: string; store: string; port: number }): string {
   const file = path.join(dir, 'tollroute.yaml');
   // JSON is YAML.
-  writeFileSync(file, JSON.stringify({
-    ...sandboxCatalogue(sandboxUrl), store, port, admin_token: ADMIN_TOKEN, log_level: 'info', data_dir: dir,
-    network: { allow_private_urls: true },
-    limits: { default_rpm: 1_000_000, request_timeout_ms: 20_000, shutdown_grace_ms: 3_000 },
-    recovery: { heartbeat_ms: 100, dead_after_ms: 1_000, sweep_ms: 200, progress_interval_ms: 100, settle_retry_ms: 100 },
-    tasks: {
-      poll_interval_ms: { image: 50, video: 50, erase: 50, minutes: 50 }, tick_ms: 50,
-      lease_ms: 1_000, submit_lease_ms: 2_000, timeout_ms: 8_000, max_generation_attempts: 3,
-    },
-    webhooks: { retry_delays_ms: [100, 200, 400], timeout_ms: 1_000 },
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      ...sandboxCatalogue(sandboxUrl),
+      store,
+      port,
+      admin_token: ADMIN_TOKEN,
+      log_level: 'info',
+      data_dir: dir,
+      network: { allow_private_urls: true },
+      limits: { default_rpm: 1_000_000, request_timeout_ms: 20_000, shutdown_grace_ms: 3_000 },
+      recovery: { heartbeat_ms: 100, dead_after_ms: 1_000, sweep_ms: 200, progress_interval_ms: 100, settle_retry_ms: 100 },
+      tasks: {
+        poll_interval_ms: { image: 50, video: 50, erase: 50, minutes: 50 },
+        tick_ms: 50,
+        lease_ms: 1_000,
+        submit_lease_ms: 2_000,
+        timeout_ms: 8_000,
+        max_generation_attempts: 3,
+      },
+      webhooks: { retry_delays_ms: [100, 200, 400], timeout_ms: 1_000 },
+    }),
+  );
   return file;
 }
 
@@ -48,7 +60,16 @@ function gatewayEntry(): Promise<string> {
       process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
       symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
       const outfile = path.join(dir, 'main.mjs');
-      await esbuild.build({ entryPoints: [MAIN], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', logLevel: 'error' });
+      await esbuild.build({
+        entryPoints: [MAIN],
+        outfile,
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        target: 'node20',
+        packages: 'external',
+        logLevel: 'error',
+      });
       return outfile;
     } catch (error) {
       console.warn(`kill loop: bundling failed, running the gateway through tsx (${(error as Error).message})`);
@@ -79,10 +100,13 @@ export interface GatewayProcess {
 
 function deferred() {
   const gate = { promise: Promise.resolve(), resolve: () => {}, open: false };
-  gate.promise = new Promise<void>((resolve) => (gate.resolve = () => {
-    gate.open = true;
-    resolve();
-  }));
+  gate.promise = new Promise<void>(
+    (resolve) =>
+      (gate.resolve = () => {
+        gate.open = true;
+        resolve();
+      }),
+  );
   return gate;
 }
 
@@ -104,16 +128,21 @@ export function gatewayProcess({ configFile, dir, port }: { configFile: string; 
     starts += 1;
     expectingExit = false;
     const args = entry.endsWith('.ts') ? ['--import', 'tsx', entry] : [entry];
-    const proc = spawn(process.execPath, [...args, 'serve', '--config', configFile], { env: { ...process.env, TOLLROUTE_DATA_DIR: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [...args, 'serve', '--config', configFile], {
+      env: { ...process.env, TOLLROUTE_DATA_DIR: dir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     appendFileSync(logFile, `=== start ${starts} pid ${proc.pid} at ${new Date().toISOString()}\n`);
     let banner = '';
     proc.stdout!.on('data', (chunk) => appendFileSync(logFile, chunk));
-    exited = new Promise((resolve) => proc.once('close', (code, signal) => {
-      appendFileSync(logFile, `=== pid ${proc.pid} exited (${signal ?? code}) at ${new Date().toISOString()}\n`);
-      // A gateway that dies on its own is a finding, not a kill.
-      if (!expectingExit) unexpectedExits.push(`gateway pid ${proc.pid} exited by itself (${signal ?? code}); see ${logFile}`);
-      resolve(code);
-    }));
+    exited = new Promise((resolve) =>
+      proc.once('close', (code, signal) => {
+        appendFileSync(logFile, `=== pid ${proc.pid} exited (${signal ?? code}) at ${new Date().toISOString()}\n`);
+        // A gateway that dies on its own is a finding, not a kill.
+        if (!expectingExit) unexpectedExits.push(`gateway pid ${proc.pid} exited by itself (${signal ?? code}); see ${logFile}`);
+        resolve(code);
+      }),
+    );
     listening = new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`gateway did not start in 30 s; log: ${logFile}`)), 30_000);
       proc.stderr!.on('data', (chunk) => {
@@ -130,7 +159,10 @@ export function gatewayProcess({ configFile, dir, port }: { configFile: string; 
       });
     });
     const gate = ready;
-    listening.then(() => gate.resolve(), () => {});
+    listening.then(
+      () => gate.resolve(),
+      () => {},
+    );
     child = proc;
   }
 

@@ -37,9 +37,27 @@ function group<T>(rows: T[], key: (row: T) => string | null): Map<string, T[]> {
 export async function openWork(store: Store): Promise<{ holds: number; tasks: number; webhooks: number }> {
   const count = async (query: Promise<{ n: string | number | bigint }>) => Number((await query).n);
   return {
-    holds: await count(store.db.selectFrom('holds').select((eb) => eb.fn.countAll().as('n')).where('state', '=', 'open').executeTakeFirstOrThrow()),
-    tasks: await count(store.db.selectFrom('tasks').select((eb) => eb.fn.countAll().as('n')).where('status', 'not in', [...TERMINAL]).executeTakeFirstOrThrow()),
-    webhooks: await count(store.db.selectFrom('webhook_outbox').select((eb) => eb.fn.countAll().as('n')).where('state', '=', 'pending').executeTakeFirstOrThrow()),
+    holds: await count(
+      store.db
+        .selectFrom('holds')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('state', '=', 'open')
+        .executeTakeFirstOrThrow(),
+    ),
+    tasks: await count(
+      store.db
+        .selectFrom('tasks')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('status', 'not in', [...TERMINAL])
+        .executeTakeFirstOrThrow(),
+    ),
+    webhooks: await count(
+      store.db
+        .selectFrom('webhook_outbox')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('state', '=', 'pending')
+        .executeTakeFirstOrThrow(),
+    ),
   };
 }
 
@@ -48,23 +66,38 @@ export async function checkStore(store: Store, deliveries: Delivery[]): Promise<
   const fail = (message: string) => violations.push(message);
   const db = store.db;
   const accounts = await db.selectFrom('accounts').select(['id']).execute();
-  const holds = await db.selectFrom('holds').select(['id', 'account_id', 'amount_micros', 'state', 'charged_micros', 'task_id', 'instance_id', 'progress']).execute();
-  const ledger = await db.selectFrom('ledger').select(['hold_id', 'kind', 'balance_delta_micros', 'held_delta_micros', 'note']).where('hold_id', 'is not', null).execute();
+  const holds = await db
+    .selectFrom('holds')
+    .select(['id', 'account_id', 'amount_micros', 'state', 'charged_micros', 'task_id', 'instance_id', 'progress'])
+    .execute();
+  const ledger = await db
+    .selectFrom('ledger')
+    .select(['hold_id', 'kind', 'balance_delta_micros', 'held_delta_micros', 'note'])
+    .where('hold_id', 'is not', null)
+    .execute();
   const usage = await db.selectFrom('usage').select(['id', 'hold_id', 'amount_micros', 'flags']).execute();
   const tasks = await db.selectFrom('tasks').select(['id', 'status', 'hold_id', 'callback_url', 'error']).execute();
   const outbox = await db.selectFrom('webhook_outbox').select(['id', 'task_id', 'event_id', 'state']).execute();
 
   for (const { id } of accounts) {
     const check = await checkAccountBalance(store, id);
-    if (!check.consistent) fail(`account ${id}: balance ${check.balanceMicros} + held ${check.heldMicros} != ledger ${check.ledgerBalanceMicros} + ${check.ledgerHeldMicros}`);
+    if (!check.consistent)
+      fail(`account ${id}: balance ${check.balanceMicros} + held ${check.heldMicros} != ledger ${check.ledgerBalanceMicros} + ${check.ledgerHeldMicros}`);
     if (check.heldMicros !== 0) fail(`account ${id}: ${check.heldMicros} micros still held`);
   }
 
   const ledgerOf = group(ledger, (row) => row.hold_id);
   const usageOf = group(usage, (row) => row.hold_id);
   const figures: StoreFigures = {
-    accounts: accounts.length, holds: holds.length, settled: 0, released: 0, recoveredSettled: 0, recoveredReleased: 0,
-    tasks: {}, webhooks: {}, duplicateDeliveries: 0,
+    accounts: accounts.length,
+    holds: holds.length,
+    settled: 0,
+    released: 0,
+    recoveredSettled: 0,
+    recoveredReleased: 0,
+    tasks: {},
+    webhooks: {},
+    duplicateDeliveries: 0,
   };
   for (const hold of holds) {
     const rows = ledgerOf.get(hold.id) ?? [];
@@ -90,7 +123,9 @@ export async function checkStore(store: Store, deliveries: Delivery[]): Promise<
       const charged = hold.charged_micros ?? -1;
       if (end.kind !== 'settle') fail(`${where}: state settled but its ending row is a ${end.kind}`);
       if (end.balance_delta_micros !== hold.amount_micros - charged || end.held_delta_micros !== -hold.amount_micros) {
-        fail(`${where}: settle row moves ${end.balance_delta_micros}/${end.held_delta_micros}, expected ${hold.amount_micros - charged}/${-hold.amount_micros}`);
+        fail(
+          `${where}: settle row moves ${end.balance_delta_micros}/${end.held_delta_micros}, expected ${hold.amount_micros - charged}/${-hold.amount_micros}`,
+        );
       }
       if (charged < 0 || charged > hold.amount_micros) fail(`${where}: charged ${charged} of a hold of ${hold.amount_micros}`);
       if (used.length !== 1) fail(`${where}: settled with ${used.length} usage rows`);
@@ -104,7 +139,8 @@ export async function checkStore(store: Store, deliveries: Delivery[]): Promise<
     } else {
       figures.released += 1;
       if (end.kind !== 'release') fail(`${where}: state released but its ending row is a ${end.kind}`);
-      if (end.balance_delta_micros !== hold.amount_micros || end.held_delta_micros !== -hold.amount_micros) fail(`${where}: release row moves ${end.balance_delta_micros}/${end.held_delta_micros}`);
+      if (end.balance_delta_micros !== hold.amount_micros || end.held_delta_micros !== -hold.amount_micros)
+        fail(`${where}: release row moves ${end.balance_delta_micros}/${end.held_delta_micros}`);
       if (used.length > 0) fail(`${where}: released, yet ${used.length} usage rows`);
       if (end.note?.startsWith('recovered')) {
         figures.recoveredReleased += 1;
@@ -135,12 +171,16 @@ export async function checkStore(store: Store, deliveries: Delivery[]): Promise<
     if (task.callback_url && TERMINAL.has(task.status) && !refusedAtCreation && events.length !== 1) fail(`${where}: ${events.length} webhook events`);
   }
 
-  const received = group(deliveries.filter((d) => d.verified), (d) => String(d.headers['x-service-event-id']));
+  const received = group(
+    deliveries.filter((d) => d.verified),
+    (d) => String(d.headers['x-service-event-id']),
+  );
   for (const row of outbox) {
     figures.webhooks[row.state] = (figures.webhooks[row.state] ?? 0) + 1;
     if (row.state === 'pending') fail(`webhook ${row.id} (task ${row.task_id}): still pending`);
     const copies = received.get(row.event_id)?.length ?? 0;
-    if (row.state === 'delivered' && copies === 0) fail(`webhook ${row.id} (task ${row.task_id}): delivered, but no signed delivery of ${row.event_id} arrived`);
+    if (row.state === 'delivered' && copies === 0)
+      fail(`webhook ${row.id} (task ${row.task_id}): delivered, but no signed delivery of ${row.event_id} arrived`);
     if (copies > 1) figures.duplicateDeliveries += copies - 1;
   }
   if (deliveries.some((d) => !d.verified)) fail(`${deliveries.filter((d) => !d.verified).length} webhook deliveries failed signature verification`);
@@ -174,7 +214,11 @@ export async function checkCalls(store: Store, calls: CallRecord[]): Promise<{ v
     ...usage.filter((u) => flagsOf(u.flags).includes('recovered')).map((u) => u.hold_id),
     ...ledger.filter((r) => r.note?.startsWith('recovered')).map((r) => r.hold_id),
   ]);
-  const figures: CallFigures = { billedAsDocumented: 0, endedByRecoveryAfterCompleting: { count: 0, documentedMicros: 0, chargedMicros: 0, requestIds: [] }, idempotencyKeys: 0 };
+  const figures: CallFigures = {
+    billedAsDocumented: 0,
+    endedByRecoveryAfterCompleting: { count: 0, documentedMicros: 0, chargedMicros: 0, requestIds: [] },
+    idempotencyKeys: 0,
+  };
 
   for (const call of calls) {
     const where = `${call.kind} ${call.requestId}`;
@@ -202,16 +246,22 @@ export async function checkCalls(store: Store, calls: CallRecord[]): Promise<{ v
       continue;
     }
     if (hold.state !== 'settled' || hold.charged_micros !== call.documentedMicros) {
-      fail(`${where}: answered whole for ${call.documentedMicros} micros, but its hold ${hold.id} is ${hold.state} at ${hold.charged_micros}${recovered.has(hold.id) ? ' (by recovery)' : ''}`);
+      fail(
+        `${where}: answered whole for ${call.documentedMicros} micros, but its hold ${hold.id} is ${hold.state} at ${hold.charged_micros}${recovered.has(hold.id) ? ' (by recovery)' : ''}`,
+      );
     } else figures.billedAsDocumented += 1;
   }
 
   // One Idempotency-Key, however many attempts a crash forced: charged at most once.
-  const byKey = group(calls.filter((c) => c.idempotencyKey), (c) => c.idempotencyKey!);
+  const byKey = group(
+    calls.filter((c) => c.idempotencyKey),
+    (c) => c.idempotencyKey!,
+  );
   figures.idempotencyKeys = byKey.size;
   for (const [key, attempts] of byKey) {
     const charged = attempts.flatMap((a) => holdsOf.get(a.requestId) ?? []).filter((h) => h.state === 'settled' && (h.charged_micros ?? 0) > 0);
-    if (charged.length > 1) fail(`Idempotency-Key ${key}: charged ${charged.length} times (${charged.map((h) => `${h.client_request_id}: ${h.charged_micros}`).join(', ')})`);
+    if (charged.length > 1)
+      fail(`Idempotency-Key ${key}: charged ${charged.length} times (${charged.map((h) => `${h.client_request_id}: ${h.charged_micros}`).join(', ')})`);
   }
   return { violations, figures };
 }

@@ -53,7 +53,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function admin(base: string, method: 'GET' | 'POST', p: string, body?: unknown): Promise<any> {
   const res = await request(`${base}${p}`, {
-    method, body: body === undefined ? undefined : JSON.stringify(body),
+    method,
+    body: body === undefined ? undefined : JSON.stringify(body),
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
   });
   const text = await res.body.text();
@@ -96,7 +97,11 @@ export async function runKillLoop(options: KillLoopOptions): Promise<KillLoopRep
   const cleanups: (() => Promise<unknown>)[] = [() => sandbox.close(), () => receiver.close()];
   let store: Store | undefined;
   try {
-    for (const [kind, ms] of [['chat', 30], ['messages', 30], ['speech', 60]] as const) {
+    for (const [kind, ms] of [
+      ['chat', 30],
+      ['messages', 30],
+      ['speech', 60],
+    ] as const) {
       await request(`${sandbox.url}/__sandbox/faults`, { method: 'POST', body: JSON.stringify({ kind, chunk_delay_ms: ms }) }).then((r) => r.body.dump());
     }
     const port = await freePort();
@@ -123,7 +128,7 @@ export async function runKillLoop(options: KillLoopOptions): Promise<KillLoopRep
         // Timed from the first answer, not from listening: on a loaded machine a process takes a
         // while to serve, and a kill before that would find no call in the store to cut.
         const answered = traffic.answers();
-        for (const deadline = Date.now() + 10_000; traffic.answers() === answered && Date.now() < deadline;) await sleep(10);
+        for (const deadline = Date.now() + 10_000; traffic.answers() === answered && Date.now() < deadline; ) await sleep(10);
         await sleep(killer.int(killDelayMs[0], killDelayMs[1]));
         if (kill === kills) stopped = traffic.stop(); // the last kill cuts the calls in hand; no new ones start
         await gateway.kill();
@@ -157,11 +162,19 @@ export async function runKillLoop(options: KillLoopOptions): Promise<KillLoopRep
     // A clean run leaves nothing behind; a failed one keeps its store and gateway.log for the post-mortem.
     if (violations.length === 0) cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
     return {
-      store: dialect, seed, kills, startupKills, calls: traffic.calls.length, callsByKind,
+      store: dialect,
+      seed,
+      kills,
+      startupKills,
+      calls: traffic.calls.length,
+      callsByKind,
       cutReasons: [...reasons].sort((a, b) => b[1] - a[1]),
-      stored: checkedStore.figures, callFigures: checkedCalls.figures,
+      stored: checkedStore.figures,
+      callFigures: checkedCalls.figures,
       violations,
-      seconds: Math.round((Date.now() - began) / 100) / 10, finishSeconds, dataDir: dir,
+      seconds: Math.round((Date.now() - began) / 100) / 10,
+      finishSeconds,
+      dataDir: dir,
     };
   } finally {
     await store?.close();
@@ -175,7 +188,9 @@ export function describeReport(report: KillLoopReport): string {
   const late = report.callFigures.endedByRecoveryAfterCompleting;
   return [
     `${report.store}: seed ${report.seed}, ${report.kills} kills (${report.startupKills} during start-up), ${report.calls} calls in ${report.seconds} s`,
-    `  calls: ${Object.entries(report.callsByKind).map(([kind, c]) => `${kind} ${c.complete}/${c.refused}/${c.cut}`).join(', ')} (complete/refused/cut)`,
+    `  calls: ${Object.entries(report.callsByKind)
+      .map(([kind, c]) => `${kind} ${c.complete}/${c.refused}/${c.cut}`)
+      .join(', ')} (complete/refused/cut)`,
     `  not complete: ${report.cutReasons.map(([reason, n]) => `${n}× ${reason}`).join('; ')}`,
     `  holds checked: ${s.holds} (${s.settled} settled, ${s.released} released; by recovery: ${s.recoveredSettled} billed their progress, ${s.recoveredReleased} released)`,
     `  whole answers billed as documented: ${report.callFigures.billedAsDocumented}; Idempotency-Keys: ${report.callFigures.idempotencyKeys}`,

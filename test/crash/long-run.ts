@@ -13,7 +13,10 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => 
 const kills = Number(process.env.TOLLROUTE_KILLS ?? 200);
 if (!Number.isSafeInteger(kills) || kills < 1) throw new Error(`TOLLROUTE_KILLS: expected a positive integer, got ${process.env.TOLLROUTE_KILLS}`);
 const seed = seedFrom(process.env.TOLLROUTE_KILL_SEED, (Date.now() ^ (process.pid << 16)) >>> 0);
-const stores = (process.env.TOLLROUTE_KILL_STORES ?? 'sqlite,postgres').split(',').map((s) => s.trim()).filter(Boolean);
+const stores = (process.env.TOLLROUTE_KILL_STORES ?? 'sqlite,postgres')
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
 console.log(`kill loop: seed ${seed} (replay with TOLLROUTE_KILL_SEED=${seed}), ${kills} kills on each of ${stores.join(', ')}`);
 
 let failed = false;

@@ -45,6 +45,7 @@ export function forkRandom(seed: number, actor: number): Random {
 export function seedFrom(text: string | undefined, fallback: number): number {
   if (text === undefined || text.trim() === '') return fallback;
   const seed = Number(text.trim());
-  if (!Number.isSafeInteger(seed) || seed < 0 || seed > 0xffffffff) throw new Error(`TOLLROUTE_KILL_SEED: expected an integer from 0 to 4294967295, got ${text}`);
+  if (!Number.isSafeInteger(seed) || seed < 0 || seed > 0xffffffff)
+    throw new Error(`TOLLROUTE_KILL_SEED: expected an integer from 0 to 4294967295, got ${text}`);
   return seed;
 }

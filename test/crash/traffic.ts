@@ -10,8 +10,14 @@ import type { Random } from './prng.js';
 export type CallKind = 'chat-stream' | 'messages-stream' | 'speech-stream' | 'chat' | 'chat-idempotent' | 'search' | 'image-task' | 'video-task';
 
 const MIX: readonly (readonly [CallKind, number])[] = [
-  ['chat-stream', 22], ['messages-stream', 14], ['speech-stream', 10], ['chat', 12],
-  ['chat-idempotent', 10], ['search', 10], ['image-task', 10], ['video-task', 12],
+  ['chat-stream', 22],
+  ['messages-stream', 14],
+  ['speech-stream', 10],
+  ['chat', 12],
+  ['chat-idempotent', 10],
+  ['search', 10],
+  ['image-task', 10],
+  ['video-task', 12],
 ];
 
 // The sandbox catalogue's prices (src/config/sandbox-catalogue.ts), in micros.
@@ -52,17 +58,27 @@ const chatCharge = (input: number, output: number) => input * TOKEN_MICROS.input
 
 /** The SSE `data:` payloads of a stream, with their event names. */
 function sseEvents(text: string): { event?: string; data: string }[] {
-  return text.split(/\n\n/).filter((block) => block.trim()).map((block) => ({
-    event: /^event: (.*)$/m.exec(block)?.[1],
-    data: block.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n'),
-  }));
+  return text
+    .split(/\n\n/)
+    .filter((block) => block.trim())
+    .map((block) => ({
+      event: /^event: (.*)$/m.exec(block)?.[1],
+      data: block
+        .split('\n')
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => line.slice(6))
+        .join('\n'),
+    }));
 }
 
 function readChatStream({ status, text }: Sent): Answer {
   if (status !== 200) return { outcome: 'refused', status };
   const events = sseEvents(text);
   if (!events.some((e) => e.data === '[DONE]')) return { outcome: 'cut', status, error: 'no [DONE]' };
-  const usage = events.map((e) => (e.data.startsWith('{') ? JSON.parse(e.data).usage : null)).filter(Boolean).at(-1);
+  const usage = events
+    .map((e) => (e.data.startsWith('{') ? JSON.parse(e.data).usage : null))
+    .filter(Boolean)
+    .at(-1);
   return { outcome: 'complete', status, documentedMicros: usage ? chatCharge(usage.prompt_tokens, usage.completion_tokens) : undefined };
 }
 
@@ -104,7 +120,9 @@ export function startTraffic(options: TrafficOptions, randoms: Random[]): Traffi
 
   async function send(path: string, body: unknown, requestId: string, headers: Record<string, string> = {}): Promise<Sent & { replayed: boolean }> {
     const res = await request(`${gateway.base}${path}`, {
-      method: 'POST', dispatcher: gateway.dispatcher, body: JSON.stringify(body),
+      method: 'POST',
+      dispatcher: gateway.dispatcher,
+      body: JSON.stringify(body),
       headers: { authorization: `Bearer ${options.apiKey}`, 'content-type': 'application/json', 'x-request-id': requestId, ...headers },
     });
     answers += 1;
@@ -129,38 +147,96 @@ export function startTraffic(options: TrafficOptions, randoms: Random[]): Traffi
     const prompt = `kill loop ${id} [[words:${words}]]`;
     switch (kind) {
       case 'chat-stream':
-        return record(kind, id, async () => readChatStream(await send('/v1/chat/completions', {
-          model: 'sandbox-chat', stream: true, stream_options: { include_usage: true }, max_tokens: words + 10, messages: [{ role: 'user', content: prompt }],
-        }, id)));
+        return record(kind, id, async () =>
+          readChatStream(
+            await send(
+              '/v1/chat/completions',
+              {
+                model: 'sandbox-chat',
+                stream: true,
+                stream_options: { include_usage: true },
+                max_tokens: words + 10,
+                messages: [{ role: 'user', content: prompt }],
+              },
+              id,
+            ),
+          ),
+        );
       case 'messages-stream':
-        return record(kind, id, async () => readMessagesStream(await send('/v1/messages', {
-          model: random.chance(0.5) ? 'sandbox-chat' : 'sandbox-claude', stream: true, max_tokens: words + 10, messages: [{ role: 'user', content: prompt }],
-        }, id, { 'anthropic-version': '2023-06-01' })));
+        return record(kind, id, async () =>
+          readMessagesStream(
+            await send(
+              '/v1/messages',
+              {
+                model: random.chance(0.5) ? 'sandbox-chat' : 'sandbox-claude',
+                stream: true,
+                max_tokens: words + 10,
+                messages: [{ role: 'user', content: prompt }],
+              },
+              id,
+              { 'anthropic-version': '2023-06-01' },
+            ),
+          ),
+        );
       case 'speech-stream':
-        return record(kind, id, async () => readSpeechStream(await send('/v1/audio/speech/unidirectional?model=sandbox-tts', {
-          req_params: { text: Array.from({ length: random.int(2, 8) }, (_, i) => `Sentence ${i} of call ${id}.`).join(' '), speaker: 'kill-loop' },
-        }, id)));
+        return record(kind, id, async () =>
+          readSpeechStream(
+            await send(
+              '/v1/audio/speech/unidirectional?model=sandbox-tts',
+              {
+                req_params: { text: Array.from({ length: random.int(2, 8) }, (_, i) => `Sentence ${i} of call ${id}.`).join(' '), speaker: 'kill-loop' },
+              },
+              id,
+            ),
+          ),
+        );
       case 'chat':
-        return record(kind, id, async () => readJson(await send('/v1/chat/completions', {
-          model: 'sandbox-chat', max_tokens: words + 10, messages: [{ role: 'user', content: prompt }],
-        }, id), (body) => chatCharge(body.usage.prompt_tokens, body.usage.completion_tokens)));
+        return record(kind, id, async () =>
+          readJson(
+            await send(
+              '/v1/chat/completions',
+              {
+                model: 'sandbox-chat',
+                max_tokens: words + 10,
+                messages: [{ role: 'user', content: prompt }],
+              },
+              id,
+            ),
+            (body) => chatCharge(body.usage.prompt_tokens, body.usage.completion_tokens),
+          ),
+        );
       case 'chat-idempotent':
         return idempotentChat(id, prompt, words);
       case 'search':
-        return record(kind, id, async () => readJson(await send('/v1/search', { Type: 'web', Query: `toll roads ${id}`, Count: random.int(1, 10) }, id), () => WEB_SEARCH_MICROS));
+        return record(kind, id, async () =>
+          readJson(await send('/v1/search', { Type: 'web', Query: `toll roads ${id}`, Count: random.int(1, 10) }, id), () => WEB_SEARCH_MICROS),
+        );
       case 'image-task': {
         const n = random.int(1, 2);
         return record(kind, id, async () => {
-          const answer = readJson(await send('/v1/images/async', { model: 'sandbox-image', prompt: `a toll gate ${id}`, n, callback_url: options.callbackUrl }, id), () => n * IMAGE_MICROS);
+          const answer = readJson(
+            await send('/v1/images/async', { model: 'sandbox-image', prompt: `a toll gate ${id}`, n, callback_url: options.callbackUrl }, id),
+            () => n * IMAGE_MICROS,
+          );
           return { ...answer, taskId: answer.body?.id, body: undefined };
         });
       }
       case 'video-task': {
         const duration = random.int(2, 6);
         return record(kind, id, async () => {
-          const answer = readJson(await send('/v1/videos/generations', {
-            model: 'sandbox-video', content: [{ type: 'text', text: `a car passes ${id}` }], duration, callback_url: options.callbackUrl,
-          }, id), () => duration * VIDEO_SECOND_MICROS);
+          const answer = readJson(
+            await send(
+              '/v1/videos/generations',
+              {
+                model: 'sandbox-video',
+                content: [{ type: 'text', text: `a car passes ${id}` }],
+                duration,
+                callback_url: options.callbackUrl,
+              },
+              id,
+            ),
+            () => duration * VIDEO_SECOND_MICROS,
+          );
           return { ...answer, taskId: answer.body?.id, body: undefined };
         });
       }
@@ -175,10 +251,19 @@ export function startTraffic(options: TrafficOptions, randoms: Random[]): Traffi
     const body = { model: 'sandbox-chat', max_tokens: words + 10, messages: [{ role: 'user', content: prompt }] };
     for (let attempt = 0; attempt < 12; attempt++) {
       await gateway.up();
-      const call = await record('chat-idempotent', `${id}-a${attempt}`, async () => {
-        const sent = await send('/v1/chat/completions', body, `${id}-a${attempt}`, { 'idempotency-key': id });
-        return { ...readJson(sent, (answer) => chatCharge(answer.usage.prompt_tokens, answer.usage.completion_tokens)), body: undefined, replayed: sent.replayed };
-      }, id);
+      const call = await record(
+        'chat-idempotent',
+        `${id}-a${attempt}`,
+        async () => {
+          const sent = await send('/v1/chat/completions', body, `${id}-a${attempt}`, { 'idempotency-key': id });
+          return {
+            ...readJson(sent, (answer) => chatCharge(answer.usage.prompt_tokens, answer.usage.completion_tokens)),
+            body: undefined,
+            replayed: sent.replayed,
+          };
+        },
+        id,
+      );
       if (call.outcome === 'complete' || (call.status !== undefined && call.status !== 409 && call.status !== 503)) return;
       await sleep(300);
     }

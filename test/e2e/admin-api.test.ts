@@ -12,8 +12,15 @@ describe('admin API', () => {
   after(() => gw.close());
 
   test('needs the admin token', async () => {
-    const res = await request(`${gw.url}/admin/accounts`, { method: 'POST', headers: { authorization: 'Bearer tr-wrong', 'content-type': 'application/json' }, body: '{"name":"x"}' });
-    assert.deepEqual({ status: res.statusCode, body: await res.body.json() }, { status: 401, body: { error: 'invalid or missing admin token', type: 'auth_error' } });
+    const res = await request(`${gw.url}/admin/accounts`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer tr-wrong', 'content-type': 'application/json' },
+      body: '{"name":"x"}',
+    });
+    assert.deepEqual(
+      { status: res.statusCode, body: await res.body.json() },
+      { status: 401, body: { error: 'invalid or missing admin token', type: 'auth_error' } },
+    );
   });
 
   test('an account is created with its opening credit and read back', async () => {
@@ -30,7 +37,13 @@ describe('admin API', () => {
     assert.equal(credited.body.balance_micros, 700);
     await gw.admin('POST', `/admin/accounts/${account.id}/credit`, { amount_micros: 300 });
     const ledger = (await gw.admin('GET', `/admin/accounts/${account.id}/ledger`)).body.data;
-    assert.deepEqual(ledger.map((r: any) => [r.kind, r.amount_micros, r.note]), [['credit', 300, null], ['credit', 700, 'trial']]);
+    assert.deepEqual(
+      ledger.map((r: any) => [r.kind, r.amount_micros, r.note]),
+      [
+        ['credit', 300, null],
+        ['credit', 700, 'trial'],
+      ],
+    );
   });
 
   test('a credit that is not a whole number of micros is refused naming the field', async () => {
@@ -40,7 +53,10 @@ describe('admin API', () => {
   });
 
   test('an unknown account is 404', async () => {
-    assert.deepEqual(await gw.admin('GET', '/admin/accounts/acct_missing'), { status: 404, body: { error: 'account acct_missing not found', type: 'not_found_error' } });
+    assert.deepEqual(await gw.admin('GET', '/admin/accounts/acct_missing'), {
+      status: 404,
+      body: { error: 'account acct_missing not found', type: 'not_found_error' },
+    });
   });
 
   test('a key is shown once and only its prefix is kept', async () => {
@@ -63,17 +79,37 @@ describe('admin API', () => {
     await res.body.dump();
     const [record] = (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data;
     assert.deepEqual(
-      { model: record.model, endpoint: record.endpoint, units: record.units, amount: record.amount_micros, requestId: record.request_id, client: record.client_request_id },
-      { model: 'sandbox-chat', endpoint: 'chat.completions', units: { input_token: 3, output_token: 4 }, amount: 3 * 2 + 4 * 8, requestId: res.headers['x-request-id'], client: 'usage-check' },
+      {
+        model: record.model,
+        endpoint: record.endpoint,
+        units: record.units,
+        amount: record.amount_micros,
+        requestId: record.request_id,
+        client: record.client_request_id,
+      },
+      {
+        model: 'sandbox-chat',
+        endpoint: 'chat.completions',
+        units: { input_token: 3, output_token: 4 },
+        amount: 3 * 2 + 4 * 8,
+        requestId: res.headers['x-request-id'],
+        client: 'usage-check',
+      },
     );
     const ledger = (await gw.admin('GET', `/admin/accounts/${accountId}/ledger`)).body.data;
-    assert.ok(ledger.filter((row: any) => row.hold_id).every((row: any) => row.request_id === res.headers['x-request-id']), 'the ledger carries the gateway’s own id, never the caller’s');
+    assert.ok(
+      ledger.filter((row: any) => row.hold_id).every((row: any) => row.request_id === res.headers['x-request-id']),
+      'the ledger carries the gateway’s own id, never the caller’s',
+    );
   });
 
   test('?limit= pages the ledger, and a limit that is not 1 to 1000 is 400', async () => {
     const { body: account } = await gw.admin('POST', '/admin/accounts', { name: 'paging' });
     for (const amount of [1, 2, 3]) await gw.admin('POST', `/admin/accounts/${account.id}/credit`, { amount_micros: amount });
-    assert.deepEqual((await gw.admin('GET', `/admin/accounts/${account.id}/ledger?limit=2`)).body.data.map((r: any) => r.amount_micros), [3, 2]);
+    assert.deepEqual(
+      (await gw.admin('GET', `/admin/accounts/${account.id}/ledger?limit=2`)).body.data.map((r: any) => r.amount_micros),
+      [3, 2],
+    );
     assert.equal((await gw.admin('GET', `/admin/accounts/${account.id}/ledger?limit=1001`)).status, 400);
     assert.equal((await gw.admin('GET', `/admin/accounts/${account.id}/ledger?limit=abc`)).status, 400);
   });

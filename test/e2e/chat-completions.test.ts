@@ -8,8 +8,7 @@ import { postForEvents } from '../helpers/sse.js';
 
 const INPUT_PRICE = 2; // micros per token, DESIGN section 9
 const OUTPUT_PRICE = 8;
-const bill = (usage: { prompt_tokens: number; completion_tokens: number }) =>
-  usage.prompt_tokens * INPUT_PRICE + usage.completion_tokens * OUTPUT_PRICE;
+const bill = (usage: { prompt_tokens: number; completion_tokens: number }) => usage.prompt_tokens * INPUT_PRICE + usage.completion_tokens * OUTPUT_PRICE;
 
 describe('chat completions', () => {
   let gw: TestGateway;
@@ -25,7 +24,10 @@ describe('chat completions', () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     const completion = await client(key).chat.completions.create({
       model: 'sandbox-chat',
-      messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'tell me about toll roads' }],
+      messages: [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'tell me about toll roads' },
+      ],
     });
     assert.equal(completion.choices[0]?.message.content, 'Sandbox says: tell me about toll roads');
     assert.ok(completion.usage && completion.usage.prompt_tokens > 0);
@@ -38,7 +40,7 @@ describe('chat completions', () => {
     const plain = await client(key).chat.completions.create({ model: 'sandbox-chat', messages });
     const stream = await client(key).chat.completions.create({ model: 'sandbox-chat', messages, stream: true, stream_options: { include_usage: true } });
     let text = '';
-    let usage;
+    let usage: OpenAI.CompletionUsage | null | undefined;
     let chunks = 0;
     for await (const chunk of stream) {
       chunks += 1;
@@ -62,7 +64,10 @@ describe('chat completions', () => {
     const stream = await client(key).chat.completions.create({ model: 'sandbox-chat', messages, stream: true });
     const seen = [];
     for await (const chunk of stream) seen.push(chunk);
-    assert.ok(seen.every((chunk) => chunk.choices.length === 1 && !chunk.usage), 'every chunk carries a choice and no usage');
+    assert.ok(
+      seen.every((chunk) => chunk.choices.length === 1 && !chunk.usage),
+      'every chunk carries a choice and no usage',
+    );
     const upstreamSaw = (await gw.sandboxControl('GET', '/__sandbox/requests')).data.at(-1);
     assert.deepEqual(upstreamSaw.body.stream_options, { include_usage: true });
     const usage = (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data[0];
@@ -88,7 +93,10 @@ describe('chat completions', () => {
     );
     assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: 1_000_000, held_micros: 0 });
     const ledger = (await gw.admin('GET', `/admin/accounts/${accountId}/ledger`)).body.data;
-    assert.deepEqual(ledger.map((row: any) => row.kind), ['release', 'hold', 'credit']);
+    assert.deepEqual(
+      ledger.map((row: any) => row.kind),
+      ['release', 'hold', 'credit'],
+    );
   });
 
   test('a stream cut by the upstream before its first byte is a 502 with the hold released', async () => {
@@ -115,7 +123,11 @@ describe('chat completions', () => {
   test('a stream the upstream breaks after the headers ends with an error event, not a clean end', async () => {
     const { key } = await gw.account({ creditMicros: 1_000_000 });
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'chat', drop_after_chunks: 3, times: 1 });
-    const { status, events } = await postForEvents(`${gw.url}/v1/chat/completions`, { model: 'sandbox-chat', messages: [{ role: 'user', content: '[[words:20]]' }], stream: true }, { authorization: `Bearer ${key}` });
+    const { status, events } = await postForEvents(
+      `${gw.url}/v1/chat/completions`,
+      { model: 'sandbox-chat', messages: [{ role: 'user', content: '[[words:20]]' }], stream: true },
+      { authorization: `Bearer ${key}` },
+    );
     assert.equal(status, 200);
     assert.deepEqual(events.at(-1)!.data, { error: { message: 'upstream provider error', type: 'server_error', param: null, code: null } });
     assert.ok(!events.some((e) => e.data === '[DONE]'));
@@ -158,7 +170,8 @@ describe('chat completions', () => {
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'chat', delay_ms: 1_000, times: 1 });
     await assert.rejects(
       request(`${gw.url}/v1/chat/completions`, {
-        method: 'POST', signal: AbortSignal.timeout(300),
+        method: 'POST',
+        signal: AbortSignal.timeout(300),
         headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       }),
@@ -239,12 +252,13 @@ describe('chat completions', () => {
 
   test('a key past its requests per minute gets 429 rate limit exceeded', async () => {
     const { key } = await gw.account({ rpm: 2 });
-    const models = () => request(`${gw.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'sandbox-chat', messages: [{ role: 'user', content: 'hi' }] }),
-    });
-    assert.equal((await (await models()).body.json() as any).object, 'chat.completion');
+    const models = () =>
+      request(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'sandbox-chat', messages: [{ role: 'user', content: 'hi' }] }),
+      });
+    assert.equal(((await (await models()).body.json()) as any).object, 'chat.completion');
     assert.equal((await models()).statusCode, 200);
     const third = await models();
     assert.equal(third.statusCode, 429);
@@ -255,6 +269,9 @@ describe('chat completions', () => {
     const { key, keyId } = await gw.account();
     await client(key).chat.completions.create({ model: 'sandbox-chat', messages: [{ role: 'user', content: 'hi' }] });
     assert.equal((await gw.admin('DELETE', `/admin/keys/${keyId}`)).status, 200);
-    await assert.rejects(client(key).chat.completions.create({ model: 'sandbox-chat', messages: [{ role: 'user', content: 'hi' }] }), (error: any) => error.status === 401);
+    await assert.rejects(
+      client(key).chat.completions.create({ model: 'sandbox-chat', messages: [{ role: 'user', content: 'hi' }] }),
+      (error: any) => error.status === 401,
+    );
   });
 });

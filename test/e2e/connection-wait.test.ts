@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { sandboxCatalogue } from '../../src/config/sandbox-catalogue.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { type Sandbox, startSandbox } from '../../src/sandbox/server.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /** The count and the number at or under `le` seconds of one channel's connection waits. */
@@ -37,7 +37,9 @@ describe('waiting for an upstream connection', () => {
       },
     });
     // every chat answer takes 1.5 s: a call holds its connection that long
-    await request(`${sandbox.url}/__sandbox/faults`, { method: 'POST', body: JSON.stringify({ kind: 'chat', delay_ms: 1_500 }) }).then((res) => res.body.dump());
+    await request(`${sandbox.url}/__sandbox/faults`, { method: 'POST', body: JSON.stringify({ kind: 'chat', delay_ms: 1_500 }) }).then((res) =>
+      res.body.dump(),
+    );
   });
   after(async () => {
     await gw?.close();
@@ -74,7 +76,10 @@ describe('waiting for an upstream connection', () => {
     const refusedMs = performance.now() - startedAt;
     assert.deepEqual(refused, { status: 502, body: { error: 'upstream provider error', type: 'server_error' } });
     assert.ok(refusedMs >= 250 && refusedMs < 1_400, `refused after ${refusedMs} ms, before a connection freed`);
-    assert.deepEqual((await Promise.all(running)).map((res) => res.status), [200, 200]);
+    assert.deepEqual(
+      (await Promise.all(running)).map((res) => res.status),
+      [200, 200],
+    );
     assert.equal((await sandboxCalls()) - before, 2, 'the refused call never reached the upstream');
 
     const account = await gw.settled(accountId);
@@ -92,10 +97,14 @@ describe('waiting for an upstream connection', () => {
     const occupying = chat(key, 'single-chat');
     await new Promise((resolve) => setTimeout(resolve, 100)); // the one connection is busy for 1.5 s
     const before = await sandboxCalls();
-    await assert.rejects(request(`${gw.url}/v1/chat/completions`, {
-      method: 'POST', signal: AbortSignal.timeout(300), headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'single-chat', stream: true, max_tokens: 10, messages: [{ role: 'user', content: 'queued' }] }),
-    }));
+    await assert.rejects(
+      request(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        signal: AbortSignal.timeout(300),
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'single-chat', stream: true, max_tokens: 10, messages: [{ role: 'user', content: 'queued' }] }),
+      }),
+    );
     assert.equal((await occupying).status, 200);
     const account = await gw.settled(accountId);
     const ledger = (await gw.admin('GET', `/admin/accounts/${accountId}/ledger`)).body.data as { kind: string; amount_micros: number; note: string | null }[];

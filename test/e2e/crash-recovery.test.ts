@@ -7,24 +7,32 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { request } from 'undici';
-import { parseProgress } from '../../src/billing/recovery.js';
 import { checkAccountBalance } from '../../src/billing/ledger.js';
+import { parseProgress } from '../../src/billing/recovery.js';
 import { sandboxCatalogue } from '../../src/config/sandbox-catalogue.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { type Sandbox, startSandbox } from '../../src/sandbox/server.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import { ADMIN_TOKEN, eventually } from '../helpers/gateway.js';
 import { dropTestSchemas, requirePostgresOrSkip, withTestSchema } from '../helpers/postgres.js';
-import { freePort, startServe, type ServingProcess } from '../helpers/processes.js';
+import { freePort, type ServingProcess, startServe } from '../helpers/processes.js';
 
 const postgres = await requirePostgresOrSkip('crash recovery across instances on PostgreSQL');
 const RECOVERY = { heartbeat_ms: 100, dead_after_ms: 1_000, sweep_ms: 200, progress_interval_ms: 100 };
 
 function writeConfig(dir: string, sandbox: Sandbox, store: string): string {
   const file = path.join(dir, 'tollroute.yaml');
-  writeFileSync(file, JSON.stringify({
-    ...sandboxCatalogue(sandbox.url), store, admin_token: ADMIN_TOKEN, log_level: 'warn', data_dir: dir,
-    limits: { default_rpm: 100_000, shutdown_grace_ms: 1_000 }, recovery: RECOVERY,
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      ...sandboxCatalogue(sandbox.url),
+      store,
+      admin_token: ADMIN_TOKEN,
+      log_level: 'warn',
+      data_dir: dir,
+      limits: { default_rpm: 100_000, shutdown_grace_ms: 1_000 },
+      recovery: RECOVERY,
+    }),
+  );
   return file;
 }
 
@@ -34,7 +42,11 @@ async function serve(configFile: string, dir: string): Promise<{ process: Servin
 }
 
 async function call(base: string, token: string, method: string, p: string, body?: unknown, headers: Record<string, string> = {}) {
-  const res = await request(`${base}${p}`, { method: method as any, headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }), ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await request(`${base}${p}`, {
+    method: method as any,
+    headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }), ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.body.text();
   return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
 }
@@ -42,7 +54,8 @@ async function call(base: string, token: string, method: string, p: string, body
 /** Starts a long stream and resolves once `chunks` events have arrived; the stream is left running. */
 async function streamUntil(base: string, key: string, chunks: number) {
   const res = await request(`${base}/v1/chat/completions`, {
-    method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'sandbox-chat', stream: true, messages: [{ role: 'user', content: '[[words:2000]]' }] }),
   });
   let seen = 0;
@@ -89,7 +102,10 @@ async function assertRecovered(store: Store, accountId: string, openedAt: { stre
   assert.ok(recorded.units.output_token! >= 30 - 2, 'the output delivered before the kill');
   assert.equal(search.state, 'released');
   const usage = await store.db.selectFrom('usage').selectAll().where('account_id', '=', accountId).execute();
-  assert.deepEqual(usage.map((u) => [u.hold_id, u.amount_micros, u.flags]), [[stream.id, recorded.charge_micros, 'recovered']]);
+  assert.deepEqual(
+    usage.map((u) => [u.hold_id, u.amount_micros, u.flags]),
+    [[stream.id, recorded.charge_micros, 'recovered']],
+  );
   const check = await checkAccountBalance(store, accountId);
   assert.deepEqual([check.consistent, check.heldMicros, check.balanceMicros], [true, 0, 10_000_000 - recorded.charge_micros]);
 }

@@ -16,14 +16,18 @@ function runShard(shard: number): Promise<CellResult[]> {
     // a plain process, not a test file of the runner's
     const { NODE_TEST_CONTEXT: _, ...env } = process.env;
     const child = fork(new URL('./fault-matrix/shard.ts', import.meta.url), [String(shard), String(SHARDS), String(GATEWAYS_PER_SHARD)], {
-      env, stdio: ['ignore', 'ignore', 'pipe', 'ipc'], serialization: 'advanced',
+      env,
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      serialization: 'advanced',
     });
     let results: CellResult[] | undefined;
     let stderr = '';
     child.stderr!.on('data', (chunk) => (stderr += chunk));
     child.on('message', (message) => (results = message as CellResult[]));
     child.once('error', reject);
-    child.once('exit', (code) => (results && code === 0 ? resolve(results) : reject(new Error(`shard ${shard} exited ${code} without results: ${stderr.slice(-2_000)}`))));
+    child.once('exit', (code) =>
+      results && code === 0 ? resolve(results) : reject(new Error(`shard ${shard} exited ${code} without results: ${stderr.slice(-2_000)}`)),
+    );
   });
 }
 

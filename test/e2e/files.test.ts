@@ -12,7 +12,11 @@ import { postUpload } from '../helpers/uploads.js';
 const BILLING = { error: 'insufficient balance -- please top up or upgrade the service plan', type: 'billing_error' };
 const QUOTA = "file: the account's file storage of 3000000 bytes would be exceeded; delete files (DELETE /v1/files/{id}) or wait for them to expire";
 
-async function upload(gw: TestGateway, key: string, { name = 'meeting.mp3', type = 'audio/mpeg', text = 'ID3 fake meeting audio' }: { name?: string; type?: string; text?: string }) {
+async function upload(
+  gw: TestGateway,
+  key: string,
+  { name = 'meeting.mp3', type = 'audio/mpeg', text = 'ID3 fake meeting audio' }: { name?: string; type?: string; text?: string },
+) {
   const form = new FormData();
   form.append('file', new Blob([new Uint8Array(Buffer.from(text))], { type }), name);
   const res = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
@@ -46,8 +50,13 @@ describe('files', () => {
       assert.equal(status, 201);
       assert.match(body.id, /^file_[0-9a-f]{32}$/);
       assert.deepEqual(body, {
-        id: body.id, object: 'file', url: `${gw.url}/files/${body.id}/meeting.mp3`, bytes: 22, filename: 'meeting.mp3',
-        created_at: body.created_at, expires_at: new Date(Date.parse(body.created_at) + 7 * 24 * 3600 * 1000).toISOString(),
+        id: body.id,
+        object: 'file',
+        url: `${gw.url}/files/${body.id}/meeting.mp3`,
+        bytes: 22,
+        filename: 'meeting.mp3',
+        created_at: body.created_at,
+        expires_at: new Date(Date.parse(body.created_at) + 7 * 24 * 3600 * 1000).toISOString(),
       });
     });
 
@@ -70,7 +79,10 @@ describe('files', () => {
       const { key } = await gw.account();
       const before = stored().length;
       const res = await bigUpload(gw, key, 1_000_001);
-      assert.deepEqual({ status: res.status, body: res.body }, { status: 413, body: { error: 'file: larger than the limit of 1000000 bytes', type: 'invalid_request_error' } });
+      assert.deepEqual(
+        { status: res.status, body: res.body },
+        { status: 413, body: { error: 'file: larger than the limit of 1000000 bytes', type: 'invalid_request_error' } },
+      );
       assert.equal(stored().length, before);
       assert.equal((await bigUpload(gw, key, 1_000_000)).status, 201);
     });
@@ -80,7 +92,10 @@ describe('files', () => {
       for (let i = 0; i < 2; i++) assert.equal((await bigUpload(gw, key, 1_000_000)).status, 201);
       // 1 000 000 bytes of room left: a file that would pass it is refused as it streams.
       const over = await bigUpload(gw, key, 1_000_000 + 500);
-      assert.deepEqual({ status: over.status, body: over.body }, { status: 413, body: { error: 'file: larger than the limit of 1000000 bytes', type: 'invalid_request_error' } });
+      assert.deepEqual(
+        { status: over.status, body: over.body },
+        { status: 413, body: { error: 'file: larger than the limit of 1000000 bytes', type: 'invalid_request_error' } },
+      );
       assert.equal((await bigUpload(gw, key, 999_990)).status, 201);
       const tooMuch = await bigUpload(gw, key, 11);
       assert.deepEqual({ status: tooMuch.status, body: tooMuch.body }, { status: 413, body: { error: QUOTA, type: 'invalid_request_error' } });
@@ -98,7 +113,10 @@ describe('files', () => {
       const results = await Promise.all(Array.from({ length: 5 }, () => bigUpload(gw, key, 900_000)));
       assert.deepEqual(results.map((r) => r.status).sort(), [201, 201, 201, 413, 413]);
       const kept = await gw.gateway.store.db.selectFrom('files').select('bytes').where('account_id', '=', accountId).execute();
-      assert.deepEqual(kept.map((f) => f.bytes), [900_000, 900_000, 900_000]);
+      assert.deepEqual(
+        kept.map((f) => f.bytes),
+        [900_000, 900_000, 900_000],
+      );
     });
 
     test('a key past its rate limit is refused with 429 before its upload is read', async () => {
@@ -115,8 +133,15 @@ describe('files', () => {
       const res = await request(url);
       const h = res.headers;
       return {
-        status: res.statusCode, body: await res.body.text(),
-        headers: { type: h['content-type'], disposition: h['content-disposition'], nosniff: h['x-content-type-options'], csp: h['content-security-policy'], length: h['content-length'] },
+        status: res.statusCode,
+        body: await res.body.text(),
+        headers: {
+          type: h['content-type'],
+          disposition: h['content-disposition'],
+          nosniff: h['x-content-type-options'],
+          csp: h['content-security-policy'],
+          length: h['content-length'],
+        },
       };
     };
 
@@ -124,22 +149,37 @@ describe('files', () => {
       const { key } = await gw.account();
       const file = (await upload(gw, key, {})).body;
       assert.deepEqual(await served(file.url), {
-        status: 200, body: 'ID3 fake meeting audio',
+        status: 200,
+        body: 'ID3 fake meeting audio',
         headers: {
-          type: 'audio/mpeg', disposition: `attachment; filename="meeting.mp3"; filename*=UTF-8''meeting.mp3`,
-          nosniff: 'nosniff', csp: "default-src 'none'; sandbox", length: '22',
+          type: 'audio/mpeg',
+          disposition: `attachment; filename="meeting.mp3"; filename*=UTF-8''meeting.mp3`,
+          nosniff: 'nosniff',
+          csp: "default-src 'none'; sandbox",
+          length: '22',
         },
       });
     });
 
-    for (const [type, name] of [['text/html', 'page.html'], ['image/svg+xml', 'logo.svg'], ['application/xhtml+xml', 'x.xhtml'], ['text/javascript', 'a.js'], ['', 'none']] as const) {
+    for (const [type, name] of [
+      ['text/html', 'page.html'],
+      ['image/svg+xml', 'logo.svg'],
+      ['application/xhtml+xml', 'x.xhtml'],
+      ['text/javascript', 'a.js'],
+      ['', 'none'],
+    ] as const) {
       test(`an upload declared ${type || 'without a type'} is served as application/octet-stream, as an attachment`, async () => {
         const { key } = await gw.account();
         const file = (await upload(gw, key, { type, name, text: '<svg onload="alert(document.domain)"><script>alert(1)</script></svg>' })).body;
         const { headers } = await served(file.url);
-        assert.deepEqual({ type: headers.type, disposition: headers.disposition, nosniff: headers.nosniff }, {
-          type: 'application/octet-stream', disposition: `attachment; filename="${name}"; filename*=UTF-8''${name}`, nosniff: 'nosniff',
-        });
+        assert.deepEqual(
+          { type: headers.type, disposition: headers.disposition, nosniff: headers.nosniff },
+          {
+            type: 'application/octet-stream',
+            disposition: `attachment; filename="${name}"; filename*=UTF-8''${name}`,
+            nosniff: 'nosniff',
+          },
+        );
       });
     }
 
@@ -149,7 +189,10 @@ describe('files', () => {
       assert.deepEqual((await served(file.url)).headers.disposition, `attachment; filename="a_b_c.pdf"; filename*=UTF-8''a%3Bb%25c.pdf`);
       const named = (await upload(gw, key, { name: '会议 记录.wav', type: 'audio/wav' })).body;
       assert.equal(named.url, `${gw.url}/files/${named.id}/_.wav`);
-      assert.deepEqual((await served(named.url)).headers.disposition, `attachment; filename="__ __.wav"; filename*=UTF-8''%E4%BC%9A%E8%AE%AE%20%E8%AE%B0%E5%BD%95.wav`);
+      assert.deepEqual(
+        (await served(named.url)).headers.disposition,
+        `attachment; filename="__ __.wav"; filename*=UTF-8''%E4%BC%9A%E8%AE%AE%20%E8%AE%B0%E5%BD%95.wav`,
+      );
     });
   });
 
@@ -161,7 +204,10 @@ describe('files', () => {
       assert.deepEqual(await gw.call(key, 'DELETE', `/v1/files/${file.id}`), { status: 200, body: { id: file.id, object: 'file', deleted: true } });
       assert.equal((await request(file.url)).statusCode, 404);
       assert.equal(existsSync(path.join(dataDir, 'files', file.id)), false);
-      assert.deepEqual(await gw.call(key, 'DELETE', `/v1/files/${file.id}`), { status: 404, body: { error: `file ${file.id} not found`, type: 'not_found_error' } });
+      assert.deepEqual(await gw.call(key, 'DELETE', `/v1/files/${file.id}`), {
+        status: 404,
+        body: { error: `file ${file.id} not found`, type: 'not_found_error' },
+      });
       // the room is back: three full-size files fit again
       for (let i = 0; i < 3; i++) assert.equal((await bigUpload(gw, key, 1_000_000)).status, 201);
     });
@@ -170,8 +216,14 @@ describe('files', () => {
       const owner = await gw.account();
       const other = await gw.account();
       const file = (await upload(gw, owner.key, {})).body;
-      assert.deepEqual(await gw.call(other.key, 'DELETE', `/v1/files/${file.id}`), { status: 404, body: { error: `file ${file.id} not found`, type: 'not_found_error' } });
-      assert.deepEqual(await gw.call(other.key, 'DELETE', '/v1/files/not-an-id'), { status: 404, body: { error: 'file not-an-id not found', type: 'not_found_error' } });
+      assert.deepEqual(await gw.call(other.key, 'DELETE', `/v1/files/${file.id}`), {
+        status: 404,
+        body: { error: `file ${file.id} not found`, type: 'not_found_error' },
+      });
+      assert.deepEqual(await gw.call(other.key, 'DELETE', '/v1/files/not-an-id'), {
+        status: 404,
+        body: { error: 'file not-an-id not found', type: 'not_found_error' },
+      });
       assert.equal((await request(file.url)).statusCode, 200);
     });
 
@@ -181,7 +233,8 @@ describe('files', () => {
   });
 
   describe('file_url', () => {
-    const minutes = (key: string, fileUrl: string) => gw.call(key, 'POST', '/v1/audio/minutes', { model: 'vendor-minutes', file_url: fileUrl, file_type: 'audio', all_activate: true });
+    const minutes = (key: string, fileUrl: string) =>
+      gw.call(key, 'POST', '/v1/audio/minutes', { model: 'vendor-minutes', file_url: fileUrl, file_type: 'audio', all_activate: true });
 
     test("the gateway's own upload is accepted although the gateway is on loopback", async () => {
       const { key } = await gw.account();
@@ -212,7 +265,10 @@ describe('files', () => {
       const { key } = await gw.account();
       const file = (await upload(gw, key, {})).body;
       await gw.call(key, 'DELETE', `/v1/files/${file.id}`);
-      assert.deepEqual(await minutes(key, file.url), { status: 400, body: { error: 'file_url: no such file (deleted or expired)', type: 'invalid_request_error' } });
+      assert.deepEqual(await minutes(key, file.url), {
+        status: 400,
+        body: { error: 'file_url: no such file (deleted or expired)', type: 'invalid_request_error' },
+      });
     });
 
     test('result files the minutes upstream names are fetched under the URL policy: on loopback they are refused, the task fails and is refunded', async () => {
@@ -257,7 +313,11 @@ describe('files with a short life and a small result-file limit', () => {
 
   test('a result file past files.result_file_max_bytes fails the task, refunded', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 10_000_000 });
-    const created = await gw.call(key, 'POST', '/v1/audio/minutes', { model: 'vendor-minutes', file_url: 'https://media.example.com/meeting.mp3?duration_s=30', all_activate: true });
+    const created = await gw.call(key, 'POST', '/v1/audio/minutes', {
+      model: 'vendor-minutes',
+      file_url: 'https://media.example.com/meeting.mp3?duration_s=30',
+      all_activate: true,
+    });
     const done = await eventually(async () => {
       const { body } = await gw.call(key, 'GET', `/v1/audio/minutes/${created.body.id}`);
       return body.status === 'failed' && body;

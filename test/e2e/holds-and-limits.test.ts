@@ -9,7 +9,14 @@ import { countTokens } from '../../src/billing/tokens.js';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const sandboxChat = { id: 'sandbox-chat', config: { tokenizer: 'o200k_base', image_input_tokens: 1_600, max_output_tokens: 4_096 } } as const;
-const weatherTool = { type: 'function', function: { name: 'get_weather', description: 'The weather where the user asks about, in great detail, with every field', parameters: { type: 'object', properties: { city: { type: 'string', description: 'the city' } } } } };
+const weatherTool = {
+  type: 'function',
+  function: {
+    name: 'get_weather',
+    description: 'The weather where the user asks about, in great detail, with every field',
+    parameters: { type: 'object', properties: { city: { type: 'string', description: 'the city' } } },
+  },
+};
 
 describe('holds and limits', () => {
   let gw: TestGateway;
@@ -38,7 +45,17 @@ describe('holds and limits', () => {
     const plain = await heldFor({ messages });
     const withTools = await heldFor({ messages, tools: [weatherTool] });
     assert.equal(withTools - plain, countTokens(JSON.stringify([weatherTool])) * 2);
-    const withImage = await heldFor({ messages: [{ role: 'user', content: [{ type: 'text', text: 'weather?' }, { type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] }] });
+    const withImage = await heldFor({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'weather?' },
+            { type: 'image_url', image_url: { url: 'https://example.com/a.png' } },
+          ],
+        },
+      ],
+    });
     assert.ok(withImage - plain >= 1_600 * 2, 'an image is held at the model’s per-image rate');
   });
 
@@ -50,21 +67,40 @@ describe('holds and limits', () => {
       ['max_output_tokens', '/v1/responses', { input: 'x' }],
     ] as const) {
       const res = await gw.call(key, 'POST', path, { model: 'sandbox-chat', [field]: 1e15, ...extra });
-      assert.deepEqual(res, { status: 400, body: { error: `${field}: at most 4096 for model sandbox-chat, got 1000000000000000`, type: 'invalid_request_error' } });
+      assert.deepEqual(res, {
+        status: 400,
+        body: { error: `${field}: at most 4096 for model sandbox-chat, got 1000000000000000`, type: 'invalid_request_error' },
+      });
     }
     const messages = await request(`${gw.url}/v1/messages`, {
-      method: 'POST', headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      method: 'POST',
+      headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'sandbox-chat', max_tokens: 4_097, messages: [{ role: 'user', content: 'x' }] }),
     });
-    assert.deepEqual({ status: messages.statusCode, body: await messages.body.json() }, { status: 400, body: { error: 'max_tokens: at most 4096 for model sandbox-chat, got 4097', type: 'invalid_request_error' } });
+    assert.deepEqual(
+      { status: messages.statusCode, body: await messages.body.json() },
+      { status: 400, body: { error: 'max_tokens: at most 4096 for model sandbox-chat, got 4097', type: 'invalid_request_error' } },
+    );
     assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: 10_000_000, held_micros: 0 });
     assert.equal((await gw.admin('GET', `/admin/accounts/${accountId}/ledger`)).body.data.length, 1, 'only the credit');
   });
 
   test('Idempotency-Key on a streamed call is refused with a 400 that says so, and nothing is charged', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 10_000_000 });
-    const res = await gw.call(key, 'POST', '/v1/chat/completions', { model: 'sandbox-chat', stream: true, messages: [{ role: 'user', content: 'x' }] }, { 'idempotency-key': 'stream-1' });
-    assert.deepEqual(res, { status: 400, body: { error: 'Idempotency-Key: not supported on streamed calls; send it on a call that answers in one piece, or retry the stream without it', type: 'invalid_request_error' } });
+    const res = await gw.call(
+      key,
+      'POST',
+      '/v1/chat/completions',
+      { model: 'sandbox-chat', stream: true, messages: [{ role: 'user', content: 'x' }] },
+      { 'idempotency-key': 'stream-1' },
+    );
+    assert.deepEqual(res, {
+      status: 400,
+      body: {
+        error: 'Idempotency-Key: not supported on streamed calls; send it on a call that answers in one piece, or retry the stream without it',
+        type: 'invalid_request_error',
+      },
+    });
     assert.equal((await gw.admin('GET', `/admin/accounts/${accountId}/ledger`)).body.data.length, 1);
   });
 
@@ -72,10 +108,14 @@ describe('holds and limits', () => {
     const { accountId, key } = await gw.account({ creditMicros: 10_000_000 });
     const messages = [{ role: 'user', content: 'never mind' }];
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'chat', delay_ms: 1_000, times: 1 });
-    await assert.rejects(request(`${gw.url}/v1/chat/completions`, {
-      method: 'POST', signal: AbortSignal.timeout(200), headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'sandbox-chat', stream: true, max_tokens: 1_000, messages }),
-    }));
+    await assert.rejects(
+      request(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        signal: AbortSignal.timeout(200),
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'sandbox-chat', stream: true, max_tokens: 1_000, messages }),
+      }),
+    );
     const usage = await eventually(async () => (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data[0]);
     const prompt = chatPromptTokens({ messages }, sandboxChat);
     assert.deepEqual(usage.units, { input_token: prompt });

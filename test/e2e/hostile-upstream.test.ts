@@ -16,17 +16,44 @@ async function startHostileUpstream(): Promise<{ url: string; server: Server }> 
     req.on('end', () => {
       const body = JSON.parse(raw);
       const script = body.messages.at(-1).content as string;
-      const chunk = (delta: object, extra: object = {}) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: body.model, choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`;
+      const chunk = (delta: object, extra: object = {}) =>
+        `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: body.model, choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`;
       if (script === 'bad usage json') {
         res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ id: 'c1', object: 'chat.completion', model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 3, completion_tokens: 'n/a' } }));
+        res.end(
+          JSON.stringify({
+            id: 'c1',
+            object: 'chat.completion',
+            model: body.model,
+            choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+            usage: { prompt_tokens: 3, completion_tokens: 'n/a' },
+          }),
+        );
       } else if (script === 'bad usage stream') {
         res.setHeader('content-type', 'text/event-stream');
         res.write(chunk({ role: 'assistant', content: 'hi' }));
-        res.end(`data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: -5, completion_tokens: 1e300 } })}\n\ndata: [DONE]\n\n`);
+        res.end(
+          `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: -5, completion_tokens: 1e300 } })}\n\ndata: [DONE]\n\n`,
+        );
       } else if (script === 'huge usage') {
         res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ id: 'c1', object: 'chat.completion', model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1e15, completion_tokens: 1e15 } }));
+        res.end(
+          JSON.stringify({
+            id: 'c1',
+            object: 'chat.completion',
+            model: body.model,
+            choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+            usage: { prompt_tokens: 1e15, completion_tokens: 1e15 },
+          }),
+        );
+      } else if (script === 'slow close') {
+        // The whole answer and its end marker at once, then the connection held open a while.
+        res.setHeader('content-type', 'text/event-stream');
+        res.write(chunk({ role: 'assistant', content: 'hi' }));
+        res.write(
+          `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 3, completion_tokens: 1 } })}\n\ndata: [DONE]\n\n`,
+        );
+        setTimeout(() => res.end(), 1_500);
       } else if (script === 'error first') {
         res.setHeader('content-type', 'text/event-stream');
         res.end(`data: ${JSON.stringify({ error: { message: 'overloaded', type: 'server_error' } })}\n\n`);
@@ -81,11 +108,19 @@ describe('misbehaving upstreams', () => {
   test('absurd usage in a stream is clamped to the request’s bounds and flagged, never thrown on', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     const messages = [{ role: 'user', content: 'bad usage stream' }];
-    const { status } = await postForEvents(`${gw.url}/v1/chat/completions`, { model: 'hostile', messages, max_tokens: 10, stream: true }, { authorization: `Bearer ${key}` });
+    const { status } = await postForEvents(
+      `${gw.url}/v1/chat/completions`,
+      { model: 'hostile', messages, max_tokens: 10, stream: true },
+      { authorization: `Bearer ${key}` },
+    );
     assert.equal(status, 200);
     const usage = await eventually(async () => (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data[0]);
     const prompt = chatPromptTokens({ messages }, hostileModel);
-    assert.deepEqual(usage.units, { input_token: prompt, output_token: 10 }, 'a negative count is replaced by the gateway’s own; 1e300 by the output cap asked for');
+    assert.deepEqual(
+      usage.units,
+      { input_token: prompt, output_token: 10 },
+      'a negative count is replaced by the gateway’s own; 1e300 by the output cap asked for',
+    );
     assert.equal(usage.amount_micros, prompt * 2 + 10 * 8);
     assert.equal(usage.flags, 'clamped');
     assert.match(await (await request(`${gw.url}/metrics`)).body.text(), /tollroute_usage_clamped_total\{model="hostile"\} [1-9]\d*/);
@@ -94,10 +129,14 @@ describe('misbehaving upstreams', () => {
 
   test('an upstream reporting 10^15 tokens is charged at most the hold, in parallel too: the balance never goes below zero', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 20_000 });
-    const results = await Promise.all(Array.from({ length: 10 }, () => chat(key, 'huge usage').then(async (res) => {
-      await res.body.dump();
-      return res.statusCode;
-    })));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        chat(key, 'huge usage').then(async (res) => {
+          await res.body.dump();
+          return res.statusCode;
+        }),
+      ),
+    );
     assert.ok(results.includes(200));
     assert.ok(results.every((status) => status === 200 || status === 402));
     const account = await gw.settled(accountId);
@@ -113,9 +152,25 @@ describe('misbehaving upstreams', () => {
     assert.match(await (await request(`${gw.url}/metrics`)).body.text(), /tollroute_unbilled_micros_total\{model="hostile"\} [1-9]/);
   });
 
+  test('a completed stream is settled before its end marker reaches the caller', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+    const res = await chat(key, 'slow close', true);
+    let seen = '';
+    for await (const chunk of res.body) {
+      seen += chunk.toString();
+      if (seen.includes('[DONE]')) break;
+    }
+    // The upstream holds its connection open 1.5 s past [DONE]; the bill must not wait for that.
+    assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: 1_000_000 - (3 * 2 + 1 * 8), held_micros: 0 });
+  });
+
   test('a stream whose first event is an error charges nothing', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
-    const { events } = await postForEvents(`${gw.url}/v1/chat/completions`, { model: 'hostile', messages: [{ role: 'user', content: 'error first' }], stream: true }, { authorization: `Bearer ${key}` });
+    const { events } = await postForEvents(
+      `${gw.url}/v1/chat/completions`,
+      { model: 'hostile', messages: [{ role: 'user', content: 'error first' }], stream: true },
+      { authorization: `Bearer ${key}` },
+    );
     assert.equal(events[0]!.data.error.message, 'overloaded');
     assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
     assert.equal((await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data.length, 0);
@@ -124,7 +179,10 @@ describe('misbehaving upstreams', () => {
   test('an empty 200 stream is a 502 and charges nothing', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     const res = await chat(key, 'empty', true);
-    assert.deepEqual({ status: res.statusCode, body: await res.body.json() }, { status: 502, body: { error: 'upstream provider error', type: 'server_error' } });
+    assert.deepEqual(
+      { status: res.statusCode, body: await res.body.json() },
+      { status: 502, body: { error: 'upstream provider error', type: 'server_error' } },
+    );
     assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
   });
 });
@@ -139,23 +197,32 @@ describe('call deadlines and abandoned idempotent calls', () => {
   test('a stream that outruns the call deadline is stopped, ends with an error event and is released: the upstream was too slow', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'chat', chunk_delay_ms: 50, times: 1 });
-    const { events } = await postForEvents(`${gw.url}/v1/chat/completions`, { model: 'sandbox-chat', messages: [{ role: 'user', content: '[[words:200]]' }], stream: true }, { authorization: `Bearer ${key}` });
+    const { events } = await postForEvents(
+      `${gw.url}/v1/chat/completions`,
+      { model: 'sandbox-chat', messages: [{ role: 'user', content: '[[words:200]]' }], stream: true },
+      { authorization: `Bearer ${key}` },
+    );
     assert.equal(events.at(-1)!.data.error.message, 'upstream provider error');
     const words = events.filter((e) => e.data?.choices?.[0]?.delta?.content).length;
     assert.ok(words > 3 && words < 200, `${words} words before the deadline`);
     assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
     const ledger = (await gw.admin('GET', `/admin/accounts/${accountId}/ledger`)).body.data;
-    assert.deepEqual(ledger.map((row: any) => row.kind), ['release', 'hold', 'credit']);
+    assert.deepEqual(
+      ledger.map((row: any) => row.kind),
+      ['release', 'hold', 'credit'],
+    );
   });
 
   test('a client that leaves an Idempotency-Key call is billed once on real usage, and the retry replays the answer', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'chat', delay_ms: 700, times: 1 });
-    const send = (signal?: AbortSignal) => request(`${gw.url}/v1/chat/completions`, {
-      method: 'POST', signal,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': 'leave-early' },
-      body: JSON.stringify({ model: 'sandbox-chat', messages: [{ role: 'user', content: 'slow' }], max_tokens: 20 }),
-    });
+    const send = (signal?: AbortSignal) =>
+      request(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        signal,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': 'leave-early' },
+        body: JSON.stringify({ model: 'sandbox-chat', messages: [{ role: 'user', content: 'slow' }], max_tokens: 20 }),
+      });
     await assert.rejects(send(AbortSignal.timeout(200)));
     const retry = await eventually(async () => {
       const res = await send();

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { type Receiver, startReceiver } from '../helpers/receiver.js';
 
 const PRICE_PER_IMAGE = 40_000;
 
@@ -19,10 +19,11 @@ describe('async images', () => {
   });
   beforeEach(() => gw.sandboxControl('DELETE', '/__sandbox/faults'));
 
-  const finished = (key: string, id: string) => eventually(async () => {
-    const { body } = await gw.call(key, 'GET', `/v1/images/async/${id}`);
-    return (body.status === 'succeeded' || body.status === 'failed') && body;
-  });
+  const finished = (key: string, id: string) =>
+    eventually(async () => {
+      const { body } = await gw.call(key, 'GET', `/v1/images/async/${id}`);
+      return (body.status === 'succeeded' || body.status === 'failed') && body;
+    });
 
   test('a task is queued at once, then succeeds with the images; each image is billed', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
@@ -62,7 +63,10 @@ describe('async images', () => {
     const other = await gw.account();
     const created = await gw.call(owner.key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'mine' });
     assert.equal((await gw.call(other.key, 'GET', `/v1/images/async/${created.body.id}`)).status, 404);
-    assert.deepEqual(await gw.call(owner.key, 'GET', '/v1/images/async/img_nope'), { status: 404, body: { error: 'task img_nope not found', type: 'not_found_error' } });
+    assert.deepEqual(await gw.call(owner.key, 'GET', '/v1/images/async/img_nope'), {
+      status: 404,
+      body: { error: 'task img_nope not found', type: 'not_found_error' },
+    });
   });
 
   test('a callback_url gets a signed image webhook with the result_url', async () => {
@@ -80,13 +84,23 @@ describe('async images', () => {
 
   test('a missing prompt is 400 and nothing is held', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
-    assert.deepEqual(await gw.call(key, 'POST', '/v1/images/async', { model: 'sandbox-image' }), { status: 400, body: { error: 'prompt field is required', type: 'invalid_request_error' } });
+    assert.deepEqual(await gw.call(key, 'POST', '/v1/images/async', { model: 'sandbox-image' }), {
+      status: 400,
+      body: { error: 'prompt field is required', type: 'invalid_request_error' },
+    });
     assert.equal((await gw.balance(accountId)).balance_micros, 1_000_000);
   });
 
   test('a per-token model reports usage in the result and is billed on its tokens', async () => {
     const tokens = await startTestGateway({
-      models: { 'image-tokens': { type: 'image', channel: 'sandbox-openai', upstream_model: 'sandbox-image-token', price: { input_token: 5_000_000, output_token: 10_000_000 } } },
+      models: {
+        'image-tokens': {
+          type: 'image',
+          channel: 'sandbox-openai',
+          upstream_model: 'sandbox-image-token',
+          price: { input_token: 5_000_000, output_token: 10_000_000 },
+        },
+      },
     });
     try {
       const { accountId, key } = await tokens.account({ creditMicros: 10_000_000 });

@@ -29,15 +29,22 @@ describe('invalid keys', () => {
     return { status: res.statusCode, retryAfter: res.headers['retry-after'], body };
   }
   const lookups = async (result: string) =>
-    Number(new RegExp(`^tollroute_api_key_lookups_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(await (await request(`${gw.url}/metrics`)).body.text())?.[1] ?? 0);
+    Number(
+      new RegExp(`^tollroute_api_key_lookups_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(await (await request(`${gw.url}/metrics`)).body.text())?.[1] ??
+        0,
+    );
 
   test('a flood of one invalid key costs one lookup, then the address gets 429 while another still authenticates', async () => {
     const before = await lookups('unknown');
     const answers = [];
     for (let i = 0; i < 20; i++) answers.push(await models('127.0.0.2', 'tr-not-a-real-key'));
-    assert.deepEqual(answers.slice(0, 5).map((a) => a.status), [401, 401, 401, 401, 401]);
+    assert.deepEqual(
+      answers.slice(0, 5).map((a) => a.status),
+      [401, 401, 401, 401, 401],
+    );
     assert.deepEqual(answers[5], {
-      status: 429, retryAfter: '12', // 5 failures a minute: the next one in 12 s
+      status: 429,
+      retryAfter: '12', // 5 failures a minute: the next one in 12 s
       body: { error: 'too many failed authentications from this address', type: 'rate_limit_error' },
     });
     assert.ok(answers.slice(5).every((a) => a.status === 429));
@@ -66,7 +73,10 @@ describe('invalid keys', () => {
     const { key } = await gw.account({ rpm: 2 });
     const answers = [];
     for (let i = 0; i < 3; i++) answers.push(await models('127.0.0.6', key));
-    assert.deepEqual(answers.map((a) => a.status), [200, 200, 429]);
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [200, 200, 429],
+    );
     assert.deepEqual(answers[2]!.body, { error: 'rate limit exceeded', type: 'rate_limit_error' });
     const retryAfter = Number(answers[2]!.retryAfter);
     assert.ok(retryAfter >= 29 && retryAfter <= 30, `Retry-After ${answers[2]!.retryAfter}: rpm 2 refills a token in 30 s`);

@@ -25,7 +25,9 @@ describe('kill loop', { concurrency: true }, () => {
     assert.ok(report.stored.holds > 0 && report.stored.settled > 0, 'the traffic reached the store');
   });
 
-  test(`PostgreSQL: ${KILLS} kills at random moments under mixed traffic leave every hold, task and webhook ended as documented`, { skip: !postgres }, async () => {
+  test(`PostgreSQL: ${KILLS} kills at random moments under mixed traffic leave every hold, task and webhook ended as documented`, {
+    skip: !postgres,
+  }, async () => {
     const { url, schema } = withTestSchema(postgres!);
     schemas.push(schema);
     const report = await runKillLoop({ store: url, seed: SEED, kills: KILLS, killDelayMs: [100, 1_200] });

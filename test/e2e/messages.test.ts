@@ -9,7 +9,11 @@ import { postForEvents } from '../helpers/sse.js';
 
 const bill = (usage: { input_tokens: number; output_tokens: number }) => usage.input_tokens * 2 + usage.output_tokens * 8;
 const MODELS = ['sandbox-chat', 'sandbox-claude'] as const;
-const weatherTool = { name: 'get_weather', description: 'Current weather', input_schema: { type: 'object' as const, properties: { query: { type: 'string' } } } };
+const weatherTool = {
+  name: 'get_weather',
+  description: 'Current weather',
+  input_schema: { type: 'object' as const, properties: { query: { type: 'string' } } },
+};
 
 describe('messages', () => {
   let gw: TestGateway;
@@ -53,7 +57,10 @@ describe('messages', () => {
     test(`${model}: a tool-use round trip works and every turn is billed`, async () => {
       const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
       const first = await client(key).messages.create({
-        model, max_tokens: 200, tools: [weatherTool], tool_choice: { type: 'auto' },
+        model,
+        max_tokens: 200,
+        tools: [weatherTool],
+        tool_choice: { type: 'auto' },
         messages: [{ role: 'user', content: 'weather in Paris [[tool:get_weather]]' }],
       });
       assert.equal(first.stop_reason, 'tool_use');
@@ -62,14 +69,24 @@ describe('messages', () => {
       assert.equal(toolUse.name, 'get_weather');
       assert.deepEqual(toolUse.input, { query: 'weather in Paris' });
 
-      const second = await client(key).messages.stream({
-        model, max_tokens: 200, tools: [weatherTool],
-        messages: [
-          { role: 'user', content: 'weather in Paris [[tool:get_weather]]' },
-          { role: 'assistant', content: first.content },
-          { role: 'user', content: [{ type: 'tool_result', tool_use_id: toolUse.id, content: '15 degrees' }, { type: 'text', text: 'summarise it' }] },
-        ],
-      }).finalMessage();
+      const second = await client(key)
+        .messages.stream({
+          model,
+          max_tokens: 200,
+          tools: [weatherTool],
+          messages: [
+            { role: 'user', content: 'weather in Paris [[tool:get_weather]]' },
+            { role: 'assistant', content: first.content },
+            {
+              role: 'user',
+              content: [
+                { type: 'tool_result', tool_use_id: toolUse.id, content: '15 degrees' },
+                { type: 'text', text: 'summarise it' },
+              ],
+            },
+          ],
+        })
+        .finalMessage();
       assert.equal(second.stop_reason, 'end_turn');
       assert.deepEqual(second.content, [{ type: 'text', text: 'Sandbox says: summarise it' }]);
       assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - bill(first.usage) - bill(second.usage));
@@ -88,18 +105,39 @@ describe('messages', () => {
     const { key } = await gw.account();
     await gw.sandboxControl('DELETE', '/__sandbox/requests');
     await client(key).messages.create({
-      model: 'sandbox-chat', max_tokens: 30, system: [{ type: 'text', text: 'rule one' }, { type: 'text', text: 'rule two' }],
-      stop_sequences: ['END'], tools: [weatherTool], tool_choice: { type: 'any' }, metadata: { user_id: 'u-1' },
+      model: 'sandbox-chat',
+      max_tokens: 30,
+      system: [
+        { type: 'text', text: 'rule one' },
+        { type: 'text', text: 'rule two' },
+      ],
+      stop_sequences: ['END'],
+      tools: [weatherTool],
+      tool_choice: { type: 'any' },
+      metadata: { user_id: 'u-1' },
       messages: [{ role: 'user', content: 'hello' }],
     });
     const [sent] = (await gw.sandboxControl('GET', '/__sandbox/requests')).data;
     assert.equal(sent.headers.authorization, 'Bearer sk-sandbox');
     assert.ok(!JSON.stringify(sent).includes(key));
     assert.deepEqual(
-      { messages: sent.body.messages, stop: sent.body.stop, tool_choice: sent.body.tool_choice, tools: sent.body.tools, user: sent.body.user, max_tokens: sent.body.max_tokens },
       {
-        messages: [{ role: 'system', content: 'rule one\n\nrule two' }, { role: 'user', content: 'hello' }],
-        stop: ['END'], tool_choice: 'required', user: 'u-1', max_tokens: 30,
+        messages: sent.body.messages,
+        stop: sent.body.stop,
+        tool_choice: sent.body.tool_choice,
+        tools: sent.body.tools,
+        user: sent.body.user,
+        max_tokens: sent.body.max_tokens,
+      },
+      {
+        messages: [
+          { role: 'system', content: 'rule one\n\nrule two' },
+          { role: 'user', content: 'hello' },
+        ],
+        stop: ['END'],
+        tool_choice: 'required',
+        user: 'u-1',
+        max_tokens: 30,
         tools: [{ type: 'function', function: { name: 'get_weather', description: 'Current weather', parameters: weatherTool.input_schema } }],
       },
     );
@@ -117,19 +155,32 @@ describe('messages', () => {
 
   test('a translated stream emits the messages events in order, text block then tool block', async () => {
     const { key } = await gw.account();
-    const { status, contentType, events } = await postForEvents(`${gw.url}/v1/messages`, {
-      model: 'sandbox-chat', max_tokens: 100, stream: true, tools: [weatherTool],
-      messages: [{ role: 'user', content: 'rain [[tool:get_weather]]' }],
-    }, { 'x-api-key': key, 'anthropic-version': '2023-06-01' });
+    const { status, contentType, events } = await postForEvents(
+      `${gw.url}/v1/messages`,
+      {
+        model: 'sandbox-chat',
+        max_tokens: 100,
+        stream: true,
+        tools: [weatherTool],
+        messages: [{ role: 'user', content: 'rain [[tool:get_weather]]' }],
+      },
+      { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
+    );
     assert.equal(status, 200);
     assert.match(contentType, /^text\/event-stream/);
     const names = events.map((e) => e.event);
     assert.deepEqual(names.slice(0, 3), ['message_start', 'ping', 'content_block_start']);
     assert.deepEqual(names.slice(-3), ['content_block_stop', 'message_delta', 'message_stop']);
-    assert.ok(events.every((e) => e.event === e.data.type), 'each event name equals its data.type');
+    assert.ok(
+      events.every((e) => e.event === e.data.type),
+      'each event name equals its data.type',
+    );
     const start = events.find((e) => e.event === 'content_block_start')!.data;
     assert.deepEqual({ type: start.content_block.type, name: start.content_block.name }, { type: 'tool_use', name: 'get_weather' });
-    const json = events.filter((e) => e.data.delta?.type === 'input_json_delta').map((e) => e.data.delta.partial_json).join('');
+    const json = events
+      .filter((e) => e.data.delta?.type === 'input_json_delta')
+      .map((e) => e.data.delta.partial_json)
+      .join('');
     assert.deepEqual(JSON.parse(json), { query: 'rain' });
     const delta = events.find((e) => e.event === 'message_delta')!.data;
     assert.equal(delta.delta.stop_reason, 'tool_use');
@@ -139,9 +190,16 @@ describe('messages', () => {
   test('an upstream failure mid-stream ends with an error event and is released in full', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'chat', drop_after_chunks: 6, times: 1 });
-    const { status, events } = await postForEvents(`${gw.url}/v1/messages`, {
-      model: 'sandbox-chat', max_tokens: 100, stream: true, messages: [{ role: 'user', content: '[[words:30]]' }],
-    }, { 'x-api-key': key, 'anthropic-version': '2023-06-01' });
+    const { status, events } = await postForEvents(
+      `${gw.url}/v1/messages`,
+      {
+        model: 'sandbox-chat',
+        max_tokens: 100,
+        stream: true,
+        messages: [{ role: 'user', content: '[[words:30]]' }],
+      },
+      { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
+    );
     assert.equal(status, 200);
     const last = events.at(-1)!;
     assert.deepEqual(last, { event: 'error', data: { type: 'error', error: { type: 'api_error', message: 'upstream provider error' } } });
@@ -154,9 +212,16 @@ describe('messages', () => {
   test('a translated stream the upstream ends without [DONE] ends with the error event and is released', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'chat', error_after_chunks: 4, times: 1 });
-    const { events } = await postForEvents(`${gw.url}/v1/messages`, {
-      model: 'sandbox-chat', max_tokens: 100, stream: true, messages: [{ role: 'user', content: '[[words:30]]' }],
-    }, { 'x-api-key': key, 'anthropic-version': '2023-06-01' });
+    const { events } = await postForEvents(
+      `${gw.url}/v1/messages`,
+      {
+        model: 'sandbox-chat',
+        max_tokens: 100,
+        stream: true,
+        messages: [{ role: 'user', content: '[[words:30]]' }],
+      },
+      { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
+    );
     assert.equal(events.at(-1)!.event, 'error');
     assert.ok(!events.some((e) => e.event === 'message_stop'));
     assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
@@ -164,9 +229,17 @@ describe('messages', () => {
 
   test('the translated stream reports the same input tokens at its start and its end', async () => {
     const { key } = await gw.account({ creditMicros: 1_000_000 });
-    const { events } = await postForEvents(`${gw.url}/v1/messages`, {
-      model: 'sandbox-chat', max_tokens: 100, stream: true, system: 'be brief', messages: [{ role: 'user', content: 'count me [[words:3]]' }],
-    }, { 'x-api-key': key, 'anthropic-version': '2023-06-01' });
+    const { events } = await postForEvents(
+      `${gw.url}/v1/messages`,
+      {
+        model: 'sandbox-chat',
+        max_tokens: 100,
+        stream: true,
+        system: 'be brief',
+        messages: [{ role: 'user', content: 'count me [[words:3]]' }],
+      },
+      { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
+    );
     const start = events.find((e) => e.event === 'message_start')!.data.message.usage.input_tokens;
     const end = events.find((e) => e.event === 'message_delta')!.data.usage.input_tokens;
     assert.ok(start > 0);
@@ -176,9 +249,16 @@ describe('messages', () => {
   test('a native stream the upstream breaks ends with the messages error event and is released', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'messages', drop_after_chunks: 5, times: 1 });
-    const { events } = await postForEvents(`${gw.url}/v1/messages`, {
-      model: 'sandbox-claude', max_tokens: 100, stream: true, messages: [{ role: 'user', content: '[[words:30]]' }],
-    }, { 'x-api-key': key, 'anthropic-version': '2023-06-01' });
+    const { events } = await postForEvents(
+      `${gw.url}/v1/messages`,
+      {
+        model: 'sandbox-claude',
+        max_tokens: 100,
+        stream: true,
+        messages: [{ role: 'user', content: '[[words:30]]' }],
+      },
+      { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
+    );
     assert.deepEqual(events.at(-1), { event: 'error', data: { type: 'error', error: { type: 'api_error', message: 'upstream provider error' } } });
     assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
   });
@@ -187,7 +267,9 @@ describe('messages', () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'messages', status: 529, times: 1 });
     await assert.rejects(
-      client(key).messages.stream({ model: 'sandbox-claude', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }).finalMessage(),
+      client(key)
+        .messages.stream({ model: 'sandbox-claude', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] })
+        .finalMessage(),
       (error: any) => error.status === 502,
     );
     assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
@@ -195,19 +277,35 @@ describe('messages', () => {
 
   describe('refusals', () => {
     const post = async (body: object, headers: Record<string, string>) => {
-      const res = await request(`${gw.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      const res = await request(`${gw.url}/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
       return { status: res.statusCode, body: await res.body.json() };
     };
     const valid = { model: 'sandbox-chat', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] };
 
     test('a missing version header is 400', async () => {
       const { key } = await gw.account();
-      assert.deepEqual(await post(valid, { 'x-api-key': key }), { status: 400, body: { error: 'anthropic-version header is required: send anthropic-version: 2023-06-01 (or vendor-version: 2023-06-01)', type: 'invalid_request_error' } });
+      assert.deepEqual(await post(valid, { 'x-api-key': key }), {
+        status: 400,
+        body: {
+          error: 'anthropic-version header is required: send anthropic-version: 2023-06-01 (or vendor-version: 2023-06-01)',
+          type: 'invalid_request_error',
+        },
+      });
     });
 
     test('another version is 400', async () => {
       const { key } = await gw.account();
-      assert.deepEqual(await post(valid, { 'x-api-key': key, 'vendor-version': '2024-01-01' }), { status: 400, body: { error: 'anthropic-version: 2024-01-01 is not supported; send anthropic-version: 2023-06-01 (or vendor-version: 2023-06-01)', type: 'invalid_request_error' } });
+      assert.deepEqual(await post(valid, { 'x-api-key': key, 'vendor-version': '2024-01-01' }), {
+        status: 400,
+        body: {
+          error: 'anthropic-version: 2024-01-01 is not supported; send anthropic-version: 2023-06-01 (or vendor-version: 2023-06-01)',
+          type: 'invalid_request_error',
+        },
+      });
     });
 
     test('the spec header vendor-version is accepted', async () => {
@@ -218,17 +316,26 @@ describe('messages', () => {
     test('a missing model is 400 model field is required', async () => {
       const { key } = await gw.account();
       const { model: _, ...noModel } = valid;
-      assert.deepEqual(await post(noModel, { 'x-api-key': key, 'anthropic-version': '2023-06-01' }), { status: 400, body: { error: 'model field is required', type: 'invalid_request_error' } });
+      assert.deepEqual(await post(noModel, { 'x-api-key': key, 'anthropic-version': '2023-06-01' }), {
+        status: 400,
+        body: { error: 'model field is required', type: 'invalid_request_error' },
+      });
     });
 
     test('a missing max_tokens is 400 naming it', async () => {
       const { key } = await gw.account();
       const { max_tokens: _, ...noMax } = valid;
-      assert.deepEqual(await post(noMax, { 'x-api-key': key, 'anthropic-version': '2023-06-01' }), { status: 400, body: { error: 'max_tokens field is required', type: 'invalid_request_error' } });
+      assert.deepEqual(await post(noMax, { 'x-api-key': key, 'anthropic-version': '2023-06-01' }), {
+        status: 400,
+        body: { error: 'max_tokens field is required', type: 'invalid_request_error' },
+      });
     });
 
     test('a missing key is 401', async () => {
-      assert.deepEqual(await post(valid, { 'anthropic-version': '2023-06-01' }), { status: 401, body: { error: 'invalid or missing API key', type: 'auth_error' } });
+      assert.deepEqual(await post(valid, { 'anthropic-version': '2023-06-01' }), {
+        status: 401,
+        body: { error: 'invalid or missing API key', type: 'auth_error' },
+      });
     });
   });
 });

@@ -11,7 +11,10 @@ test('with a metrics token, /metrics answers 401 without it and the metrics with
   const gw = await startTestGateway({ metrics: { token: TOKEN } });
   try {
     const without = await request(`${gw.url}/metrics`);
-    assert.deepEqual({ status: without.statusCode, body: await without.body.json() }, { status: 401, body: { error: 'invalid or missing metrics token', type: 'auth_error' } });
+    assert.deepEqual(
+      { status: without.statusCode, body: await without.body.json() },
+      { status: 401, body: { error: 'invalid or missing metrics token', type: 'auth_error' } },
+    );
     const wrong = await request(`${gw.url}/metrics`, { headers: { authorization: 'Bearer metrics-token-0123456780' } });
     await wrong.body.dump();
     assert.equal(wrong.statusCode, 401);

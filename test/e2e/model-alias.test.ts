@@ -20,7 +20,11 @@ describe('public model ids', () => {
   after(() => gw.close());
 
   test('chat chunks name the public model, and the upstream got its own id', async () => {
-    const { events } = await postForEvents(`${gw.url}/v1/chat/completions`, { model: 'pub-chat', messages: [{ role: 'user', content: 'hi' }], stream: true }, { authorization: `Bearer ${key}` });
+    const { events } = await postForEvents(
+      `${gw.url}/v1/chat/completions`,
+      { model: 'pub-chat', messages: [{ role: 'user', content: 'hi' }], stream: true },
+      { authorization: `Bearer ${key}` },
+    );
     const chunks = events.filter((e) => typeof e.data === 'object');
     assert.ok(chunks.length > 2 && chunks.every((e) => e.data.model === 'pub-chat'));
     const [sent] = (await gw.sandboxControl('GET', '/__sandbox/requests')).data.slice(-1);
@@ -28,7 +32,11 @@ describe('public model ids', () => {
   });
 
   test('a native messages stream names the public model', async () => {
-    const { events } = await postForEvents(`${gw.url}/v1/messages`, { model: 'pub-claude', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }], stream: true }, { 'x-api-key': key, 'anthropic-version': '2023-06-01' });
+    const { events } = await postForEvents(
+      `${gw.url}/v1/messages`,
+      { model: 'pub-claude', max_tokens: 20, messages: [{ role: 'user', content: 'hi' }], stream: true },
+      { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
+    );
     assert.equal(events.find((e) => e.event === 'message_start')!.data.message.model, 'pub-claude');
   });
 

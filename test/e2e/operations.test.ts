@@ -61,10 +61,18 @@ describe('health, metrics and logs', () => {
   });
   test('an upstream error body is logged once, and only its first few hundred characters', async () => {
     const marker = `ECHOED-PROMPT-${Date.now()}`;
-    await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'chat', status: 500, body: { error: { message: `${marker} ${'x'.repeat(20_000)}` } }, times: 1 });
+    await gw.sandboxControl('POST', '/__sandbox/faults', {
+      kind: 'chat',
+      status: 500,
+      body: { error: { message: `${marker} ${'x'.repeat(20_000)}` } },
+      times: 1,
+    });
     const res = await gw.call(key, 'POST', '/v1/chat/completions', { model: 'sandbox-chat', messages: [{ role: 'user', content: 'hi' }] });
     assert.equal(res.status, 502);
-    const lines = gw.logText().split('\n').filter((line) => line.includes(marker));
+    const lines = gw
+      .logText()
+      .split('\n')
+      .filter((line) => line.includes(marker));
     assert.equal(lines.length, 1, 'one log line for the failure');
     assert.ok(lines[0]!.length < 2_000, `a ${lines[0]!.length}-character line`);
   });
@@ -74,7 +82,13 @@ describe('the tollroute process', () => {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'tollroute-serve-'));
   let env: Record<string, string>;
   before(async () => {
-    env = { TOLLROUTE_DATA_DIR: dataDir, PORT: String(await freePort()), SANDBOX_PORT: String(await freePort()), TOLLROUTE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'info' };
+    env = {
+      TOLLROUTE_DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      SANDBOX_PORT: String(await freePort()),
+      TOLLROUTE_ADMIN_TOKEN: ADMIN_TOKEN,
+      LOG_LEVEL: 'info',
+    };
   });
 
   test('SIGTERM stops new requests, lets a running stream finish, settles it and exits 0', async () => {
@@ -96,11 +110,13 @@ describe('the tollroute process', () => {
         serve.child.kill('SIGTERM');
         // Give the signal a moment to land, then a new request must not be served.
         await new Promise((resolve) => setTimeout(resolve, 100));
-        await assert.rejects(request(`${base}/v1/models`, { headers: { authorization: `Bearer ${key}` } }).then(async (res) => {
-          await res.body.dump();
-          if (res.statusCode !== 503) throw new Error('served'); // 503 on a kept-alive socket is also a refusal
-          throw new Error('refused with 503');
-        }));
+        await assert.rejects(
+          request(`${base}/v1/models`, { headers: { authorization: `Bearer ${key}` } }).then(async (res) => {
+            await res.body.dump();
+            if (res.statusCode !== 503) throw new Error('served'); // 503 on a kept-alive socket is also a refusal
+            throw new Error('refused with 503');
+          }),
+        );
       }
     }
     assert.equal(text.trim().split(' ').length, 40, 'the running stream finished whole');
@@ -117,7 +133,12 @@ describe('the tollroute process', () => {
   });
 
   test('a second start prints the same demo key, and start-up prints no deprecation warning', async () => {
-    const own = { ...env, TOLLROUTE_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'tollroute-demo-')), PORT: String(await freePort()), SANDBOX_PORT: String(await freePort()) };
+    const own = {
+      ...env,
+      TOLLROUTE_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'tollroute-demo-')),
+      PORT: String(await freePort()),
+      SANDBOX_PORT: String(await freePort()),
+    };
     const keys: string[] = [];
     for (let start = 0; start < 2; start++) {
       const serve = await startServe(own);
@@ -153,6 +174,12 @@ describe('the tollroute process', () => {
     const again = await runCli(['keys', 'revoke', key.id], env);
     assert.equal(again.code, 1);
     const ledger = JSON.parse((await runCli(['accounts', 'ledger', account.id], env)).stdout).data;
-    assert.deepEqual(ledger.map((row: any) => [row.kind, row.amount_micros, row.note]), [['credit', 250, 'top-up'], ['credit', 5000, null]]);
+    assert.deepEqual(
+      ledger.map((row: any) => [row.kind, row.amount_micros, row.note]),
+      [
+        ['credit', 250, 'top-up'],
+        ['credit', 5000, null],
+      ],
+    );
   });
 });

@@ -12,7 +12,7 @@ import { startSandbox } from '../../src/sandbox/server.js';
 import { openStore } from '../../src/store/open.js';
 import { ADMIN_TOKEN } from '../helpers/gateway.js';
 import { dropTestSchemas, requirePostgresOrSkip, withTestSchema } from '../helpers/postgres.js';
-import { freePort, startServe, type ServingProcess } from '../helpers/processes.js';
+import { freePort, type ServingProcess, startServe } from '../helpers/processes.js';
 
 const baseUrl = await requirePostgresOrSkip('PostgreSQL multi-instance gateway tests');
 
@@ -33,7 +33,10 @@ describe('two gateway processes on one PostgreSQL', { skip: !baseUrl }, () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'tollroute-pg-'));
     const configFile = path.join(dir, 'tollroute.yaml');
     // JSON is YAML: the same catalogue the sandbox serves, on the shared store.
-    writeFileSync(configFile, JSON.stringify({ ...sandboxCatalogue(sandbox.url), store: storeUrl, admin_token: ADMIN_TOKEN, limits: { default_rpm: 100_000 }, log_level: 'warn' }));
+    writeFileSync(
+      configFile,
+      JSON.stringify({ ...sandboxCatalogue(sandbox.url), store: storeUrl, admin_token: ADMIN_TOKEN, limits: { default_rpm: 100_000 }, log_level: 'warn' }),
+    );
 
     const ports = [await freePort(), await freePort()];
     const instances: ServingProcess[] = [];
@@ -50,7 +53,11 @@ describe('two gateway processes on one PostgreSQL', { skip: !baseUrl }, () => {
     const sandboxChat = { id: 'sandbox-chat', config: { tokenizer: 'o200k_base', image_input_tokens: 1_600, max_output_tokens: 4_096 } } as const;
     const holdMicros = chatPromptTokens({ messages }, sandboxChat) * 2 + 10 * 8; // max_tokens 10 at the sandbox-chat prices
     const admin = async (port: number, p: string, body: unknown) => {
-      const res = await request(`http://127.0.0.1:${port}${p}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await request(`http://127.0.0.1:${port}${p}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       return (await res.body.json()) as any;
     };
     const account = await admin(ports[0]!, '/admin/accounts', { name: 'shared', credit_micros: 100 * holdMicros });
@@ -70,10 +77,7 @@ describe('two gateway processes on one PostgreSQL', { skip: !baseUrl }, () => {
         return res.statusCode;
       }),
     );
-    assert.deepEqual(
-      { ok: statuses.filter((s) => s === 200).length, refused: statuses.filter((s) => s === 402).length },
-      { ok: 100, refused: 100 },
-    );
+    assert.deepEqual({ ok: statuses.filter((s) => s === 200).length, refused: statuses.filter((s) => s === 402).length }, { ok: 100, refused: 100 });
 
     const store = await openStore(storeUrl);
     cleanups.push(() => store.close());

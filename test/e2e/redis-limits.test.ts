@@ -8,7 +8,13 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 const REDIS_URL = process.env.TOLLROUTE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 async function redisUnreachable(): Promise<string | undefined> {
-  const client = new Redis(REDIS_URL, { lazyConnect: true, connectTimeout: 2000, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+  const client = new Redis(REDIS_URL, {
+    lazyConnect: true,
+    connectTimeout: 2000,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
   client.on('error', () => {});
   try {
     await client.connect();
@@ -34,7 +40,7 @@ describe('rate limits through Redis', { skip: reason }, () => {
     for (const gw of gateways) await gw.close();
   });
 
-  test('two gateways on one Redis share a key\'s requests per minute', async () => {
+  test("two gateways on one Redis share a key's requests per minute", async () => {
     const first = await startTestGateway({ limits: { redis: REDIS_URL } });
     gateways.push(first);
     const { key } = await first.account({ rpm: 3 });

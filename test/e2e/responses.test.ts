@@ -56,22 +56,34 @@ describe('responses', () => {
       body: JSON.stringify({ model: 'sandbox-chat-noresponses', input: 'hello' }),
     });
     const direct = await request(`${gw.sandbox.url}/noresponses/v1/responses`, {
-      method: 'POST', headers: { authorization: 'Bearer sk-sandbox', 'content-type': 'application/json' }, body: JSON.stringify({ model: 'sandbox-chat', input: 'hello' }),
+      method: 'POST',
+      headers: { authorization: 'Bearer sk-sandbox', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sandbox-chat', input: 'hello' }),
     });
     assert.equal(res.statusCode, 404);
     assert.deepEqual(await res.body.json(), await direct.body.json());
     assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
     const ledger = (await gw.admin('GET', `/admin/accounts/${accountId}/ledger`)).body.data;
-    assert.deepEqual(ledger.map((row: any) => row.kind), ['release', 'hold', 'credit']);
+    assert.deepEqual(
+      ledger.map((row: any) => row.kind),
+      ['release', 'hold', 'credit'],
+    );
   });
 
   test('a stream the upstream breaks ends with an error event and is released in full', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'responses', drop_after_chunks: 7, times: 1 });
-    const { events } = await postForEvents(`${gw.url}/v1/responses`, { model: 'sandbox-chat', input: '[[words:40]]', stream: true }, { authorization: `Bearer ${key}` });
+    const { events } = await postForEvents(
+      `${gw.url}/v1/responses`,
+      { model: 'sandbox-chat', input: '[[words:40]]', stream: true },
+      { authorization: `Bearer ${key}` },
+    );
     const last = events.at(-1)!;
     assert.equal(last.event, 'error');
-    assert.deepEqual({ code: last.data.code, message: last.data.message, nested: last.data.error.message }, { code: 'server_error', message: 'upstream provider error', nested: 'upstream provider error' });
+    assert.deepEqual(
+      { code: last.data.code, message: last.data.message, nested: last.data.error.message },
+      { code: 'server_error', message: 'upstream provider error', nested: 'upstream provider error' },
+    );
     assert.ok(events.filter((e) => e.event === 'response.output_text.delta').length > 0, 'output reached the caller before the break');
     assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
     assert.deepEqual((await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data, []);
@@ -80,7 +92,11 @@ describe('responses', () => {
   test('an error event mid-stream with no completed event is released, and the upstream’s error is the last event', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'responses', error_after_chunks: 5, times: 1 });
-    const { events } = await postForEvents(`${gw.url}/v1/responses`, { model: 'sandbox-chat', input: '[[words:40]]', stream: true }, { authorization: `Bearer ${key}` });
+    const { events } = await postForEvents(
+      `${gw.url}/v1/responses`,
+      { model: 'sandbox-chat', input: '[[words:40]]', stream: true },
+      { authorization: `Bearer ${key}` },
+    );
     assert.equal(events.at(-1)!.event, 'response.failed');
     assert.ok(!events.some((e) => e.event === 'response.completed'));
     assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
@@ -97,7 +113,8 @@ describe('responses', () => {
   test('the hold is sized by max_output_tokens', async () => {
     // Enough for 20 output tokens, far from enough for the model's 4096-token cap.
     const { key } = await gw.account({ creditMicros: 2_000 });
-    const send = (max_output_tokens?: number) => client(key).responses.create({ model: 'sandbox-chat', input: 'hi', ...(max_output_tokens && { max_output_tokens }) });
+    const send = (max_output_tokens?: number) =>
+      client(key).responses.create({ model: 'sandbox-chat', input: 'hi', ...(max_output_tokens && { max_output_tokens }) });
     await assert.rejects(send(), (error: any) => error.status === 402);
     const response = await send(20);
     assert.equal(response.status, 'completed');
@@ -105,6 +122,9 @@ describe('responses', () => {
 
   test('a missing input is 400 naming it', async () => {
     const { key } = await gw.account();
-    await assert.rejects(client(key).responses.create({ model: 'sandbox-chat' } as any), (error: any) => error.status === 400 && /input field is required/.test(error.message));
+    await assert.rejects(
+      client(key).responses.create({ model: 'sandbox-chat' } as any),
+      (error: any) => error.status === 400 && /input field is required/.test(error.message),
+    );
   });
 });

@@ -14,7 +14,6 @@ describe('search', () => {
     await gw.sandboxControl('DELETE', '/__sandbox/requests');
   });
 
-
   test('Type and model are never sent upstream nor written into the result', async () => {
     const { key } = await gw.account();
     const { body } = await gw.call(key, 'POST', '/v1/search', { Type: 'web', Query: 'bridges', Count: 3 });
@@ -49,7 +48,11 @@ describe('search', () => {
     ['no Query', { Type: 'web' }, 'Query field is required'],
     ['no Type nor model', { Query: 'q' }, 'model field is required'],
     ['a model of another type', { model: 'sandbox-chat', Query: 'q' }, 'model sandbox-chat is not a search model'],
-    ['a model that disagrees with Type', { Type: 'web', model: 'vendor-global-search', Query: 'q' }, 'model: vendor-global-search disagrees with Type web (vendor-web-search)'],
+    [
+      'a model that disagrees with Type',
+      { Type: 'web', model: 'vendor-global-search', Query: 'q' },
+      'model: vendor-global-search disagrees with Type web (vendor-web-search)',
+    ],
   ] as const) {
     test(`${name} is refused with 400 and nothing charged`, async () => {
       const { accountId, key } = await gw.account({ creditMicros: 100_000 });
@@ -61,7 +64,10 @@ describe('search', () => {
   test('a failed search is 502 and not charged', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 100_000 });
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'search', status: 500, times: 1 });
-    assert.deepEqual(await gw.call(key, 'POST', '/v1/search', { Type: 'web', Query: 'q' }), { status: 502, body: { error: 'upstream provider error', type: 'server_error' } });
+    assert.deepEqual(await gw.call(key, 'POST', '/v1/search', { Type: 'web', Query: 'q' }), {
+      status: 502,
+      body: { error: 'upstream provider error', type: 'server_error' },
+    });
     assert.equal((await gw.settled(accountId)).balance_micros, 100_000);
     assert.equal((await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data.length, 0);
   });

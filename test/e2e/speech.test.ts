@@ -20,18 +20,35 @@ describe('speech synthesis', () => {
   });
 
   const speak = (body: unknown, { query = '?model=sandbox-tts', headers = {} }: { query?: string; headers?: Record<string, string> } = {}) =>
-    request(`${gw.url}/v1/audio/speech/unidirectional${query}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-  const lines = (text: string) => text.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+    request(`${gw.url}/v1/audio/speech/unidirectional${query}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+  const lines = (text: string) =>
+    text
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l));
 
   test('the native stream is passed through as JSON lines and billed per character of the text', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     const text = '你好，世界！Hello, world.';
-    const res = await speak({ req_params: { text, speaker: 'zh_female_vv_uranus_bigtts', audio_params: { enable_subtitle: true } } }, { headers: { authorization: `Bearer ${key}` } });
+    const res = await speak(
+      { req_params: { text, speaker: 'zh_female_vv_uranus_bigtts', audio_params: { enable_subtitle: true } } },
+      { headers: { authorization: `Bearer ${key}` } },
+    );
     assert.equal(res.statusCode, 200);
     assert.equal(res.headers['content-type'], 'application/json');
     const objects = lines(await res.body.text());
-    assert.ok(objects.some((o) => typeof o.data === 'string' && o.data.length > 0), 'audio fragments');
-    assert.ok(objects.some((o) => o.sentence?.words?.length > 0), 'subtitles with word timestamps');
+    assert.ok(
+      objects.some((o) => typeof o.data === 'string' && o.data.length > 0),
+      'audio fragments',
+    );
+    assert.ok(
+      objects.some((o) => o.sentence?.words?.length > 0),
+      'subtitles with word timestamps',
+    );
     assert.deepEqual(objects.at(-1), { code: 20000000, message: 'ok', data: null, usage: { text_words: chars(text) } });
     assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - chars(text) * PRICE_PER_CHARACTER);
   });
@@ -39,7 +56,10 @@ describe('speech synthesis', () => {
   test('context_texts are never billed', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     const text = 'Only this.';
-    const res = await speak({ req_params: { text, speaker: 's', additions: JSON.stringify({ context_texts: ['say it slowly and warmly please'] }) } }, { headers: { 'x-api-key': key } });
+    const res = await speak(
+      { req_params: { text, speaker: 's', additions: JSON.stringify({ context_texts: ['say it slowly and warmly please'] }) } },
+      { headers: { 'x-api-key': key } },
+    );
     await res.body.dump();
     assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - chars(text) * PRICE_PER_CHARACTER);
   });
@@ -59,7 +79,10 @@ describe('speech synthesis', () => {
 
   test('the model query parameter wins over the X-Api-Resource-Id header', async () => {
     const { key } = await gw.account();
-    const res = await speak({ req_params: { text: 'Hi.', speaker: 's' } }, { headers: { authorization: `Bearer ${key}`, 'x-api-resource-id': 'no-such-model' } });
+    const res = await speak(
+      { req_params: { text: 'Hi.', speaker: 's' } },
+      { headers: { authorization: `Bearer ${key}`, 'x-api-resource-id': 'no-such-model' } },
+    );
     assert.equal(res.statusCode, 200);
     await res.body.dump();
   });
@@ -67,13 +90,19 @@ describe('speech synthesis', () => {
   test('no model in the query or the header is 400 and charges nothing', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000 });
     const res = await speak({ req_params: { text: 'Hi.', speaker: 's' } }, { query: '', headers: { authorization: `Bearer ${key}` } });
-    assert.deepEqual({ status: res.statusCode, body: await res.body.json() }, { status: 400, body: { error: 'model field is required', type: 'invalid_request_error' } });
+    assert.deepEqual(
+      { status: res.statusCode, body: await res.body.json() },
+      { status: 400, body: { error: 'model field is required', type: 'invalid_request_error' } },
+    );
     assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: 1_000, held_micros: 0 });
   });
 
   test('an empty model query parameter falls back to the header', async () => {
     const { key } = await gw.account();
-    const res = await speak({ req_params: { text: 'Hi.', speaker: 's' } }, { query: '?model=', headers: { authorization: `Bearer ${key}`, 'x-api-resource-id': 'sandbox-tts' } });
+    const res = await speak(
+      { req_params: { text: 'Hi.', speaker: 's' } },
+      { query: '?model=', headers: { authorization: `Bearer ${key}`, 'x-api-resource-id': 'sandbox-tts' } },
+    );
     assert.equal(res.statusCode, 200);
     await res.body.dump();
   });
@@ -81,7 +110,10 @@ describe('speech synthesis', () => {
   test('a missing req_params.speaker is 400 naming it', async () => {
     const { key } = await gw.account();
     const res = await speak({ req_params: { text: 'Hi.' } }, { headers: { authorization: `Bearer ${key}` } });
-    assert.deepEqual({ status: res.statusCode, body: await res.body.json() }, { status: 400, body: { error: 'req_params.speaker field is required', type: 'invalid_request_error' } });
+    assert.deepEqual(
+      { status: res.statusCode, body: await res.body.json() },
+      { status: 400, body: { error: 'req_params.speaker field is required', type: 'invalid_request_error' } },
+    );
   });
 
   test('lines arrive as the upstream writes them, not after the whole answer', async () => {
@@ -122,7 +154,10 @@ describe('speech synthesis', () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'speech', status: 500, times: 1 });
     const res = await speak({ req_params: { text: 'Hi.', speaker: 's' } }, { headers: { authorization: `Bearer ${key}` } });
-    assert.deepEqual({ status: res.statusCode, body: await res.body.json() }, { status: 502, body: { error: 'upstream provider error', type: 'server_error' } });
+    assert.deepEqual(
+      { status: res.statusCode, body: await res.body.json() },
+      { status: 502, body: { error: 'upstream provider error', type: 'server_error' } },
+    );
     assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
   });
 
@@ -132,7 +167,8 @@ describe('speech synthesis', () => {
     const text = 'First sentence. Second sentence. Third sentence. Fourth sentence.';
     const controller = new AbortController();
     const res = await request(`${gw.url}/v1/audio/speech/unidirectional?model=sandbox-tts`, {
-      method: 'POST', signal: controller.signal,
+      method: 'POST',
+      signal: controller.signal,
       headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
       body: JSON.stringify({ req_params: { text, speaker: 's' } }),
     });
@@ -154,7 +190,14 @@ describe('speech synthesis', () => {
     const audio = Buffer.from(await response.arrayBuffer());
     assert.equal(response.headers.get('content-type'), 'audio/mpeg');
     // The same synthesis through the native endpoint, its fragments decoded by hand.
-    const native = lines(await (await speak({ req_params: { text: input, speaker: 'alloy', audio_params: { format: 'mp3', sample_rate: 24000 } } }, { headers: { authorization: `Bearer ${key}` } })).body.text());
+    const native = lines(
+      await (
+        await speak(
+          { req_params: { text: input, speaker: 'alloy', audio_params: { format: 'mp3', sample_rate: 24000 } } },
+          { headers: { authorization: `Bearer ${key}` } },
+        )
+      ).body.text(),
+    );
     const expected = Buffer.concat(native.filter((o) => typeof o.data === 'string' && o.data).map((o) => Buffer.from(o.data, 'base64')));
     assert.equal(audio.subarray(0, 3).toString('latin1'), 'ID3');
     assert.deepEqual(audio, expected);

@@ -27,11 +27,17 @@ describe('a store that refuses writes', () => {
     const { accountId, key } = await gw.account({ creditMicros: 100_000 });
     failWrites(gw, 'SQLITE_FULL');
     try {
-      assert.deepEqual(await search(gw, key), { status: 503, body: { error: 'the gateway cannot record charges right now; retry shortly', type: 'server_error' } });
+      assert.deepEqual(await search(gw, key), {
+        status: 503,
+        body: { error: 'the gateway cannot record charges right now; retry shortly', type: 'server_error' },
+      });
       const unhealthy = await health(gw);
       assert.equal(unhealthy.status, 503);
       assert.match(unhealthy.body.error, /SQLITE_FULL/);
-      assert.ok(gw.logs.some((line) => (line as any).code === 'SQLITE_FULL'), 'the real cause is logged');
+      assert.ok(
+        gw.logs.some((line) => (line as any).code === 'SQLITE_FULL'),
+        'the real cause is logged',
+      );
       assert.ok(!gw.logText().includes('cannot rollback'));
     } finally {
       failWrites(gw, null);
@@ -77,7 +83,10 @@ test('a settle still refused at shutdown is journaled and lands when the gateway
   try {
     assert.deepEqual(await second.balance(accountId), { ...(await second.balance(accountId)), balance_micros: 100_000 - SEARCH_PRICE, held_micros: 0 });
     const usage = (await second.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data;
-    assert.deepEqual(usage.map((u: any) => [u.units, u.amount_micros]), [[{ call: 1 }, SEARCH_PRICE]]);
+    assert.deepEqual(
+      usage.map((u: any) => [u.units, u.amount_micros]),
+      [[{ call: 1 }, SEARCH_PRICE]],
+    );
   } finally {
     await second.close();
   }

@@ -8,7 +8,7 @@ import { holdFundsIn } from '../../src/billing/ledger.js';
 import { insertTask } from '../../src/store/tasks.js';
 import { ARK_TASKS_PATH } from '../../src/upstreams/ark/client.js';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { type Receiver, startReceiver } from '../helpers/receiver.js';
 
 const PRICE_PER_IMAGE = 40_000;
 const PRICE_PER_SECOND = 100_000;
@@ -23,7 +23,10 @@ async function upstreamRequests(gw: TestGateway, kind: string): Promise<{ method
 /** The kinds of the account's ledger rows, oldest first, credit excluded. */
 async function ledgerKinds(gw: TestGateway, accountId: string): Promise<string[]> {
   const rows = (await gw.admin('GET', `/admin/accounts/${accountId}/ledger?limit=100`)).body.data as { kind: string }[];
-  return rows.map((row) => row.kind).filter((kind) => kind !== 'credit').reverse();
+  return rows
+    .map((row) => row.kind)
+    .filter((kind) => kind !== 'credit')
+    .reverse();
 }
 
 describe('task attempts', () => {
@@ -42,14 +45,16 @@ describe('task attempts', () => {
     await gw.sandboxControl('DELETE', '/__sandbox/requests');
   });
 
-  const finishedImage = (key: string, id: string) => eventually(async () => {
-    const { body } = await gw.call(key, 'GET', `/v1/images/async/${id}`);
-    return (body.status === 'succeeded' || body.status === 'failed') && body;
-  });
-  const finishedVideo = (key: string, id: string, timeoutMs?: number) => eventually(async () => {
-    const { body } = await gw.call(key, 'GET', `/v1/videos/generations/${id}`);
-    return ['succeeded', 'failed', 'cancelled'].includes(body.status) && body;
-  }, timeoutMs);
+  const finishedImage = (key: string, id: string) =>
+    eventually(async () => {
+      const { body } = await gw.call(key, 'GET', `/v1/images/async/${id}`);
+      return (body.status === 'succeeded' || body.status === 'failed') && body;
+    });
+  const finishedVideo = (key: string, id: string, timeoutMs?: number) =>
+    eventually(async () => {
+      const { body } = await gw.call(key, 'GET', `/v1/videos/generations/${id}`);
+      return ['succeeded', 'failed', 'cancelled'].includes(body.status) && body;
+    }, timeoutMs);
 
   const malformed = { 'a body that is not JSON': '<html>502 Bad Gateway</html>', 'JSON without a data array': { created: 1_700_000_000 } };
   for (const [name, body] of Object.entries(malformed)) {
@@ -60,7 +65,10 @@ describe('task attempts', () => {
       const created = await gw.call(key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: name, callback_url: receiver.url });
 
       const done = await finishedImage(key, created.body.id);
-      assert.deepEqual({ status: done.status, error: done.error }, { status: 'failed', error: `the upstream did not complete the work in ${MAX_GENERATION_ATTEMPTS} attempts` });
+      assert.deepEqual(
+        { status: done.status, error: done.error },
+        { status: 'failed', error: `the upstream did not complete the work in ${MAX_GENERATION_ATTEMPTS} attempts` },
+      );
       assert.equal((await upstreamRequests(gw, 'images')).length, MAX_GENERATION_ATTEMPTS);
       assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: CREDIT, held_micros: 0 });
       assert.deepEqual(await ledgerKinds(gw, accountId), ['hold', 'release']);
@@ -95,12 +103,37 @@ describe('task attempts', () => {
     const id = `img_dead_${generationAttempts}_${Date.now()}`;
     const at = Date.now();
     await gw.gateway.store.db.transaction().execute(async (trx) => {
-      const hold = await holdFundsIn(trx, { accountId, amountMicros: PRICE_PER_IMAGE, requestId: id, model: 'sandbox-image', endpoint: 'tasks.image', taskId: id });
+      const hold = await holdFundsIn(trx, {
+        accountId,
+        amountMicros: PRICE_PER_IMAGE,
+        requestId: id,
+        model: 'sandbox-image',
+        endpoint: 'tasks.image',
+        taskId: id,
+      });
       await insertTask(trx, {
-        id, account_id: accountId, key_id: null, request_id: id, kind: 'image', model: 'sandbox-image', status: 'processing', upstream_id: null,
-        hold_id: hold.holdId, request: JSON.stringify({ model: 'sandbox-image', prompt: id }), result: null, error: null, upstream_record: null,
-        callback_url: null, attempts: 0, next_poll_at: at, lease_until: at - 1, lease_owner: 'engine_dead', created_at: at, updated_at: at,
-        finished_at: null, generation_attempts: generationAttempts,
+        id,
+        account_id: accountId,
+        key_id: null,
+        request_id: id,
+        kind: 'image',
+        model: 'sandbox-image',
+        status: 'processing',
+        upstream_id: null,
+        hold_id: hold.holdId,
+        request: JSON.stringify({ model: 'sandbox-image', prompt: id }),
+        result: null,
+        error: null,
+        upstream_record: null,
+        callback_url: null,
+        attempts: 0,
+        next_poll_at: at,
+        lease_until: at - 1,
+        lease_owner: 'engine_dead',
+        created_at: at,
+        updated_at: at,
+        finished_at: null,
+        generation_attempts: generationAttempts,
       });
     });
     return id;
@@ -111,7 +144,10 @@ describe('task attempts', () => {
     const id = await leftByDeadInstance(accountId, MAX_GENERATION_ATTEMPTS);
 
     const done = await finishedImage(key, id);
-    assert.deepEqual({ status: done.status, error: done.error }, { status: 'failed', error: `the upstream did not complete the work in ${MAX_GENERATION_ATTEMPTS} attempts` });
+    assert.deepEqual(
+      { status: done.status, error: done.error },
+      { status: 'failed', error: `the upstream did not complete the work in ${MAX_GENERATION_ATTEMPTS} attempts` },
+    );
     assert.equal((await upstreamRequests(gw, 'images')).length, 0);
     assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: CREDIT, held_micros: 0 });
     assert.deepEqual(await ledgerKinds(gw, accountId), ['hold', 'release']);
@@ -133,10 +169,14 @@ describe('task attempts', () => {
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'video', path: ARK_TASKS_PATH, model: 'sandbox-video', delay_ms: 800, times: 1 });
     const controller = new AbortController();
     const leaving = request(`${gw.url}/v1/videos/generations`, {
-      method: 'POST', signal: controller.signal,
+      method: 'POST',
+      signal: controller.signal,
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'sandbox-video', content: [{ type: 'text', text: 'left before the answer' }], duration: 5 }),
-    }).then(() => 'answered', (error: Error) => error.name);
+    }).then(
+      () => 'answered',
+      (error: Error) => error.name,
+    );
     await eventually(async () => (await upstreamRequests(gw, 'video')).length === 1);
     controller.abort();
     assert.equal(await leaving, 'AbortError');
@@ -145,14 +185,21 @@ describe('task attempts', () => {
     const done = await finishedVideo(key, task.id);
     assert.equal(done.status, 'succeeded');
     const creates = (await upstreamRequests(gw, 'video')).filter((entry) => entry.method === 'POST');
-    assert.deepEqual(creates.map((entry) => ({ path: entry.path, aborted: entry.aborted })), [{ path: ARK_TASKS_PATH, aborted: false }]);
+    assert.deepEqual(
+      creates.map((entry) => ({ path: entry.path, aborted: entry.aborted })),
+      [{ path: ARK_TASKS_PATH, aborted: false }],
+    );
     assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: CREDIT - 5 * PRICE_PER_SECOND, held_micros: 0 });
     assert.deepEqual(await ledgerKinds(gw, accountId), ['hold', 'settle']);
   });
 
   test('a video status poll answered with a body that is not JSON is asked again and the task is billed exactly', async () => {
     const { accountId, key } = await gw.account({ creditMicros: CREDIT });
-    const created = await gw.call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: [{ type: 'text', text: 'garbled poll' }], duration: 5 });
+    const created = await gw.call(key, 'POST', '/v1/videos/generations', {
+      model: 'sandbox-video',
+      content: [{ type: 'text', text: 'garbled poll' }],
+      duration: 5,
+    });
     // Only polls follow the create: these two answers are poll answers.
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'video', status: 200, body: 'not json', times: 2 });
 
@@ -163,7 +210,11 @@ describe('task attempts', () => {
 
   test('a video status poll answered with a record without a status does not fail the task', async () => {
     const { key } = await gw.account({ creditMicros: CREDIT });
-    const created = await gw.call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: [{ type: 'text', text: 'empty record' }], duration: 5 });
+    const created = await gw.call(key, 'POST', '/v1/videos/generations', {
+      model: 'sandbox-video',
+      content: [{ type: 'text', text: 'empty record' }],
+      duration: 5,
+    });
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'video', status: 200, body: {}, times: 2 });
 
     assert.equal((await finishedVideo(key, created.body.id)).status, 'succeeded');
@@ -181,7 +232,11 @@ describe('task attempts against the task timeout', () => {
 
   test('a video whose status polls keep answering garbage is failed at the task timeout and refunded exactly', async () => {
     const { accountId, key } = await gw.account({ creditMicros: CREDIT });
-    const created = await gw.call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: [{ type: 'text', text: 'never readable' }], duration: 5 });
+    const created = await gw.call(key, 'POST', '/v1/videos/generations', {
+      model: 'sandbox-video',
+      content: [{ type: 'text', text: 'never readable' }],
+      duration: 5,
+    });
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'video', status: 200, body: '<html>oops</html>' });
 
     const done = await eventually(async () => {

@@ -8,24 +8,31 @@ import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { request } from 'undici';
 import { sandboxCatalogue } from '../../src/config/sandbox-catalogue.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { type Sandbox, startSandbox } from '../../src/sandbox/server.js';
 import { openStore } from '../../src/store/open.js';
 import { ADMIN_TOKEN, eventually } from '../helpers/gateway.js';
 import { dropTestSchemas, requirePostgresOrSkip, withTestSchema } from '../helpers/postgres.js';
-import { freePort, startServe, type ServingProcess } from '../helpers/processes.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { freePort, type ServingProcess, startServe } from '../helpers/processes.js';
+import { type Receiver, startReceiver } from '../helpers/receiver.js';
 
 const postgres = await requirePostgresOrSkip('multi-process task engine on PostgreSQL');
 
 function writeConfig(dir: string, sandbox: Sandbox, store: string, tasks: Record<string, unknown> = {}): string {
   const file = path.join(dir, 'tollroute.yaml');
-  writeFileSync(file, JSON.stringify({
-    ...sandboxCatalogue(sandbox.url), store, admin_token: ADMIN_TOKEN, log_level: 'warn', data_dir: dir,
-    network: { allow_private_urls: true },
-    limits: { default_rpm: 100_000, shutdown_grace_ms: 2_000 },
-    tasks: { poll_interval_ms: { image: 100, video: 100, erase: 100, minutes: 100 }, tick_ms: 50, lease_ms: 1_500, submit_lease_ms: 1_500, ...tasks },
-    webhooks: { retry_delays_ms: [200, 400, 800] },
-  }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      ...sandboxCatalogue(sandbox.url),
+      store,
+      admin_token: ADMIN_TOKEN,
+      log_level: 'warn',
+      data_dir: dir,
+      network: { allow_private_urls: true },
+      limits: { default_rpm: 100_000, shutdown_grace_ms: 2_000 },
+      tasks: { poll_interval_ms: { image: 100, video: 100, erase: 100, minutes: 100 }, tick_ms: 50, lease_ms: 1_500, submit_lease_ms: 1_500, ...tasks },
+      webhooks: { retry_delays_ms: [200, 400, 800] },
+    }),
+  );
   return file;
 }
 
@@ -36,7 +43,11 @@ async function serveOn(configFile: string, dir: string): Promise<{ process: Serv
 }
 
 async function call(base: string, token: string, method: string, p: string, body?: unknown) {
-  const res = await request(`${base}${p}`, { method: method as any, headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await request(`${base}${p}`, {
+    method: method as any,
+    headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.body.text();
   return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
 }
@@ -68,7 +79,10 @@ describe('task recovery', () => {
   test('a gateway killed mid-task and started again finishes every task, ends every hold once and calls back', async () => {
     const sandbox = await startSandbox({ port: 0, taskMs: 1_500 });
     const receiver = await startReceiver();
-    cleanups.push(() => sandbox.close(), () => receiver.close());
+    cleanups.push(
+      () => sandbox.close(),
+      () => receiver.close(),
+    );
     const dir = mkdtempSync(path.join(tmpdir(), 'tollroute-crash-'));
     const configFile = writeConfig(dir, sandbox, `sqlite:${path.join(dir, 'tollroute.db')}`);
 
@@ -76,7 +90,15 @@ describe('task recovery', () => {
     const { accountId, key } = await accountWithKey(first.base, receiver);
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) {
-      ids.push((await call(first.base, key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: [{ type: 'text', text: `clip ${i}` }], callback_url: receiver.url })).body.id);
+      ids.push(
+        (
+          await call(first.base, key, 'POST', '/v1/videos/generations', {
+            model: 'sandbox-video',
+            content: [{ type: 'text', text: `clip ${i}` }],
+            callback_url: receiver.url,
+          })
+        ).body.id,
+      );
     }
     for (let i = 0; i < 2; i++) {
       ids.push((await call(first.base, key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: `image ${i}`, callback_url: receiver.url })).body.id);
@@ -110,17 +132,22 @@ describe('task recovery', () => {
   test('a gateway killed mid-generation counts that generation: the next one generates only in the attempts left and ends the task once', async () => {
     const sandbox = await startSandbox({ port: 0, taskMs: 300 });
     const receiver = await startReceiver();
-    cleanups.push(() => sandbox.close(), () => receiver.close());
+    cleanups.push(
+      () => sandbox.close(),
+      () => receiver.close(),
+    );
     const dir = mkdtempSync(path.join(tmpdir(), 'tollroute-crash-generation-'));
     const configFile = writeConfig(dir, sandbox, `sqlite:${path.join(dir, 'tollroute.db')}`, { max_generation_attempts: 2 });
     // The first generation is still running when the gateway dies; every later one answers garbage.
     await call(sandbox.url, '', 'POST', '/__sandbox/faults', { kind: 'images', delay_ms: 10_000, times: 1 });
     await call(sandbox.url, '', 'POST', '/__sandbox/faults', { kind: 'images', status: 200, body: 'garbage' });
-    const generations = async () => (await call(sandbox.url, '', 'GET', '/__sandbox/requests')).body.data.filter((r: { kind: string }) => r.kind === 'images').length;
+    const generations = async () =>
+      (await call(sandbox.url, '', 'GET', '/__sandbox/requests')).body.data.filter((r: { kind: string }) => r.kind === 'images').length;
 
     const first = await serveOn(configFile, dir);
     const { accountId, key } = await accountWithKey(first.base, receiver);
-    const id = (await call(first.base, key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'cut off', callback_url: receiver.url })).body.id as string;
+    const id = (await call(first.base, key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'cut off', callback_url: receiver.url })).body
+      .id as string;
     await eventually(async () => (await generations()) === 1);
     first.process.child.kill('SIGKILL');
     await first.process.exited;
@@ -148,7 +175,11 @@ describe('task recovery', () => {
     const sandbox = await startSandbox({ port: 0, taskMs: 600 });
     const receiver = await startReceiver();
     const { url: storeUrl, schema } = withTestSchema(postgres!);
-    cleanups.push(() => sandbox.close(), () => receiver.close(), () => dropTestSchemas(postgres!, [schema]));
+    cleanups.push(
+      () => sandbox.close(),
+      () => receiver.close(),
+      () => dropTestSchemas(postgres!, [schema]),
+    );
     const dir = mkdtempSync(path.join(tmpdir(), 'tollroute-pg-tasks-'));
     const configFile = writeConfig(dir, sandbox, storeUrl);
     const instances = [await serveOn(configFile, dir), await serveOn(configFile, dir)];
@@ -160,8 +191,17 @@ describe('task recovery', () => {
     }
     const { accountId, key } = await accountWithKey(instances[0]!.base, receiver);
     const ids = await Promise.all(
-      Array.from({ length: 16 }, async (_, i) =>
-        (await call(instances[i % 2]!.base, key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: [{ type: 'text', text: `shared ${i}` }], callback_url: receiver.url })).body.id as string),
+      Array.from(
+        { length: 16 },
+        async (_, i) =>
+          (
+            await call(instances[i % 2]!.base, key, 'POST', '/v1/videos/generations', {
+              model: 'sandbox-video',
+              content: [{ type: 'text', text: `shared ${i}` }],
+              callback_url: receiver.url,
+            })
+          ).body.id as string,
+      ),
     );
     await eventually(() => ids.every((id) => receiver.deliveries.some((d) => d.payload.task_id === id)), 20_000);
 

@@ -7,9 +7,20 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
-const chatTools = ['get_weather', 'get_time'].map((name) => ({ type: 'function' as const, function: { name, parameters: { type: 'object', properties: { query: { type: 'string' } } } } }));
-const messagesTools = ['get_weather', 'get_time'].map((name) => ({ name, input_schema: { type: 'object' as const, properties: { query: { type: 'string' } } } }));
-const responsesTools = ['get_weather', 'get_time'].map((name) => ({ type: 'function' as const, name, strict: false, parameters: { type: 'object', properties: { query: { type: 'string' } } } }));
+const chatTools = ['get_weather', 'get_time'].map((name) => ({
+  type: 'function' as const,
+  function: { name, parameters: { type: 'object', properties: { query: { type: 'string' } } } },
+}));
+const messagesTools = ['get_weather', 'get_time'].map((name) => ({
+  name,
+  input_schema: { type: 'object' as const, properties: { query: { type: 'string' } } },
+}));
+const responsesTools = ['get_weather', 'get_time'].map((name) => ({
+  type: 'function' as const,
+  name,
+  strict: false,
+  parameters: { type: 'object', properties: { query: { type: 'string' } } },
+}));
 
 describe('tool_choice', () => {
   let gw: TestGateway;
@@ -32,7 +43,11 @@ describe('tool_choice', () => {
   test('chat: required makes a call, a named function makes that call, none makes none', async () => {
     assert.equal(await chatCall('required'), 'get_weather');
     assert.equal(await chatCall({ type: 'function', function: { name: 'get_time' } }), 'get_time');
-    assert.equal(await chatCall({ type: 'function', function: { name: 'get_time' } }, 'now [[tool:get_weather]]'), 'get_time', 'the named choice wins over the prompt');
+    assert.equal(
+      await chatCall({ type: 'function', function: { name: 'get_time' } }, 'now [[tool:get_weather]]'),
+      'get_time',
+      'the named choice wins over the prompt',
+    );
     assert.equal(await chatCall('none', 'now [[tool:get_weather]]'), undefined);
     assert.equal(await chatCall('auto'), undefined);
   });
@@ -40,7 +55,13 @@ describe('tool_choice', () => {
   for (const model of ['sandbox-chat', 'sandbox-claude']) {
     test(`messages on ${model}: any makes a call, a named tool makes that call, none makes none`, async () => {
       const toolOf = async (tool_choice: Anthropic.MessageCreateParams['tool_choice']) => {
-        const message = await claude.messages.create({ model, max_tokens: 100, tools: messagesTools, tool_choice, messages: [{ role: 'user', content: 'now [[tool:get_weather]]' }] });
+        const message = await claude.messages.create({
+          model,
+          max_tokens: 100,
+          tools: messagesTools,
+          tool_choice,
+          messages: [{ role: 'user', content: 'now [[tool:get_weather]]' }],
+        });
         const block = message.content.find((b) => b.type === 'tool_use');
         return block?.type === 'tool_use' ? block.name : undefined;
       };

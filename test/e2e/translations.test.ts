@@ -17,14 +17,20 @@ describe('speech translation', () => {
   let gw: TestGateway;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'tollroute-translations-'));
   // Uploads wait here while they are checked and translated; none may outlive its request.
-  const spooled = () => readdirSync(path.join(dataDir, 'uploads'), { withFileTypes: true }).filter((e) => e.isFile()).map((e) => e.name);
+  const spooled = () =>
+    readdirSync(path.join(dataDir, 'uploads'), { withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => e.name);
   before(async () => {
     const { models } = sandboxCatalogue('http://unused');
     gw = await startTestGateway({
       data_dir: dataDir,
       limits: { upload_limit_bytes: 200_000 },
       // A second of this one holds 75 000 micros: 25 input tokens at 3 000 micros each.
-      models: { ...models, 'sandbox-ast-pricey': { type: 'ast', channel: 'sandbox-ast', upstream_model: 'sandbox-ast', price: { input_token: 3_000_000_000 } } },
+      models: {
+        ...models,
+        'sandbox-ast-pricey': { type: 'ast', channel: 'sandbox-ast', upstream_model: 'sandbox-ast', price: { input_token: 3_000_000_000 } },
+      },
     });
   });
   after(async () => {
@@ -54,7 +60,10 @@ describe('speech translation', () => {
   test('s2t with the official openai client answers text and source_text, billed on the upstream tokens', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     const client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
-    const result = (await client.audio.translations.create({ model: 'sandbox-ast', file: await toFile(makeWav({ ms: 1_500 }), 'speech.wav') })) as { text: string; source_text?: string };
+    const result = (await client.audio.translations.create({ model: 'sandbox-ast', file: await toFile(makeWav({ ms: 1_500 }), 'speech.wav') })) as {
+      text: string;
+      source_text?: string;
+    };
     assert.deepEqual(result, { text: '[en] translated speech of 1500 ms', source_text: 'source speech of 1500 ms' });
     const usage = (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data[0];
     // 1500 ms of audio: ceil(1500 / 40) input tokens; six words of translation.
@@ -68,7 +77,10 @@ describe('speech translation', () => {
     assert.deepEqual(await res.json(), { text: '[ja] translated speech of 200 ms', source_text: 'source speech of 200 ms' });
     const [sent] = (await gw.sandboxControl('GET', '/__sandbox/requests')).data;
     assert.equal(sent.kind, 'ast');
-    assert.deepEqual({ source: sent.body.request.source_language, target: sent.body.request.target_language, mode: sent.body.request.mode }, { source: 'zh', target: 'ja', mode: 's2t' });
+    assert.deepEqual(
+      { source: sent.body.request.source_language, target: sent.body.request.target_language, mode: sent.body.request.mode },
+      { source: 'zh', target: 'ja', mode: 's2t' },
+    );
     assert.equal(sent.headers['x-api-access-key'], 'sk-sandbox');
     assert.ok(!JSON.stringify(sent).includes(key));
   });
@@ -108,7 +120,10 @@ describe('speech translation', () => {
   test('a missing model is 400 model field is required', async () => {
     const { key } = await gw.account();
     const res = await post(key, { file: makeWav({ ms: 100 }) });
-    assert.deepEqual({ status: res.status, body: await res.json() }, { status: 400, body: { error: 'model field is required', type: 'invalid_request_error' } });
+    assert.deepEqual(
+      { status: res.status, body: await res.json() },
+      { status: 400, body: { error: 'model field is required', type: 'invalid_request_error' } },
+    );
   });
 
   test('an unknown mode is 400 naming the allowed values', async () => {
@@ -139,9 +154,13 @@ describe('speech translation', () => {
     test('a zero-balance key is refused with 402 while its 90 MB upload is still being sent', async () => {
       const { accountId, key } = await gw.account({ creditMicros: 0 });
       const res = await upload(key);
-      assert.deepEqual({ status: res.status, body: res.body }, {
-        status: 402, body: { error: 'insufficient balance -- please top up or upgrade the service plan', type: 'billing_error' },
-      });
+      assert.deepEqual(
+        { status: res.status, body: res.body },
+        {
+          status: 402,
+          body: { error: 'insufficient balance -- please top up or upgrade the service plan', type: 'billing_error' },
+        },
+      );
       assert.ok(res.length > 89_000_000 && res.sentBeforeAnswer < res.length / 2, `sent ${res.sentBeforeAnswer} of ${res.length} bytes before the answer`);
       assert.deepEqual((await gw.admin('GET', `/admin/accounts/${accountId}/ledger`)).body.data, []);
       assert.equal((await gw.sandboxControl('GET', '/__sandbox/requests')).data.length, 0);
@@ -176,7 +195,10 @@ describe('speech translation', () => {
       // 6 s of audio holds 6 x 195 = 1 170 micros.
       const { accountId, key } = await gw.account({ creditMicros: 1_000 });
       const res = await post(key, { model: 'sandbox-ast', file: makeWav({ ms: 6_000 }) });
-      assert.deepEqual({ status: res.status, body: await res.json() }, { status: 402, body: { error: 'insufficient balance -- please top up or upgrade the service plan', type: 'billing_error' } });
+      assert.deepEqual(
+        { status: res.status, body: await res.json() },
+        { status: 402, body: { error: 'insufficient balance -- please top up or upgrade the service plan', type: 'billing_error' } },
+      );
       assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: 1_000, held_micros: 0 });
     });
   });

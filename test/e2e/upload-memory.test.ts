@@ -7,8 +7,8 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { ADMIN_TOKEN } from '../helpers/gateway.js';
-import { freePort, startServe, type ServingProcess } from '../helpers/processes.js';
-import { postUpload, residentBytes, wavPart, type Part, type UploadAnswer } from '../helpers/uploads.js';
+import { freePort, type ServingProcess, startServe } from '../helpers/processes.js';
+import { type Part, postUpload, residentBytes, type UploadAnswer, wavPart } from '../helpers/uploads.js';
 
 const MB = 1024 * 1024;
 const PARALLEL = 6;
@@ -23,7 +23,8 @@ describe('memory under six parallel large uploads', { timeout: 120_000 }, () => 
 
   const admin = async (method: 'GET' | 'POST', p: string, body?: unknown) => {
     const res = await request(`${base}${p}`, {
-      method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      method,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return (await res.body.json()) as any;
@@ -63,21 +64,35 @@ describe('memory under six parallel large uploads', { timeout: 120_000 }, () => 
     const seconds = (performance.now() - started) / 1000;
     const peak = Math.max(sampled, peakResets ? (await residentBytes(pid)).peak : 0);
     const growth = peak - baseline;
-    figures.push(`${label}: RSS ${(baseline / MB).toFixed(0)} -> peak ${(peak / MB).toFixed(0)} MB (+${(growth / MB).toFixed(1)} MB) in ${seconds.toFixed(1)} s`);
+    figures.push(
+      `${label}: RSS ${(baseline / MB).toFixed(0)} -> peak ${(peak / MB).toFixed(0)} MB (+${(growth / MB).toFixed(1)} MB) in ${seconds.toFixed(1)} s`,
+    );
     return { statuses: answers.map((a) => a.status), growth, answers };
   }
 
   before(async () => {
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    serve = await startServe({ PORT: String(port), SANDBOX_PORT: String(await freePort()), TOLLROUTE_DATA_DIR: dataDir, TOLLROUTE_ADMIN_TOKEN: ADMIN_TOKEN, LOG_LEVEL: 'warn' });
+    serve = await startServe({
+      PORT: String(port),
+      SANDBOX_PORT: String(await freePort()),
+      TOLLROUTE_DATA_DIR: dataDir,
+      TOLLROUTE_ADMIN_TOKEN: ADMIN_TOKEN,
+      LOG_LEVEL: 'warn',
+    });
     // Warm up every path measured below, so code loaded on first use is not counted as growth.
     const key = await keyWith(10_000_000);
     const small: Part = { name: 'file', filename: 'a.bin', contentType: 'application/octet-stream', bytes: 2 * MB };
     assert.equal((await postUpload(`${base}/v1/files`, [small], { authorization: `Bearer ${key}` })).status, 201);
-    assert.equal((await postUpload(`${base}/v1/audio/translations`, [{ name: 'model', value: 'sandbox-ast' }, wavPart(2)], { authorization: `Bearer ${key}` })).status, 200);
+    assert.equal(
+      (await postUpload(`${base}/v1/audio/translations`, [{ name: 'model', value: 'sandbox-ast' }, wavPart(2)], { authorization: `Bearer ${key}` })).status,
+      200,
+    );
     const broke = await keyWith(0);
-    assert.equal((await postUpload(`${base}/v1/audio/translations`, [{ name: 'model', value: 'sandbox-ast' }, wavPart(60)], { authorization: `Bearer ${broke}` })).status, 402);
+    assert.equal(
+      (await postUpload(`${base}/v1/audio/translations`, [{ name: 'model', value: 'sandbox-ast' }, wavPart(60)], { authorization: `Bearer ${broke}` })).status,
+      402,
+    );
   });
   after(async () => {
     console.log(figures.join('\n'));
@@ -90,7 +105,8 @@ describe('memory under six parallel large uploads', { timeout: 120_000 }, () => 
     const key = await keyWith(1_000_000);
     const part: Part = { name: 'file', filename: 'recording.bin', contentType: 'application/octet-stream', bytes: 60 * MB };
     const { statuses, growth } = await measure('files, 6 x 60 MB stored', () =>
-      Array.from({ length: PARALLEL }, () => postUpload(`${base}/v1/files`, [part], { authorization: `Bearer ${key}` })));
+      Array.from({ length: PARALLEL }, () => postUpload(`${base}/v1/files`, [part], { authorization: `Bearer ${key}` })),
+    );
     assert.deepEqual(statuses, Array(PARALLEL).fill(201));
     assert.ok(growth < GROWTH_LIMIT, `RSS grew by ${(growth / MB).toFixed(1)} MB`);
   });
@@ -99,10 +115,16 @@ describe('memory under six parallel large uploads', { timeout: 120_000 }, () => 
     // Covers one second of audio (195 micros), not the 1 966 s each file holds for.
     const key = await keyWith(10_000);
     const { statuses, growth, answers } = await measure('translations, 6 x 60 MB read then 402', () =>
-      Array.from({ length: PARALLEL }, () => postUpload(`${base}/v1/audio/translations`, [{ name: 'model', value: 'sandbox-ast' }, wavPart(1_966)], { authorization: `Bearer ${key}` })));
+      Array.from({ length: PARALLEL }, () =>
+        postUpload(`${base}/v1/audio/translations`, [{ name: 'model', value: 'sandbox-ast' }, wavPart(1_966)], { authorization: `Bearer ${key}` }),
+      ),
+    );
     assert.deepEqual(statuses, Array(PARALLEL).fill(402));
     // Refused on the hold, after the whole file was read: each body was sent in full first.
-    assert.deepEqual(answers.map((a) => a.sentBeforeAnswer === a.length), Array(PARALLEL).fill(true));
+    assert.deepEqual(
+      answers.map((a) => a.sentBeforeAnswer === a.length),
+      Array(PARALLEL).fill(true),
+    );
     assert.ok(growth < GROWTH_LIMIT, `RSS grew by ${(growth / MB).toFixed(1)} MB`);
     assert.deepEqual(readdirSync(path.join(dataDir, 'uploads')), [], 'every spooled upload is deleted');
   });
@@ -112,12 +134,18 @@ describe('memory under six parallel large uploads', { timeout: 120_000 }, () => 
     const sent: number[] = [];
     const { statuses, growth } = await measure('translations, 6 x 90 MB zero balance', () =>
       Array.from({ length: PARALLEL }, async () => {
-        const answer = await postUpload(`${base}/v1/audio/translations`, [{ name: 'model', value: 'sandbox-ast' }, wavPart(2_950)], { authorization: `Bearer ${key}` });
+        const answer = await postUpload(`${base}/v1/audio/translations`, [{ name: 'model', value: 'sandbox-ast' }, wavPart(2_950)], {
+          authorization: `Bearer ${key}`,
+        });
         sent.push(answer.sentBeforeAnswer / answer.length);
         return answer;
-      }));
+      }),
+    );
     assert.deepEqual(statuses, Array(PARALLEL).fill(402));
-    assert.ok(sent.every((share) => share < 0.5), `shares of each body sent before the answer: ${sent.map((s) => s.toFixed(3)).join(', ')}`);
+    assert.ok(
+      sent.every((share) => share < 0.5),
+      `shares of each body sent before the answer: ${sent.map((s) => s.toFixed(3)).join(', ')}`,
+    );
     assert.ok(growth < GROWTH_LIMIT, `RSS grew by ${(growth / MB).toFixed(1)} MB`);
   });
 });

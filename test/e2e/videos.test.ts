@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { type Receiver, startReceiver } from '../helpers/receiver.js';
 
 const PRICE_PER_SECOND = 100_000;
 const prompt = [{ type: 'text', text: 'a car passes a toll gate' }];
@@ -22,10 +22,11 @@ describe('video generation', () => {
   });
   beforeEach(() => gw.sandboxControl('DELETE', '/__sandbox/faults'));
 
-  const finished = (key: string, id: string) => eventually(async () => {
-    const { body } = await gw.call(key, 'GET', `/v1/videos/generations/${id}`);
-    return ['succeeded', 'failed', 'cancelled'].includes(body.status) && body;
-  });
+  const finished = (key: string, id: string) =>
+    eventually(async () => {
+      const { body } = await gw.call(key, 'GET', `/v1/videos/generations/${id}`);
+      return ['succeeded', 'failed', 'cancelled'].includes(body.status) && body;
+    });
 
   test('the gateway path wraps the upstream id, succeeds with a video and bills its seconds', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
@@ -68,7 +69,7 @@ describe('video generation', () => {
     assert.equal(typeof ark.body.created_at, 'number');
   });
 
-  test('duration -1 holds the model\'s longest video and settles on the real length', async () => {
+  test("duration -1 holds the model's longest video and settles on the real length", async () => {
     const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
     const created = await gw.call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: prompt, duration: -1 });
     assert.equal((await gw.balance(accountId)).held_micros, 15 * PRICE_PER_SECOND);
@@ -80,19 +81,43 @@ describe('video generation', () => {
   test('what reaches the upstream is the ARK body with defaults applied and no callback_url', async () => {
     const { key } = await gw.account({ creditMicros: 5_000_000 });
     await gw.sandboxControl('DELETE', '/__sandbox/requests');
-    await gw.call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: prompt, callback_url: receiver.url, safety_identifier: 'user-hash' });
+    await gw.call(key, 'POST', '/v1/videos/generations', {
+      model: 'sandbox-video',
+      content: prompt,
+      callback_url: receiver.url,
+      safety_identifier: 'user-hash',
+    });
     const [sent] = (await gw.sandboxControl('GET', '/__sandbox/requests')).data;
-    assert.deepEqual(sent.body, { model: 'sandbox-video', content: prompt, resolution: '720p', ratio: 'adaptive', duration: 5, safety_identifier: 'user-hash' });
+    assert.deepEqual(sent.body, {
+      model: 'sandbox-video',
+      content: prompt,
+      resolution: '720p',
+      ratio: 'adaptive',
+      duration: 5,
+      safety_identifier: 'user-hash',
+    });
     assert.equal(sent.headers.authorization, 'Bearer sk-sandbox');
   });
 
   for (const [name, body, message] of [
-    ['an unknown content type', { model: 'sandbox-video', content: [{ type: 'gif', text: 'x' }] }, 'content[0].type: must be one of "text", "image_url", "video_url", "audio_url"'],
+    [
+      'an unknown content type',
+      { model: 'sandbox-video', content: [{ type: 'gif', text: 'x' }] },
+      'content[0].type: must be one of "text", "image_url", "video_url", "audio_url"',
+    ],
     ['a seed past 2^32-1', { model: 'sandbox-video', content: prompt, seed: 4294967296 }, 'seed: must be an integer from -1 to 4294967295'],
     ['a long safety_identifier', { model: 'sandbox-video', content: prompt, safety_identifier: 'x'.repeat(65) }, 'safety_identifier: at most 64 characters'],
-    ['a ratio outside the list', { model: 'sandbox-video', content: prompt, ratio: '2:1' }, 'ratio: must be one of "16:9", "4:3", "1:1", "3:4", "9:16", "21:9", "adaptive"'],
+    [
+      'a ratio outside the list',
+      { model: 'sandbox-video', content: prompt, ratio: '2:1' },
+      'ratio: must be one of "16:9", "4:3", "1:1", "3:4", "9:16", "21:9", "adaptive"',
+    ],
     ['no model', { content: prompt }, 'model field is required'],
-    ['a callback_url that is not http(s)', { model: 'sandbox-video', content: prompt, callback_url: 'ftp://example.com/x' }, 'callback_url: must be an http(s) URL'],
+    [
+      'a callback_url that is not http(s)',
+      { model: 'sandbox-video', content: prompt, callback_url: 'ftp://example.com/x' },
+      'callback_url: must be an http(s) URL',
+    ],
   ] as const) {
     test(`${name} is 400 naming the field, with nothing held`, async () => {
       const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
@@ -106,9 +131,18 @@ describe('video generation', () => {
   test('an upstream that refuses the submission as the caller’s mistake is a 400 with its reason, and refunded', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
     // Selected by the body's model: only a create carries one (a poll of another test's task does not).
-    await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'video', model: 'sandbox-video', status: 400, body: { error: { code: 'InvalidParameter', message: 'the prompt is too long for this model' } }, times: 1 });
+    await gw.sandboxControl('POST', '/__sandbox/faults', {
+      kind: 'video',
+      model: 'sandbox-video',
+      status: 400,
+      body: { error: { code: 'InvalidParameter', message: 'the prompt is too long for this model' } },
+      times: 1,
+    });
     const created = await gw.call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: prompt });
-    assert.deepEqual(created, { status: 400, body: { error: 'upstream refused the request: the prompt is too long for this model', type: 'invalid_request_error' } });
+    assert.deepEqual(created, {
+      status: 400,
+      body: { error: 'upstream refused the request: the prompt is too long for this model', type: 'invalid_request_error' },
+    });
     assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: 5_000_000, held_micros: 0 });
   });
 
@@ -124,7 +158,10 @@ describe('video generation', () => {
     const delivery = await eventually(() => receiver.deliveries.find((d) => d.payload.task_id === created.body.id));
     assert.equal(delivery.verified, true);
     assert.deepEqual(Object.keys(delivery.payload).sort(), ['created_at', 'error', 'finished_at', 'model', 'status', 'task_id', 'task_type']);
-    assert.deepEqual({ status: delivery.payload.status, code: delivery.payload.error.code, type: delivery.payload.task_type }, { status: 'failed', code: 'task_failed', type: 'video' });
+    assert.deepEqual(
+      { status: delivery.payload.status, code: delivery.payload.error.code, type: delivery.payload.task_type },
+      { status: 'failed', code: 'task_failed', type: 'video' },
+    );
     assert.equal(typeof delivery.payload.error.message, 'string');
   });
 
@@ -137,8 +174,13 @@ describe('video generation', () => {
     assert.equal(delivery.verified, true);
     assert.match(String(delivery.headers['x-service-signature']), /^sha256=[0-9a-f]{64}$/);
     assert.deepEqual(delivery.payload, {
-      task_id: created.body.id, task_type: 'video', status: 'succeeded', model: 'sandbox-video', video_url: done.result.video_url,
-      created_at: done.created_at, finished_at: done.finished_at,
+      task_id: created.body.id,
+      task_type: 'video',
+      status: 'succeeded',
+      model: 'sandbox-video',
+      video_url: done.result.video_url,
+      created_at: done.created_at,
+      finished_at: done.finished_at,
     });
   });
 
@@ -183,7 +225,9 @@ describe('cancelling a video whose upstream task already started', () => {
     const startedAt = Date.now();
     const created = await gw.call(key, 'POST', '/v1/contents/generations/tasks', { model: 'sandbox-video', content: [{ type: 'text', text: 'started' }] });
     // The sandbox keeps a task queued for a third of its 300 ms, then runs it.
-    await eventually(async () => (await gw.call(key, 'GET', `/api/v3/contents/generations/tasks/${created.body.id}`)).body.status === 'queued' && Date.now() - startedAt > 150);
+    await eventually(
+      async () => (await gw.call(key, 'GET', `/api/v3/contents/generations/tasks/${created.body.id}`)).body.status === 'queued' && Date.now() - startedAt > 150,
+    );
     const refused = await gw.call(key, 'DELETE', `/v1/contents/generations/tasks/${created.body.id}`);
     assert.deepEqual(refused, { status: 400, body: { error: 'only a queued task can be cancelled; this one has started', type: 'invalid_request_error' } });
     assert.equal((await gw.balance(accountId)).held_micros, 5 * PRICE_PER_SECOND);

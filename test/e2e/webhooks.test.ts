@@ -6,10 +6,9 @@ import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { listWebhooksForTask } from '../../src/store/webhook-outbox.js';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { startReceiver, type Receiver } from '../helpers/receiver.js';
+import { type Receiver, startReceiver } from '../helpers/receiver.js';
 
 const RETRY_DELAYS_MS = [150, 300, 450];
-
 
 describe('webhook delivery', () => {
   let gw: TestGateway;
@@ -26,7 +25,11 @@ describe('webhook delivery', () => {
   const videoWithCallback = async () => {
     const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
     receiver.secret = (await gw.admin('GET', `/admin/accounts/${accountId}/webhook-secret`)).body.secret;
-    const created = await gw.call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: [{ type: 'text', text: 'hook' }], callback_url: receiver.url });
+    const created = await gw.call(key, 'POST', '/v1/videos/generations', {
+      model: 'sandbox-video',
+      content: [{ type: 'text', text: 'hook' }],
+      callback_url: receiver.url,
+    });
     return { accountId, key, taskId: created.body.id as string };
   };
 
@@ -37,7 +40,10 @@ describe('webhook delivery', () => {
       const mine = receiver.deliveries.filter((d) => d.payload.task_id === taskId);
       return mine.length === 4 && mine;
     }, 10_000);
-    assert.ok(attempts.every((d) => d.verified), 'every attempt verifies');
+    assert.ok(
+      attempts.every((d) => d.verified),
+      'every attempt verifies',
+    );
     assert.equal(new Set(attempts.map((d) => d.headers['x-service-event-id'])).size, 1, 'one event id across attempts');
     assert.deepEqual(new Set(attempts.map((d) => d.rawBody)).size, 1, 'the same payload each time');
     const gaps = attempts.slice(1).map((d, i) => d.receivedAt - attempts[i]!.receivedAt);
@@ -77,13 +83,21 @@ describe('webhook delivery', () => {
     const video = await gw.call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: [{ type: 'text', text: 'source' }] });
     await eventually(async () => (await gw.call(key, 'GET', `/v1/videos/generations/${video.body.id}`)).body.status === 'succeeded');
     const erase = await gw.call(key, 'POST', '/v1/videos/erase-subtitle', { video_task_id: video.body.id, callback_url: receiver.url });
-    const minutes = await gw.call(key, 'POST', '/v1/audio/minutes', { model: 'vendor-minutes', file_url: 'https://media.example.com/m.mp3?duration_s=20', all_activate: true, callback_url: receiver.url });
+    const minutes = await gw.call(key, 'POST', '/v1/audio/minutes', {
+      model: 'vendor-minutes',
+      file_url: 'https://media.example.com/m.mp3?duration_s=20',
+      all_activate: true,
+      callback_url: receiver.url,
+    });
     const erased = await eventually(() => receiver.deliveries.find((d) => d.payload.task_id === erase.body.id));
     const minuted = await eventually(() => receiver.deliveries.find((d) => d.payload.task_id === minutes.body.id));
     assert.ok(erased.verified && minuted.verified);
     assert.deepEqual({ type: erased.payload.task_type, status: erased.payload.status }, { type: 'erase_subtitle', status: 'succeeded' });
     assert.match(erased.payload.video_url, /\.mp4$/);
-    assert.deepEqual({ type: minuted.payload.task_type, url: minuted.payload.result_url }, { type: 'minutes', url: `${gw.url}/v1/audio/minutes/${minutes.body.id}` });
+    assert.deepEqual(
+      { type: minuted.payload.task_type, url: minuted.payload.result_url },
+      { type: 'minutes', url: `${gw.url}/v1/audio/minutes/${minutes.body.id}` },
+    );
   });
 
   test('Idempotency-Key on task creation returns the first task and holds funds once', async () => {
@@ -139,7 +153,9 @@ describe('webhook delivery across a gateway restart', () => {
   // the restart happens inside the long middle delay, so no attempt falls due while nothing runs
   const delays = [400, 3_000, 400];
   let receiver: Receiver;
-  before(async () => { receiver = await startReceiver(); });
+  before(async () => {
+    receiver = await startReceiver();
+  });
   after(() => receiver.close());
 
   test('a gateway stopped mid-schedule and a new one on the same store make the remaining attempts: four in all, each within 1 s of its due time', async (t) => {
@@ -149,7 +165,11 @@ describe('webhook delivery across a gateway restart', () => {
     const { accountId, key } = await first.account({ creditMicros: 5_000_000 });
     receiver.secret = (await first.admin('GET', `/admin/accounts/${accountId}/webhook-secret`)).body.secret;
     receiver.answers.push(500, 500, 500, 500);
-    const created = await first.call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: [{ type: 'text', text: 'restart' }], callback_url: receiver.url });
+    const created = await first.call(key, 'POST', '/v1/videos/generations', {
+      model: 'sandbox-video',
+      content: [{ type: 'text', text: 'restart' }],
+      callback_url: receiver.url,
+    });
     const mine = () => receiver.deliveries.filter((d) => d.payload.task_id === created.body.id);
     await eventually(() => mine().length === 2, 10_000);
     await first.gateway.close();
@@ -175,7 +195,10 @@ describe('webhook delivery across a gateway restart', () => {
     }
     const attempts = mine();
     assert.equal(attempts.length, 4, 'no attempt lost or made twice');
-    assert.ok(attempts.every((d) => d.verified), 'every attempt verifies');
+    assert.ok(
+      attempts.every((d) => d.verified),
+      'every attempt verifies',
+    );
     assert.equal(new Set(attempts.map((d) => d.headers['x-service-event-id'])).size, 1, 'one event id across the restart');
     // each attempt is due `delay` after the previous one ended, so gap - delay bounds its lateness
     const late = attempts.slice(1).map((d, i) => d.receivedAt - attempts[i]!.receivedAt - delays[i]!);

@@ -10,7 +10,10 @@ test('spooled uploads older than the longest request are deleted; younger ones a
   const dir = mkdtempSync(path.join(tmpdir(), 'tollroute-spool-'));
   try {
     const now = Date.now();
-    for (const [name, ageMs] of [['left-by-a-crash', 700_000], ['in-use', 5_000]] as const) {
+    for (const [name, ageMs] of [
+      ['left-by-a-crash', 700_000],
+      ['in-use', 5_000],
+    ] as const) {
       writeFileSync(path.join(dir, name), 'x');
       utimesSync(path.join(dir, name), (now - ageMs) / 1000, (now - ageMs) / 1000);
     }

@@ -11,10 +11,17 @@ const own = (raw: string, publicUrl = 'http://127.0.0.1:8080') => {
 };
 
 test('the name in a file URL needs no escaping and is never a dot segment', () => {
-  assert.deepEqual(
-    ['meeting.mp3', '会议 记录.wav', '..', '.', '...', '', 'a/../b', '"><script>.html', 'x'.repeat(300)].map(urlFileName),
-    ['meeting.mp3', '_.wav', 'file', 'file', 'file', 'file', 'a_.._b', '_script_.html', 'x'.repeat(200)],
-  );
+  assert.deepEqual(['meeting.mp3', '会议 记录.wav', '..', '.', '...', '', 'a/../b', '"><script>.html', 'x'.repeat(300)].map(urlFileName), [
+    'meeting.mp3',
+    '_.wav',
+    'file',
+    'file',
+    'file',
+    'file',
+    'a_.._b',
+    '_script_.html',
+    'x'.repeat(200),
+  ]);
   assert.equal(fileUrl('https://gw.example/api', { id: ID, filename: '..' }), `https://gw.example/api/files/${ID}/file`);
 });
 

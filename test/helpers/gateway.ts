@@ -7,10 +7,10 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { request } from 'undici';
 import { buildConfig } from '../../src/config/load.js';
-import type { ConfigInput } from '../../src/config/schema.js';
 import { sandboxCatalogue } from '../../src/config/sandbox-catalogue.js';
+import type { ConfigInput } from '../../src/config/schema.js';
 import { createGateway, type Gateway } from '../../src/gateway.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/server.js';
+import { type Sandbox, startSandbox } from '../../src/sandbox/server.js';
 import { freePort } from './processes.js';
 
 export const ADMIN_TOKEN = 'adm-test-token-0123456789abcdef';
@@ -39,7 +39,10 @@ export interface TestGateway {
 /** Config overrides, or a function of the sandbox's URL for overrides that name it (channels with their own timeouts). */
 export type GatewayOverrides = Partial<ConfigInput> | ((sandboxUrl: string) => Partial<ConfigInput>);
 
-export async function startTestGateway(overridesOrBuild: GatewayOverrides = {}, { sandboxTaskMs = 300 }: { sandboxTaskMs?: number } = {}): Promise<TestGateway> {
+export async function startTestGateway(
+  overridesOrBuild: GatewayOverrides = {},
+  { sandboxTaskMs = 300 }: { sandboxTaskMs?: number } = {},
+): Promise<TestGateway> {
   const sandbox = await startSandbox({ port: 0, taskMs: sandboxTaskMs });
   const overrides = typeof overridesOrBuild === 'function' ? overridesOrBuild(sandbox.url) : overridesOrBuild;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'tollroute-test-'));
@@ -85,10 +88,11 @@ export async function startTestGateway(overridesOrBuild: GatewayOverrides = {}, 
     logText: () => raw,
     admin,
     call: (key, method, p, body, headers = {}) => call(url, method, p, body, { authorization: `Bearer ${key}`, ...headers }),
-    settled: (accountId) => eventually(async () => {
-      const account = (await admin('GET', `/admin/accounts/${accountId}`)).body;
-      return account.held_micros === 0 && account;
-    }),
+    settled: (accountId) =>
+      eventually(async () => {
+        const account = (await admin('GET', `/admin/accounts/${accountId}`)).body;
+        return account.held_micros === 0 && account;
+      }),
     async account({ creditMicros = 10_000_000, rpm } = {}) {
       const created = await admin('POST', '/admin/accounts', { name: 'test', credit_micros: creditMicros });
       const key = await admin('POST', `/admin/accounts/${created.body.id}/keys`, rpm ? { rpm } : {});

@@ -1,17 +1,48 @@
 // Running the real `tollroute` command line as a separate process, as an operator would.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 
-export function freePort(): Promise<number> {
+/**
+ * A port that nothing listens on, picked below the kernel's ephemeral range. A port from
+ * `listen(0)` is itself ephemeral: between our close and the caller's listen, any outgoing
+ * connection on the machine may take it as its source port (EADDRINUSE). Ports below the
+ * range are never handed out that way.
+ */
+export async function freePort(): Promise<number> {
+  const lowestEphemeral = ephemeralRangeStart();
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = lowestEphemeral - 1 - Math.floor(Math.random() * 12_000);
+    if (await canListen(port)) return port;
+  }
+  return listenOnce(0);
+}
+
+function ephemeralRangeStart(): number {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+function canListen(port: number): Promise<boolean> {
+  return listenOnce(port).then(
+    () => true,
+    () => false,
+  );
+}
+
+function listenOnce(port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
+    server.listen(port, '127.0.0.1', () => {
+      const bound = (server.address() as { port: number }).port;
+      server.close(() => resolve(bound));
     });
   });
 }

@@ -28,8 +28,11 @@ export async function startReceiver(secret = ''): Promise<Receiver> {
     req.on('end', () => {
       const rawBody = Buffer.concat(chunks).toString('utf8');
       receiver.deliveries.push({
-        headers: req.headers, rawBody, payload: JSON.parse(rawBody),
-        verified: verifyWebhook(receiver.secret, req.headers, rawBody), receivedAt: Date.now(),
+        headers: req.headers,
+        rawBody,
+        payload: JSON.parse(rawBody),
+        verified: verifyWebhook(receiver.secret, req.headers, rawBody),
+        receivedAt: Date.now(),
       });
       res.statusCode = receiver.answers.shift() ?? 200;
       res.end();
@@ -37,6 +40,10 @@ export async function startReceiver(secret = ''): Promise<Receiver> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   receiver.url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
-  receiver.close = () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); });
+  receiver.close = () =>
+    new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
   return receiver;
 }

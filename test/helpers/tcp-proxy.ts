@@ -1,7 +1,8 @@
 // A TCP proxy a test can freeze (bytes held both ways: a server that stops answering, sockets open)
 // and thaw, so a shared server (Redis) can fail for one test without touching anyone else's.
-import { connect, createServer, type Server, type Socket } from 'node:net';
+
 import { once } from 'node:events';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 
 export interface TcpProxy {
   /** host:port to connect to instead of the target. */

@@ -4,9 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 
-export type Part =
-  | { name: string; value: string }
-  | { name: string; filename: string; contentType: string; head?: Buffer; bytes: number };
+export type Part = { name: string; value: string } | { name: string; filename: string; contentType: string; head?: Buffer; bytes: number };
 
 const CRLF = '\r\n';
 const FILL = Buffer.alloc(64 * 1024, 0x11);
@@ -39,9 +37,10 @@ export const wavPart = (seconds: number, name = 'file'): Part => {
 export function multipart(parts: Part[]): { contentType: string; length: number; body(): Readable } {
   const boundary = `----tollroute${randomBytes(8).toString('hex')}`;
   const pieces = parts.map((part) => {
-    const disposition = 'filename' in part
-      ? `Content-Disposition: form-data; name="${part.name}"; filename="${part.filename}"${CRLF}Content-Type: ${part.contentType}`
-      : `Content-Disposition: form-data; name="${part.name}"`;
+    const disposition =
+      'filename' in part
+        ? `Content-Disposition: form-data; name="${part.name}"; filename="${part.filename}"${CRLF}Content-Type: ${part.contentType}`
+        : `Content-Disposition: form-data; name="${part.name}"`;
     return { open: Buffer.from(`--${boundary}${CRLF}${disposition}${CRLF}${CRLF}`), part };
   });
   const close = Buffer.from(`--${boundary}--${CRLF}`);

@@ -1,5 +1,17 @@
 // Building WAV files for tests: any rate, channel count and sample size.
-export function makeWav({ sampleRate = 16_000, channels = 1, bits = 16, ms = 1_000, format = 1 }: { sampleRate?: number; channels?: number; bits?: number; ms?: number; format?: number } = {}): Buffer {
+export function makeWav({
+  sampleRate = 16_000,
+  channels = 1,
+  bits = 16,
+  ms = 1_000,
+  format = 1,
+}: {
+  sampleRate?: number;
+  channels?: number;
+  bits?: number;
+  ms?: number;
+  format?: number;
+} = {}): Buffer {
   const dataLength = Math.floor((sampleRate * ms) / 1000) * channels * (bits / 8);
   const wav = Buffer.alloc(44 + dataLength);
   wav.write('RIFF', 0, 'ascii');

@@ -26,14 +26,16 @@ describe('request bodies', () => {
 
   test('a form-encoded body (what curl -d sends) is a 400 naming the content type to send', async () => {
     assert.deepEqual(await send('/v1/chat/completions', 'a=1', { 'content-type': 'application/x-www-form-urlencoded' }), {
-      status: 400, body: { error: 'Content-Type: send application/json (or multipart/form-data where a file is uploaded)', type: 'invalid_request_error' },
+      status: 400,
+      body: { error: 'Content-Type: send application/json (or multipart/form-data where a file is uploaded)', type: 'invalid_request_error' },
     });
   });
 
   test('JSON nested deeper than the limit is a 400, not a stack overflow', async () => {
     const deep = `{"model":"sandbox-chat","messages":[{"role":"user","content":${'['.repeat(10_000)}${']'.repeat(10_000)}}]}`;
     assert.deepEqual(await send('/v1/chat/completions', deep, { 'content-type': 'application/json' }), {
-      status: 400, body: { error: `invalid JSON body: nested deeper than ${MAX_JSON_DEPTH} levels`, type: 'invalid_request_error' },
+      status: 400,
+      body: { error: `invalid JSON body: nested deeper than ${MAX_JSON_DEPTH} levels`, type: 'invalid_request_error' },
     });
     assert.equal((await send('/v1/chat/completions', hello, { 'content-type': 'application/json' })).status, 200, 'still serving');
   });
@@ -47,7 +49,8 @@ describe('request bodies', () => {
 
   test('a multipart body without a boundary is a 400 that says so', async () => {
     assert.deepEqual(await send('/v1/audio/translations', 'xx', { 'content-type': 'multipart/form-data' }), {
-      status: 400, body: { error: 'Content-Type: multipart/form-data needs a boundary parameter (multipart/form-data; boundary=…)', type: 'invalid_request_error' },
+      status: 400,
+      body: { error: 'Content-Type: multipart/form-data needs a boundary parameter (multipart/form-data; boundary=…)', type: 'invalid_request_error' },
     });
   });
 
@@ -58,12 +61,19 @@ describe('request bodies', () => {
     assert.equal(revoke.statusCode, 200, await revoke.body.text());
     const rotate = await request(`${gw.url}/admin/accounts/${accountId}/webhook-secret`, { method: 'POST', headers: admin });
     assert.equal(rotate.statusCode, 200, await rotate.body.text());
-    assert.deepEqual(await send('/v1/chat/completions', '', { 'content-type': 'application/json' }), { status: 400, body: { error: 'body: must be object', type: 'invalid_request_error' } });
+    assert.deepEqual(await send('/v1/chat/completions', '', { 'content-type': 'application/json' }), {
+      status: 400,
+      body: { error: 'body: must be object', type: 'invalid_request_error' },
+    });
   });
 
   test('nothing was charged for any refused body', async () => {
     const ledger = (await gw.admin('GET', `/admin/accounts/${accountId}/ledger`)).body.data;
-    assert.deepEqual(ledger.map((row: any) => row.kind), ['settle', 'hold', 'credit'], 'only the one good call held and settled');
+    assert.deepEqual(
+      ledger.map((row: any) => row.kind),
+      ['settle', 'hold', 'credit'],
+      'only the one good call held and settled',
+    );
   });
 });
 
@@ -83,21 +93,30 @@ describe('fields of several forms', () => {
   after(() => gw.close());
 
   const post = async (path: string, body: object, headers: Record<string, string> = {}) => {
-    const res = await request(`${gw.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const res = await request(`${gw.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
     return { status: res.statusCode, body: await res.body.json() };
   };
   const messages = { 'anthropic-version': '2023-06-01' };
 
   test('a value of neither form names both forms', async () => {
-    assert.deepEqual(await post('/v1/responses', { model: 'sandbox-chat', input: 5 }), { status: 400, body: { error: 'input: must be string or array', type: 'invalid_request_error' } });
+    assert.deepEqual(await post('/v1/responses', { model: 'sandbox-chat', input: 5 }), {
+      status: 400,
+      body: { error: 'input: must be string or array', type: 'invalid_request_error' },
+    });
     assert.deepEqual(await post('/v1/messages', { model: 'sandbox-chat', max_tokens: 5, system: 5, messages: [{ role: 'user', content: 'x' }] }, messages), {
-      status: 400, body: { error: 'system: must be string or array', type: 'invalid_request_error' },
+      status: 400,
+      body: { error: 'system: must be string or array', type: 'invalid_request_error' },
     });
   });
 
   test('a value of the right outline that fails inside names what failed inside', async () => {
     assert.deepEqual(await post('/v1/messages', { model: 'sandbox-chat', max_tokens: 5, messages: [{ role: 'user', content: [5] }] }, messages), {
-      status: 400, body: { error: 'messages[0].content[0]: must be object', type: 'invalid_request_error' },
+      status: 400,
+      body: { error: 'messages[0].content[0]: must be object', type: 'invalid_request_error' },
     });
   });
 });

@@ -24,7 +24,16 @@ function setup() {
     onLookup: (result) => void results.push(result),
   });
   const issue = (key: string, id = 'key_1') => {
-    const row: ApiKeyRow = { id, account_id: 'acct_1', name: null, key_hash: hashApiKey(key), prefix: key.slice(0, 9), rpm: null, created_at: nowMs, revoked_at: null };
+    const row: ApiKeyRow = {
+      id,
+      account_id: 'acct_1',
+      name: null,
+      key_hash: hashApiKey(key),
+      prefix: key.slice(0, 9),
+      rpm: null,
+      created_at: nowMs,
+      revoked_at: null,
+    };
     rows.set(row.key_hash, row);
     return row;
   };

@@ -29,7 +29,10 @@ describe('request errors', () => {
   });
 
   test('an unknown key is 401', async () => {
-    assert.deepEqual(await post(hello, { authorization: 'Bearer tr-not-a-real-key' }), { status: 401, body: { error: 'invalid or missing API key', type: 'auth_error' } });
+    assert.deepEqual(await post(hello, { authorization: 'Bearer tr-not-a-real-key' }), {
+      status: 401,
+      body: { error: 'invalid or missing API key', type: 'auth_error' },
+    });
   });
 
   test('a key without the tr- prefix is 401', async () => {
@@ -60,7 +63,10 @@ describe('request errors', () => {
   });
 
   test('a wrong type is 400 naming the field, never coerced', async () => {
-    assert.deepEqual(await post({ ...hello, max_tokens: '10' }), { status: 400, body: { error: 'max_tokens: must be integer or null', type: 'invalid_request_error' } });
+    assert.deepEqual(await post({ ...hello, max_tokens: '10' }), {
+      status: 400,
+      body: { error: 'max_tokens: must be integer or null', type: 'invalid_request_error' },
+    });
   });
 
   test('a nested field at fault is named with its path', async () => {
@@ -75,16 +81,27 @@ describe('request errors', () => {
   });
 
   test('a model of another type is 400 naming the type the endpoint needs', async () => {
-    assert.deepEqual(await post({ ...hello, model: 'sandbox-tts' }), { status: 400, body: { error: 'model sandbox-tts is not a chat model', type: 'invalid_request_error' } });
+    assert.deepEqual(await post({ ...hello, model: 'sandbox-tts' }), {
+      status: 400,
+      body: { error: 'model sandbox-tts is not a chat model', type: 'invalid_request_error' },
+    });
   });
 
   test('an unknown route is 404 in the error shape', async () => {
     const res = await request(`${gw.url}/v1/nothing-here`, { headers: { authorization: `Bearer ${key}` } });
-    assert.deepEqual({ status: res.statusCode, body: await res.body.json() }, { status: 404, body: { error: 'no route for GET /v1/nothing-here', type: 'not_found_error' } });
+    assert.deepEqual(
+      { status: res.statusCode, body: await res.body.json() },
+      { status: 404, body: { error: 'no route for GET /v1/nothing-here', type: 'not_found_error' } },
+    );
   });
 
   test('refused requests charge nothing', async () => {
-    assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: 1_000_000 - (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data.reduce((sum: number, u: any) => sum + u.amount_micros, 0), held_micros: 0 });
+    assert.deepEqual(await gw.balance(accountId), {
+      ...(await gw.balance(accountId)),
+      balance_micros:
+        1_000_000 - (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data.reduce((sum: number, u: any) => sum + u.amount_micros, 0),
+      held_micros: 0,
+    });
     const usage = (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data;
     assert.equal(usage.length, 2, 'only the two x-api-key calls were billed');
   });
@@ -107,13 +124,19 @@ describe('models list', () => {
   test('lists every configured model in the OpenAI shape with model_type', async () => {
     const { body } = await list();
     assert.equal(body.object, 'list');
-    assert.deepEqual(body.data.find((m: any) => m.id === 'sandbox-video'), { id: 'sandbox-video', object: 'model', created: 1767225600, owned_by: 'tollroute', model_type: 'video' });
+    assert.deepEqual(
+      body.data.find((m: any) => m.id === 'sandbox-video'),
+      { id: 'sandbox-video', object: 'model', created: 1767225600, owned_by: 'tollroute', model_type: 'video' },
+    );
     assert.equal(body.data.length, 12);
   });
 
   test('?type= filters by model_type', async () => {
     const { body } = await list('?type=search');
-    assert.deepEqual(body.data.map((m: any) => m.id), ['vendor-web-search', 'vendor-global-search']);
+    assert.deepEqual(
+      body.data.map((m: any) => m.id),
+      ['vendor-web-search', 'vendor-global-search'],
+    );
   });
 
   test('an unknown ?type= is 400 naming the allowed values', async () => {

@@ -39,7 +39,11 @@ describe('slow clients', () => {
 
   test('a body trickled past the receive timeout is cut off, while another client is served', async () => {
     const { key } = await gw.account();
-    const slow = trickle(gw.url, `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`, 200);
+    const slow = trickle(
+      gw.url,
+      `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`,
+      200,
+    );
     const res = await gw.call(key, 'POST', '/v1/chat/completions', { model: 'sandbox-chat', messages: [{ role: 'user', content: 'meanwhile' }] });
     assert.equal(res.status, 200);
     const cut = await slow;

@@ -2,9 +2,9 @@
 // same rpm; one probe at a time brings them back; one log line per transition.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { eventually } from '../helpers/gateway.js';
 import { createFailoverRateLimiter, type SharedLimiter } from '../../src/limits/failover.js';
 import { createMemoryRateLimiter } from '../../src/limits/memory-bucket.js';
+import { eventually } from '../helpers/gateway.js';
 
 /** A shared limiter that fails until told otherwise, and counts what reached it. */
 function fakeShared() {
@@ -33,7 +33,10 @@ function logRecorder() {
   const lines: { level: string; msg: string }[] = [];
   return {
     lines,
-    log: { warn: (_: object, msg?: string) => void lines.push({ level: 'warn', msg: msg ?? '' }), info: (_: object, msg?: string) => void lines.push({ level: 'info', msg: msg ?? '' }) },
+    log: {
+      warn: (_: object, msg?: string) => void lines.push({ level: 'warn', msg: msg ?? '' }),
+      info: (_: object, msg?: string) => void lines.push({ level: 'info', msg: msg ?? '' }),
+    },
   };
 }
 
@@ -47,7 +50,10 @@ test('a failing shared limiter opens the breaker at once: the same rpm is enforc
     assert.deepEqual(takes, [...Array(5).fill(true), ...Array(10).fill(false)]);
     assert.equal(state.takes, 1, 'only the first take went to the failing limiter');
     assert.equal(limiter.degraded(), true);
-    assert.deepEqual(lines.map((line) => line.level), ['warn']);
+    assert.deepEqual(
+      lines.map((line) => line.level),
+      ['warn'],
+    );
     assert.match(lines[0]!.msg, /rate limiter degraded/);
   } finally {
     await limiter.close();
@@ -68,7 +74,10 @@ test('while open one probe at a time tries the shared limiter, and the first suc
     assert.deepEqual(await limiter.take('key-a', 5), { allowed: true, retryAfterMs: 0 });
     assert.equal(state.takes, takesBefore + 1, 'decided by the shared limiter again');
     assert.equal(state.maxProbesInFlight, 1);
-    assert.deepEqual(lines.map((line) => line.level), ['warn', 'info']);
+    assert.deepEqual(
+      lines.map((line) => line.level),
+      ['warn', 'info'],
+    );
     assert.match(lines[1]!.msg, /recovered/);
   } finally {
     await limiter.close();

@@ -2,16 +2,15 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, test } from 'node:test';
 import { Redis } from 'ioredis';
-import { createRedisRateLimiter } from '../../src/limits/redis-bucket.js';
 import type { RateLimiter } from '../../src/limits/rate-limiter.js';
+import { createRedisRateLimiter } from '../../src/limits/redis-bucket.js';
 import { skipWithoutRedis, TEST_REDIS_URL } from '../helpers/redis.js';
 
 const REDIS_URL = TEST_REDIS_URL;
 const RUN_PREFIX = `tollroute-test:rl:${randomUUID()}:`;
 
 // fails fast instead of retrying: a missing Redis must not hang the suite
-const adminClient = () =>
-  new Redis(REDIS_URL, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0, connectTimeout: 1000 });
+const adminClient = () => new Redis(REDIS_URL, { lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0, connectTimeout: 1000 });
 
 // CI sets TOLLROUTE_REQUIRE_REDIS=1 so a missing Redis fails these tests instead of hiding them
 const skip = await skipWithoutRedis('Redis rate-limit tests');
@@ -73,18 +72,13 @@ test('separate keys draw from separate buckets', { skip }, async () => {
 test('two gateway instances draw from one shared bucket', { skip }, async () => {
   const first = limiterFor('shared');
   const second = limiterFor('shared');
-  assert.deepEqual(
-    [...(await takeMany(first, 'key-a', 4, 2)), ...(await takeMany(second, 'key-a', 4, 3))],
-    [true, true, true, true, false],
-  );
+  assert.deepEqual([...(await takeMany(first, 'key-a', 4, 2)), ...(await takeMany(second, 'key-a', 4, 3))], [true, true, true, true, false]);
   assert.equal((await first.take('key-a', 4)).allowed, false);
 });
 
 test('50 parallel takes on rpm 20 from two instances allow exactly 20', { skip }, async () => {
   const instances = [limiterFor('parallel'), limiterFor('parallel')];
-  const results = await Promise.all(
-    Array.from({ length: 50 }, (_, i) => instances[i % 2]!.take('key-a', 20)),
-  );
+  const results = await Promise.all(Array.from({ length: 50 }, (_, i) => instances[i % 2]!.take('key-a', 20)));
   assert.equal(results.filter((take) => take.allowed).length, 20);
 });
 

@@ -6,14 +6,17 @@ import { describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { createRateLimiter } from '../../src/limits/index.js';
 import { eventually } from '../helpers/gateway.js';
-import { startTcpProxy } from '../helpers/tcp-proxy.js';
 import { skipWithoutRedis, TEST_REDIS_URL } from '../helpers/redis.js';
+import { startTcpProxy } from '../helpers/tcp-proxy.js';
 
 const REDIS_URL = TEST_REDIS_URL;
 
 function logRecorder() {
   const lines: string[] = [];
-  return { lines, log: { warn: (_: object, msg?: string) => void lines.push(`warn ${msg}`), info: (_: object, msg?: string) => void lines.push(`info ${msg}`) } };
+  return {
+    lines,
+    log: { warn: (_: object, msg?: string) => void lines.push(`warn ${msg}`), info: (_: object, msg?: string) => void lines.push(`info ${msg}`) },
+  };
 }
 
 /** Takes one at a time, timing each. */
@@ -79,7 +82,10 @@ describe('a Redis that stops answering', { skip }, () => {
       // back on Redis: its bucket decides again. It gave one token before the freeze, and the take that
       // timed out ran when the held bytes arrived (a timed-out command may still run: never resent)
       assert.deepEqual((await timedTakes(limiter, key, 3, 2)).allowed, [true, false]);
-      assert.deepEqual(lines.slice(warnings).map((line) => line.split(':')[0]), ['warn rate limiter degraded', 'info rate limiter recovered']);
+      assert.deepEqual(
+        lines.slice(warnings).map((line) => line.split(':')[0]),
+        ['warn rate limiter degraded', 'info rate limiter recovered'],
+      );
     } finally {
       await limiter.close();
       await admin.del(`tollroute:rl:${key}`, `tollroute:rl:${key}-warm-up`);

@@ -4,7 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { RefusedUrlError, RequestTimeoutError, safeRequest } from '../../src/net/safe-request.js';
 
-interface Seen { method: string; path: string; host: string | undefined; body: string }
+interface Seen {
+  method: string;
+  path: string;
+  host: string | undefined;
+  body: string;
+}
 
 describe('safeRequest', () => {
   const seen: Seen[] = [];
@@ -14,7 +19,10 @@ describe('safeRequest', () => {
     '/ok': (_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('fine'),
     '/redirect': (_req, res) => res.writeHead(302, { location: '/ok' }).end('moved'),
     '/never': () => {}, // no answer at all
-    '/slow-body': (_req, res) => { res.writeHead(200); res.write('a'); }, // headers, then nothing
+    '/slow-body': (_req, res) => {
+      res.writeHead(200);
+      res.write('a');
+    }, // headers, then nothing
     '/big': (_req, res) => res.writeHead(200).end(Buffer.alloc(1_000_000, 'x')),
   };
 
@@ -49,7 +57,11 @@ describe('safeRequest', () => {
   test('with allowPrivate the same address answers, method, body and Host as given', async () => {
     seen.length = 0;
     const response = await safeRequest(local('/ok'), {
-      method: 'POST', body: '{"a":1}', headers: { 'content-type': 'application/json' }, timeoutMs: 2000, allowPrivate: true,
+      method: 'POST',
+      body: '{"a":1}',
+      headers: { 'content-type': 'application/json' },
+      timeoutMs: 2000,
+      allowPrivate: true,
     });
     assert.deepEqual(
       { status: response.status, body: response.body.toString(), truncated: response.truncated },
@@ -78,10 +90,7 @@ describe('safeRequest', () => {
   });
 
   test('a resolution that never ends is inside the timeout as well', async () => {
-    await assert.rejects(
-      safeRequest('http://hangs.example/', { timeoutMs: 100, lookup: () => new Promise(() => {}) }),
-      RequestTimeoutError,
-    );
+    await assert.rejects(safeRequest('http://hangs.example/', { timeoutMs: 100, lookup: () => new Promise(() => {}) }), RequestTimeoutError);
   });
 
   test('at most maxResponseBytes of the body are read', async () => {
@@ -90,10 +99,7 @@ describe('safeRequest', () => {
   });
 
   test('localhost is refused without allowPrivate', async () => {
-    await assert.rejects(
-      safeRequest(`http://localhost:${port}/ok`, { timeoutMs: 1000 }),
-      new RefusedUrlError('url: refused address localhost (loopback)'),
-    );
+    await assert.rejects(safeRequest(`http://localhost:${port}/ok`, { timeoutMs: 1000 }), new RefusedUrlError('url: refused address localhost (loopback)'));
   });
 
   test('localhost is reached with allowPrivate, whichever of ::1 and 127.0.0.1 it resolves to first', async () => {
@@ -105,7 +111,8 @@ describe('safeRequest', () => {
     seen.length = 0;
     await assert.rejects(
       safeRequest(`http://hooks.example:${port}/ok`, {
-        timeoutMs: 1000, lookup: async () => [{ address: '127.0.0.1', family: 4 }],
+        timeoutMs: 1000,
+        lookup: async () => [{ address: '127.0.0.1', family: 4 }],
       }),
       new RefusedUrlError('url: hooks.example resolves to refused address 127.0.0.1 (loopback)'),
     );
@@ -116,11 +123,12 @@ describe('safeRequest', () => {
     await assert.rejects(
       safeRequest('http://hooks.example/ok', {
         timeoutMs: 1000,
-        lookup: async () => [{ address: '93.184.216.34', family: 4 }, { address: '::ffff:169.254.169.254', family: 6 }],
+        lookup: async () => [
+          { address: '93.184.216.34', family: 4 },
+          { address: '::ffff:169.254.169.254', family: 6 },
+        ],
       }),
-      new RefusedUrlError(
-        'url: hooks.example resolves to refused address ::ffff:169.254.169.254 (metadata (IPv4-mapped 169.254.169.254))',
-      ),
+      new RefusedUrlError('url: hooks.example resolves to refused address ::ffff:169.254.169.254 (metadata (IPv4-mapped 169.254.169.254))'),
     );
   });
 
@@ -128,8 +136,12 @@ describe('safeRequest', () => {
     seen.length = 0;
     let lookups = 0;
     const response = await safeRequest(`http://hooks.example:${port}/ok`, {
-      timeoutMs: 2000, allowPrivate: true,
-      lookup: async () => { lookups++; return [{ address: '127.0.0.1', family: 4 }]; },
+      timeoutMs: 2000,
+      allowPrivate: true,
+      lookup: async () => {
+        lookups++;
+        return [{ address: '127.0.0.1', family: 4 }];
+      },
     });
     assert.equal(response.status, 200);
     assert.deepEqual({ lookups, seen }, { lookups: 1, seen: [{ method: 'GET', path: '/ok', host: `hooks.example:${port}`, body: '' }] });
@@ -137,7 +149,10 @@ describe('safeRequest', () => {
 
   test('a failed resolution is an error, not a refusal', async () => {
     const error = await safeRequest('http://nowhere.invalid/', {
-      timeoutMs: 1000, lookup: async () => { throw Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.invalid'), { code: 'ENOTFOUND' }); },
+      timeoutMs: 1000,
+      lookup: async () => {
+        throw Object.assign(new Error('getaddrinfo ENOTFOUND nowhere.invalid'), { code: 'ENOTFOUND' });
+      },
     }).catch((e: unknown) => e);
     assert.ok(error instanceof Error && !(error instanceof RefusedUrlError));
     assert.match(error.message, /ENOTFOUND/);
@@ -152,7 +167,9 @@ describe('safeRequest', () => {
   });
 
   test('scheme and credentials are checked before anything is resolved', async () => {
-    const lookup = async () => { throw new Error('must not resolve'); };
+    const lookup = async () => {
+      throw new Error('must not resolve');
+    };
     await assert.rejects(safeRequest('ftp://x.example/', { timeoutMs: 100, lookup }), new RefusedUrlError('url: must be an http(s) URL'));
     await assert.rejects(
       safeRequest('http://a:b@x.example/', { timeoutMs: 100, lookup, allowPrivate: true }),

@@ -60,8 +60,18 @@ describe('addresses a user-supplied URL may not target', () => {
   }
 
   const allowed = [
-    '8.8.8.8', '1.1.1.1', '93.184.216.34', '172.32.0.1', '100.128.0.1', '169.253.255.255', '11.0.0.1',
-    '2606:4700:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8', '64:ff9b::8.8.8.8', '2002:808:808::1',
+    '8.8.8.8',
+    '1.1.1.1',
+    '93.184.216.34',
+    '172.32.0.1',
+    '100.128.0.1',
+    '169.253.255.255',
+    '11.0.0.1',
+    '2606:4700:4700::1111',
+    '2001:4860:4860::8888',
+    '::ffff:8.8.8.8',
+    '64:ff9b::8.8.8.8',
+    '2002:808:808::1',
   ];
   for (const address of allowed) {
     test(`${address} is allowed`, () => {
@@ -122,8 +132,9 @@ describe('checkUrlSyntax', () => {
   test('allowPrivate accepts private addresses but still requires http(s) without credentials', () => {
     const allow = { field, allowPrivate: true };
     assert.deepEqual(
-      ['http://127.0.0.1:8081/hook', 'http://localhost/', 'http://[::1]/', 'http://169.254.169.254/', 'http://0x7f.1/']
-        .map((url) => checkUrlSyntax(url, allow)),
+      ['http://127.0.0.1:8081/hook', 'http://localhost/', 'http://[::1]/', 'http://169.254.169.254/', 'http://0x7f.1/'].map((url) =>
+        checkUrlSyntax(url, allow),
+      ),
       [undefined, undefined, undefined, undefined, undefined],
     );
     assert.equal(checkUrlSyntax('ftp://127.0.0.1/', allow), 'callback_url: must be an http(s) URL');

@@ -1,7 +1,7 @@
 // A JSON endpoint under test: its valid bodies, and the mutations of one field that make it invalid.
 import fc from 'fast-check';
-import { jsonHeaders, probe, type Probe } from './harness.js';
-import { showPath, toJson, withField, type FieldMutation } from './values.js';
+import { jsonHeaders, type Probe, probe } from './harness.js';
+import { type FieldMutation, showPath, toJson, withField } from './values.js';
 
 export interface JsonEndpoint {
   name: string;

@@ -3,8 +3,8 @@
 // fault named, and the account's money untouched (its ledger holds only the opening credit).
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import { after, before, describe, test } from 'node:test';
 import { Readable } from 'node:stream';
+import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { Pool } from 'undici';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -37,9 +37,16 @@ export interface Expect {
 }
 
 const TYPE_OF_STATUS: Record<number, string> = {
-  400: 'invalid_request_error', 401: 'auth_error', 402: 'billing_error', 404: 'not_found_error',
-  408: 'invalid_request_error', 409: 'invalid_request_error', 413: 'invalid_request_error', 422: 'invalid_request_error',
-  429: 'rate_limit_error', 431: 'invalid_request_error',
+  400: 'invalid_request_error',
+  401: 'auth_error',
+  402: 'billing_error',
+  404: 'not_found_error',
+  408: 'invalid_request_error',
+  409: 'invalid_request_error',
+  413: 'invalid_request_error',
+  422: 'invalid_request_error',
+  429: 'rate_limit_error',
+  431: 'invalid_request_error',
 };
 
 const ANSWER_TIMEOUT_MS = 8_000;
@@ -125,9 +132,17 @@ export async function startPropertyGateway(): Promise<PropertyGateway> {
   async function assertNoMoneyMoved(name: string, accountId: string) {
     const ledger = await gw.admin('GET', `/admin/accounts/${accountId}/ledger`);
     const rows = ledger.body.data as { kind: string; amount_micros: number }[];
-    assert.deepEqual(rows.map((r) => [r.kind, r.amount_micros]), [['credit', OPENING_CREDIT_MICROS]], `${name}: the ledger moved: ${JSON.stringify(rows.slice(0, 4))}`);
+    assert.deepEqual(
+      rows.map((r) => [r.kind, r.amount_micros]),
+      [['credit', OPENING_CREDIT_MICROS]],
+      `${name}: the ledger moved: ${JSON.stringify(rows.slice(0, 4))}`,
+    );
     const account = (await gw.admin('GET', `/admin/accounts/${accountId}`)).body;
-    assert.deepEqual({ balance: account.balance_micros, held: account.held_micros }, { balance: OPENING_CREDIT_MICROS, held: 0 }, `${name}: balance or hold moved`);
+    assert.deepEqual(
+      { balance: account.balance_micros, held: account.held_micros },
+      { balance: OPENING_CREDIT_MICROS, held: 0 },
+      `${name}: balance or hold moved`,
+    );
   }
 
   return {
@@ -199,7 +214,11 @@ async function* inChunks(bytes: Buffer) {
 }
 
 /** Headers for a JSON call with the property account's key. */
-export const jsonHeaders = (key: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json', ...extra });
+export const jsonHeaders = (key: string, extra: Record<string, string> = {}) => ({
+  authorization: `Bearer ${key}`,
+  'content-type': 'application/json',
+  ...extra,
+});
 export const adminHeaders = (extra: Record<string, string> = {}) => ({ authorization: `Bearer ${ADMIN_TOKEN}`, ...extra });
 
 /** One property: a test named `name` running `numRuns` batches of the probes it builds for its account. */

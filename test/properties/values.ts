@@ -40,7 +40,8 @@ const RAW_HUGE = ['1e400', '-1e400', '123456789012345678901234567890', '1E+999']
 const UNICODE_SAMPLES = ['é', 'ß', '中文', '🎬', '👩‍👩‍👧', 'e\u0301', 'עברית', '\u200b', '\u0000', '\t', '\ufeff', '\u2028', '"', '\\'];
 const piece = fc.oneof({ weight: 4, arbitrary: fc.string({ minLength: 1, maxLength: 1 }) }, { weight: 1, arbitrary: fc.constantFrom(...UNICODE_SAMPLES) });
 /** A string of ASCII and sampled non-ASCII text, of `minLength` to `maxLength` pieces. */
-export const text = ({ minLength = 0, maxLength }: { minLength?: number; maxLength: number }) => fc.array(piece, { minLength, maxLength }).map((parts) => parts.join(''));
+export const text = ({ minLength = 0, maxLength }: { minLength?: number; maxLength: number }) =>
+  fc.array(piece, { minLength, maxLength }).map((parts) => parts.join(''));
 
 const anyString = text({ maxLength: 20 });
 const nested = fc.integer({ min: 1, max: 40 }).map((d) => JSON.parse('['.repeat(d) + ']'.repeat(d)) as unknown);
@@ -66,8 +67,18 @@ export function wrongType(...accepted: JsonType[]): fc.Arbitrary<unknown> {
 export function badInteger({ min, max, nullable = false }: { min?: number; max?: number; nullable?: boolean }): fc.Arbitrary<unknown> {
   // 1e400 parses to Infinity, which no integer rule takes; the others are finite and only past a bound.
   const outside: fc.Arbitrary<unknown>[] = [fc.constant(new RawNumber('1e400'))];
-  if (min !== undefined) outside.push(fc.nat(2 ** 30).map((k) => min - 1 - k), fc.constantFrom(...HUGE.filter((n) => n < min)), fc.constant(new RawNumber('-1e400')));
-  if (max !== undefined) outside.push(fc.nat(2 ** 30).map((k) => max + 1 + k), fc.constantFrom(...HUGE.filter((n) => n > max)), fc.constantFrom(...RAW_HUGE));
+  if (min !== undefined)
+    outside.push(
+      fc.nat(2 ** 30).map((k) => min - 1 - k),
+      fc.constantFrom(...HUGE.filter((n) => n < min)),
+      fc.constant(new RawNumber('-1e400')),
+    );
+  if (max !== undefined)
+    outside.push(
+      fc.nat(2 ** 30).map((k) => max + 1 + k),
+      fc.constantFrom(...HUGE.filter((n) => n > max)),
+      fc.constantFrom(...RAW_HUGE),
+    );
   const low = min ?? -1000;
   const fraction = fc.integer({ min: low, max: Math.min(max ?? low + 1000, low + 1000) }).map((n) => n + 0.5);
   return fc.oneof(wrongType('number', ...(nullable ? ['null' as const] : [])), fraction, ...outside);
@@ -98,18 +109,33 @@ export const badBoolean = ({ nullable = false }: { nullable?: boolean } = {}) =>
 
 /** A field name no schema declares. */
 export const unknownField = (known: readonly string[]) =>
-  fc.oneof(fc.string({ minLength: 1, maxLength: 12 }), fc.constantFrom('frames', 'draft', 'Model', 'modle', 'tools ', 'x-y')).filter((k) => !known.includes(k) && k !== '__proto__' && k !== 'constructor');
+  fc
+    .oneof(fc.string({ minLength: 1, maxLength: 12 }), fc.constantFrom('frames', 'draft', 'Model', 'modle', 'tools ', 'x-y'))
+    .filter((k) => !known.includes(k) && k !== '__proto__' && k !== 'constructor');
 
 /** A model id the catalogue does not hold. */
-export const unknownModel = fc.oneof(text({ minLength: 1, maxLength: 30 }).map((s) => `no-such-${s}`), fc.constantFrom('sandbox-chat ', 'SANDBOX-CHAT', 'sandbox', 'gpt-4o'));
+export const unknownModel = fc.oneof(
+  text({ minLength: 1, maxLength: 30 }).map((s) => `no-such-${s}`),
+  fc.constantFrom('sandbox-chat ', 'SANDBOX-CHAT', 'sandbox', 'gpt-4o'),
+);
 
 /** Every model of the sandbox catalogue by type, for "a model of another type". */
 export const MODELS_BY_TYPE: Record<string, readonly string[]> = {
   chat: ['sandbox-chat', 'sandbox-chat-noresponses', 'sandbox-claude'],
-  tts: ['sandbox-tts'], search: ['vendor-web-search', 'vendor-global-search'], minutes: ['vendor-minutes', 'service-minutes'],
-  video: ['sandbox-video'], image: ['sandbox-image'], ast: ['sandbox-ast'], erase: ['sandbox-erase'],
+  tts: ['sandbox-tts'],
+  search: ['vendor-web-search', 'vendor-global-search'],
+  minutes: ['vendor-minutes', 'service-minutes'],
+  video: ['sandbox-video'],
+  image: ['sandbox-image'],
+  ast: ['sandbox-ast'],
+  erase: ['sandbox-erase'],
 };
-export const modelOfAnotherType = (type: string) => fc.constantFrom(...Object.entries(MODELS_BY_TYPE).filter(([t]) => t !== type).flatMap(([, ids]) => ids));
+export const modelOfAnotherType = (type: string) =>
+  fc.constantFrom(
+    ...Object.entries(MODELS_BY_TYPE)
+      .filter(([t]) => t !== type)
+      .flatMap(([, ids]) => ids),
+  );
 
 /** One mutated field: the value (or REMOVE) and what the refusal must name. */
 export interface FieldMutation {

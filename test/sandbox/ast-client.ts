@@ -1,7 +1,7 @@
 // What the AST tests share: the frames a client sends, and a client that collects what the sandbox answers.
 import { once } from 'node:events';
 import WebSocket from 'ws';
-import { type Audio, type ReqParams, encodeTranslateRequest } from '../../src/sandbox/ast-proto.js';
+import { type Audio, encodeTranslateRequest, type ReqParams } from '../../src/sandbox/ast-proto.js';
 
 export const AST_PATH = '/api/v4/ast/v2/translate';
 export const AST_HEADERS = {

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import type { IncomingMessage } from 'node:http';
 import { after, before, beforeEach, test } from 'node:test';
 import WebSocket from 'ws';
-import { ProtoDecodeError, decodeTranslateResponse } from '../../src/sandbox/ast-proto.js';
+import { decodeTranslateResponse, ProtoDecodeError } from '../../src/sandbox/ast-proto.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.js';
 import { AST_HEADERS, audio, exchangeFrames, finish, refusedUpgrade, startSession, wsUrl } from './ast-client.js';
 import { addFault, clearSandbox, loggedRequests, pollUntil } from './sandbox-client.js';

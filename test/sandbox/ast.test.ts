@@ -4,14 +4,24 @@ import { after, before, beforeEach, test } from 'node:test';
 import WebSocket from 'ws';
 import {
   type Audio,
-  type TranslateResponse,
   decodeTranslateRequest,
   decodeTranslateResponse,
   encodeTranslateRequest,
   encodeTranslateResponse,
+  type TranslateResponse,
 } from '../../src/sandbox/ast-proto.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.js';
-import { AST_HEADERS as HEADERS, AST_PATH, SOURCE, audio, exchangeFrames, finish, refusedUpgrade as refused, startSession, wsUrl as wsUrlOf } from './ast-client.js';
+import {
+  AST_PATH,
+  audio,
+  exchangeFrames,
+  finish,
+  AST_HEADERS as HEADERS,
+  refusedUpgrade as refused,
+  SOURCE,
+  startSession,
+  wsUrl as wsUrlOf,
+} from './ast-client.js';
 import { addFault, clearSandbox, loggedRequests, pollUntil } from './sandbox-client.js';
 
 let sandbox: Sandbox;
@@ -116,7 +126,10 @@ test('frames before StartSession, and malformed frames, end the session with Ses
 test('a StartSession with the wrong source audio is refused with SessionFailed naming the field', async () => {
   const wrongRate = encodeTranslateRequest({ event: 100, source_audio: { ...SOURCE, rate: 8000 }, request: { mode: 's2t' } });
   const { responses } = await exchange([wrongRate]);
-  assert.deepEqual(responses.map((r) => [r.event, r.response_meta?.Message]), [[153, 'source_audio.rate: expected 16000, got 8000']]);
+  assert.deepEqual(
+    responses.map((r) => [r.event, r.response_meta?.Message]),
+    [[153, 'source_audio.rate: expected 16000, got 8000']],
+  );
 });
 
 test('a connection without the app key, access key and resource id headers is refused with 401', async () => {

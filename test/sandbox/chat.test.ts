@@ -70,16 +70,20 @@ test('the usage chunk is sent only when stream_options.include_usage is true', a
   assert.ok(without.events.every((e) => e === '[DONE]' || !('usage' in e)));
   const withUsage = await streamChat(sandbox.url, { ...HELLO, stream_options: { include_usage: true } });
   const usageChunks = withUsage.events.filter((e) => e !== '[DONE]' && e.usage !== null);
-  assert.deepEqual(usageChunks.map((e) => [e.choices, e.usage]), [[[], { prompt_tokens: 6, completion_tokens: 4, total_tokens: 10 }]]);
+  assert.deepEqual(
+    usageChunks.map((e) => [e.choices, e.usage]),
+    [[[], { prompt_tokens: 6, completion_tokens: 4, total_tokens: 10 }]],
+  );
   assert.equal(withUsage.events.indexOf(usageChunks[0]), withUsage.events.length - 2);
 });
 
 test('a reply longer than max_tokens is cut to that many words with finish_reason length', async () => {
   const body = { model: 'sandbox-chat', messages: [{ role: 'user', content: '[[words:10]]' }], max_tokens: 4 };
   const plain = await postChat(sandbox.url, body);
-  assert.deepEqual([plain.body.choices[0].message.content, plain.body.choices[0].finish_reason, plain.body.usage], [
-    'w1 w2 w3 w4', 'length', { prompt_tokens: 2, completion_tokens: 4, total_tokens: 6 },
-  ]);
+  assert.deepEqual(
+    [plain.body.choices[0].message.content, plain.body.choices[0].finish_reason, plain.body.usage],
+    ['w1 w2 w3 w4', 'length', { prompt_tokens: 2, completion_tokens: 4, total_tokens: 6 }],
+  );
   const streamed = await streamChat(sandbox.url, { ...body, stream_options: { include_usage: true } });
   assert.equal(streamedText(streamed.events), 'w1 w2 w3 w4');
   assert.deepEqual(streamed.events.at(-2).usage, plain.body.usage);
@@ -94,9 +98,10 @@ test('max_completion_tokens limits the reply like max_tokens', async () => {
 test('a stop sequence equal to a word of the reply ends it before that word, with finish_reason stop', async () => {
   const body = { model: 'sandbox-chat', messages: [{ role: 'user', content: '[[words:5]]' }], stop: ['w3', 'w5'] };
   const plain = await postChat(sandbox.url, body);
-  assert.deepEqual([plain.body.choices[0].message.content, plain.body.choices[0].finish_reason, plain.body.usage], [
-    'w1 w2', 'stop', { prompt_tokens: 2, completion_tokens: 2, total_tokens: 4 },
-  ]);
+  assert.deepEqual(
+    [plain.body.choices[0].message.content, plain.body.choices[0].finish_reason, plain.body.usage],
+    ['w1 w2', 'stop', { prompt_tokens: 2, completion_tokens: 2, total_tokens: 4 }],
+  );
   const streamed = await streamChat(sandbox.url, { ...body, stop: 'w3', stream_options: { include_usage: true } });
   assert.deepEqual([streamedText(streamed.events), streamed.events.at(-2).usage], ['w1 w2', plain.body.usage]);
   const refused = await postChat(sandbox.url, { ...body, stop: [3] });
@@ -109,7 +114,9 @@ test('an offered tool named in the prompt is called with the other words as quer
   assert.deepEqual(answer.choices[0], {
     index: 0,
     message: {
-      role: 'assistant', content: null, refusal: null,
+      role: 'assistant',
+      content: null,
+      refusal: null,
       tool_calls: [{ id: answer.id.replace('chatcmpl-', 'call_'), type: 'function', function: { name: 'lookup', arguments: '{"query":"weather in Paris"}' } }],
     },
     logprobs: null,
@@ -157,7 +164,11 @@ test('a body without model or messages is refused with 400 naming the field', as
 });
 
 test('a body that is not JSON is refused with 400', async () => {
-  const res = await fetch(`${sandbox.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: 'Bearer k', 'content-type': 'application/json' }, body: '{"model":' });
+  const res = await fetch(`${sandbox.url}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+    body: '{"model":',
+  });
   assert.equal(res.status, 400);
   assert.match(((await res.json()) as any).error.message, /^invalid JSON body/);
 });

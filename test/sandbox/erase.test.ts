@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, beforeEach, test } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.js';
 import { AUTH, addFault, clearSandbox, loggedRequests, postTo } from './sandbox-client.js';
 
@@ -50,7 +50,12 @@ test('a submit answers a running task that completes with the erased video and i
   });
   const video = await fetch(last.result.video_url);
   assert.deepEqual([video.status, video.headers.get('content-type')], [200, 'video/mp4']);
-  assert.equal(Buffer.from(await video.arrayBuffer()).subarray(4, 8).toString('latin1'), 'ftyp');
+  assert.equal(
+    Buffer.from(await video.arrayBuffer())
+      .subarray(4, 8)
+      .toString('latin1'),
+    'ftyp',
+  );
 });
 
 test('a video URL without duration_s counts as 5 s', async () => {

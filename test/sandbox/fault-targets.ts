@@ -21,15 +21,19 @@ const ASR = { 'x-api-key': 'k', 'x-api-resource-id': 'volc.bigasr.auc', 'x-api-r
 const SPEECH = { 'x-api-key': 'volc-key', 'x-api-resource-id': 'seed-tts-2.0', 'content-type': 'application/json' };
 const AUDIO_URL = 'https://files.example/a.wav?duration_s=12';
 
-const post = (path: string, body: unknown, headers: Record<string, string> = AUTH) => (base: string): Call => ({
-  path,
-  send: (signal) => postJson(`${base}${path}`, body, headers, signal),
-});
+const post =
+  (path: string, body: unknown, headers: Record<string, string> = AUTH) =>
+  (base: string): Call => ({
+    path,
+    send: (signal) => postJson(`${base}${path}`, body, headers, signal),
+  });
 
-const get = (path: string) => (base: string): Call => ({
-  path,
-  send: (signal) => fetch(`${base}${path}`, { headers: AUTH, signal }),
-});
+const get =
+  (path: string) =>
+  (base: string): Call => ({
+    path,
+    send: (signal) => fetch(`${base}${path}`, { headers: AUTH, signal }),
+  });
 
 /** A call that needs nothing made first. */
 const ready = (name: string, kind: string, call: (base: string) => Call): Target => ({
@@ -69,13 +73,37 @@ export const PLAIN_TARGETS: readonly Target[] = [
   ready('web search', 'search', post('/search_api/web_search', { Query: 'q', SearchType: 'web' })),
   ready('global search', 'search', post('/search_api/global_search', { Query: 'q' })),
   ready('video create', 'video', videoCreate),
-  poll('video poll', 'video', videoCreate, (body) => body.id, (id) => get(`${VIDEO_TASKS}/${id}`)),
+  poll(
+    'video poll',
+    'video',
+    videoCreate,
+    (body) => body.id,
+    (id) => get(`${VIDEO_TASKS}/${id}`),
+  ),
   ready('minutes lark submit', 'minutes', larkSubmit),
-  poll('minutes lark query', 'minutes', larkSubmit, (body) => body.Data.TaskID, (id) => post('/api/v3/auc/lark/query', { TaskID: id }, LARK)),
+  poll(
+    'minutes lark query',
+    'minutes',
+    larkSubmit,
+    (body) => body.Data.TaskID,
+    (id) => post('/api/v3/auc/lark/query', { TaskID: id }, LARK),
+  ),
   ready('minutes recognition submit', 'minutes', recognitionSubmit),
-  poll('minutes recognition query', 'minutes', recognitionSubmit, () => 'rec-1', () => post('/api/v3/auc/bigmodel/query', {}, ASR)),
+  poll(
+    'minutes recognition query',
+    'minutes',
+    recognitionSubmit,
+    () => 'rec-1',
+    () => post('/api/v3/auc/bigmodel/query', {}, ASR),
+  ),
   ready('erase submit', 'erase', eraseSubmit),
-  poll('erase poll', 'erase', eraseSubmit, (body) => body.task_id, (id) => get(`/api/v1/tasks/${id}`)),
+  poll(
+    'erase poll',
+    'erase',
+    eraseSubmit,
+    (body) => body.task_id,
+    (id) => get(`/api/v1/tasks/${id}`),
+  ),
 ];
 
 /** How a test reads one protocol's stream back. */
@@ -115,7 +143,8 @@ export const STREAM_TARGETS: readonly StreamTarget[] = [
       { type: 'error', sequence_number: sent, error: { type: 'server_error', code: 'server_error', message: message(sent), param: null } },
       { type: 'response.failed', sequence_number: sent + 1, status: 'failed', error: { code: 'server_error', message: message(sent) } },
     ],
-    summary: (p) => (p.type === 'response.failed' ? { type: p.type, sequence_number: p.sequence_number, status: p.response.status, error: p.response.error } : p),
+    summary: (p) =>
+      p.type === 'response.failed' ? { type: p.type, sequence_number: p.sequence_number, status: p.response.status, error: p.response.error } : p,
   },
   {
     ...ready('messages stream', 'messages', post('/v1/messages', messages(true), ANTHROPIC)),

@@ -139,7 +139,13 @@ test("headers ride on a normal answer and on a stream's head, replacing the prot
   const plain = await postJson(chatUrl(), HELLO);
   const stream = await postJson(chatUrl(), LONG_STREAM);
   const seen = (res: Response) => [res.status, res.headers.get('x-sandbox-region'), res.headers.get('x-request-id')];
-  assert.deepEqual([seen(plain), seen(stream)], [[200, 'test', 'req_fault'], [200, 'test', 'req_fault']]);
+  assert.deepEqual(
+    [seen(plain), seen(stream)],
+    [
+      [200, 'test', 'req_fault'],
+      [200, 'test', 'req_fault'],
+    ],
+  );
   assert.equal(((await plain.json()) as any).choices[0].message.content, 'Sandbox says: hello');
   assert.match(await stream.text(), /data: \[DONE\]\n\n$/);
 });
@@ -165,6 +171,10 @@ test('a headers rule with a framing header or a value that cannot be sent is ref
   const message = 'headers: expected an object of header names to string values, framing headers excepted';
   assert.deepEqual(
     [await refused({ 'Content-Length': '3' }), await refused({ 'x-a': 'one\r\ntwo' }), await refused({ 'retry-after': 7 })],
-    [[400, message], [400, message], [400, message]],
+    [
+      [400, message],
+      [400, message],
+      [400, message],
+    ],
   );
 });

@@ -31,7 +31,12 @@ test('the same request gives the same URLs, and each URL serves a PNG', async ()
   assert.deepEqual(first.body, second.body);
   const image = await fetch(first.body.data[1].url);
   assert.deepEqual([image.status, image.headers.get('content-type')], [200, 'image/png']);
-  assert.equal(Buffer.from(await image.arrayBuffer()).subarray(1, 4).toString('latin1'), 'PNG');
+  assert.equal(
+    Buffer.from(await image.arrayBuffer())
+      .subarray(1, 4)
+      .toString('latin1'),
+    'PNG',
+  );
 });
 
 test('n defaults to 1, and a per-token model reports usage: prompt words in, 1056 tokens per image out', async () => {
@@ -56,17 +61,20 @@ test('a task_outcome failed fault refuses as a content policy violation, times t
   await addFault(sandbox.url, { kind: 'images', task_outcome: 'failed', times: 1 });
   const refused = await post(CAT);
   const next = await post(CAT);
-  assert.deepEqual([refused.status, refused.body], [
-    400,
-    {
-      error: {
-        message: 'Your request was rejected as a result of our safety system (sandbox fault: task_outcome failed).',
-        type: 'invalid_request_error',
-        param: null,
-        code: 'content_policy_violation',
+  assert.deepEqual(
+    [refused.status, refused.body],
+    [
+      400,
+      {
+        error: {
+          message: 'Your request was rejected as a result of our safety system (sandbox fault: task_outcome failed).',
+          type: 'invalid_request_error',
+          param: null,
+          code: 'content_policy_violation',
+        },
       },
-    },
-  ]);
+    ],
+  );
   assert.equal(next.status, 200);
 });
 

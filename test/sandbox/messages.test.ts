@@ -63,7 +63,9 @@ test('a stream sends message_start, the block with one word per delta, message_d
 
 test('the official SDK rebuilds from the stream the same content, stop reason and usage as a plain call', async () => {
   const { body: plain } = await post(HELLO);
-  const streamed = await client().messages.stream(HELLO as any).finalMessage();
+  const streamed = await client()
+    .messages.stream(HELLO as any)
+    .finalMessage();
   assert.deepEqual(outcome(streamed), outcome(plain));
 });
 
@@ -96,9 +98,10 @@ test('a conversation with a system block, a tool round trip and a later question
   const [plain, streamed, reference] = await Promise.all([post(anthropic), stream(anthropic), postChat(sandbox.url, chat)]);
   assert.deepEqual(reference.body.usage, { prompt_tokens: 3 + 4 + 4 + 3 + 3, completion_tokens: 3, total_tokens: 20 });
   assert.deepEqual([plain.body.content, plain.body.usage], [[{ type: 'text', text: 'w1 w2 w3' }], usage(17, 3)]);
-  assert.deepEqual([streamedText(streamed.events), streamed.events[0].message.usage.input_tokens, streamed.events.at(-2).usage], [
-    'w1 w2 w3', 17, { output_tokens: 3 },
-  ]);
+  assert.deepEqual(
+    [streamedText(streamed.events), streamed.events[0].message.usage.input_tokens, streamed.events.at(-2).usage],
+    ['w1 w2 w3', 17, { output_tokens: 3 }],
+  );
 });
 
 test('a turn of tool results alone is not the question: the user turn before it is answered, as in chat', async () => {
@@ -119,18 +122,22 @@ test('a reply longer than max_tokens is cut to that many words with stop_reason 
   const plain = await post(body);
   assert.deepEqual([plain.body.content, plain.body.stop_reason, plain.body.usage], [[{ type: 'text', text: 'w1 w2 w3 w4' }], 'max_tokens', usage(2, 4)]);
   const streamed = await stream(body);
-  assert.deepEqual([streamedText(streamed.events), streamed.events.at(-2)], [
-    'w1 w2 w3 w4', { type: 'message_delta', delta: { stop_reason: 'max_tokens', stop_sequence: null }, usage: { output_tokens: 4 } },
-  ]);
+  assert.deepEqual(
+    [streamedText(streamed.events), streamed.events.at(-2)],
+    ['w1 w2 w3 w4', { type: 'message_delta', delta: { stop_reason: 'max_tokens', stop_sequence: null }, usage: { output_tokens: 4 } }],
+  );
 });
 
 test('a stop sequence equal to a word of the reply ends it before that word and is reported, streamed or not', async () => {
   const body = { model: 'sandbox-claude', max_tokens: 100, messages: [{ role: 'user', content: '[[words:5]]' }], stop_sequences: ['w4', 'w3'] };
   const plain = await post(body);
-  assert.deepEqual([plain.body.content, plain.body.stop_reason, plain.body.stop_sequence, plain.body.usage], [
-    [{ type: 'text', text: 'w1 w2' }], 'stop_sequence', 'w3', usage(2, 2),
-  ]);
-  const streamed = await client().messages.stream(body as any).finalMessage();
+  assert.deepEqual(
+    [plain.body.content, plain.body.stop_reason, plain.body.stop_sequence, plain.body.usage],
+    [[{ type: 'text', text: 'w1 w2' }], 'stop_sequence', 'w3', usage(2, 2)],
+  );
+  const streamed = await client()
+    .messages.stream(body as any)
+    .finalMessage();
   assert.deepEqual(outcome(streamed), outcome(plain.body));
   const chat = await postChat(sandbox.url, { model: 'sandbox-chat', messages: body.messages, stop: body.stop_sequences });
   assert.deepEqual([chat.body.choices[0].message.content, chat.body.usage.completion_tokens], ['w1 w2', 2]);
@@ -138,11 +145,10 @@ test('a stop sequence equal to a word of the reply ends it before that word and 
 
 test('an offered tool named in the prompt is called with a tool_use block, costing what chat charges', async () => {
   const { body } = await post(ASK_TOOL);
-  assert.deepEqual([body.content, body.stop_reason, body.usage], [
-    [{ type: 'tool_use', id: body.id.replace('msg_', 'toolu_'), name: 'lookup', input: { query: 'weather in Paris' } }],
-    'tool_use',
-    usage(5, 4),
-  ]);
+  assert.deepEqual(
+    [body.content, body.stop_reason, body.usage],
+    [[{ type: 'tool_use', id: body.id.replace('msg_', 'toolu_'), name: 'lookup', input: { query: 'weather in Paris' } }], 'tool_use', usage(5, 4)],
+  );
   const chatTools = [{ type: 'function', function: { name: 'lookup' } }];
   const chat = await postChat(sandbox.url, { model: 'sandbox-chat', messages: ASK_TOOL.messages, tools: chatTools });
   assert.deepEqual([chat.body.usage.prompt_tokens, chat.body.usage.completion_tokens], [5, 4]);
@@ -158,21 +164,27 @@ test('a streamed tool call opens the block with empty input, then its partial_js
   assert.equal(pieces.map((delta) => delta.partial_json).join(''), '{"query":"weather in Paris"}');
   assert.deepEqual(events.at(-2), { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 4 } });
   const { body: plain } = await post(ASK_TOOL);
-  const rebuilt = await client().messages.stream(ASK_TOOL as any).finalMessage();
-  assert.deepEqual([rebuilt.content[0], rebuilt.stop_reason, rebuilt.usage], [
-    { ...plain.content[0], id: rebuilt.id.replace('msg_', 'toolu_') }, 'tool_use', plain.usage,
-  ]);
+  const rebuilt = await client()
+    .messages.stream(ASK_TOOL as any)
+    .finalMessage();
+  assert.deepEqual(
+    [rebuilt.content[0], rebuilt.stop_reason, rebuilt.usage],
+    [{ ...plain.content[0], id: rebuilt.id.replace('msg_', 'toolu_') }, 'tool_use', plain.usage],
+  );
 });
 
 test('a call without x-api-key is refused with 401, one without anthropic-version with 400, in Anthropic error shape', async () => {
   const { 'x-api-key': _key, ...noKey } = ANTHROPIC;
   const { 'anthropic-version': _version, ...noVersion } = ANTHROPIC;
   const answers = await Promise.all([post(HELLO, noKey), post(HELLO, { ...ANTHROPIC, 'x-api-key': ' ' }), post(HELLO, noVersion)]);
-  assert.deepEqual(answers.map((a) => [a.status, a.body]), [
-    [401, { type: 'error', error: { type: 'authentication_error', message: 'x-api-key header is required' } }],
-    [401, { type: 'error', error: { type: 'authentication_error', message: 'x-api-key header is required' } }],
-    [400, { type: 'error', error: { type: 'invalid_request_error', message: 'anthropic-version: header is required' } }],
-  ]);
+  assert.deepEqual(
+    answers.map((a) => [a.status, a.body]),
+    [
+      [401, { type: 'error', error: { type: 'authentication_error', message: 'x-api-key header is required' } }],
+      [401, { type: 'error', error: { type: 'authentication_error', message: 'x-api-key header is required' } }],
+      [400, { type: 'error', error: { type: 'invalid_request_error', message: 'anthropic-version: header is required' } }],
+    ],
+  );
 });
 
 test('a body without model, max_tokens or messages is refused with 400 naming the field', async () => {
@@ -181,12 +193,15 @@ test('a body without model, max_tokens or messages is refused with 400 naming th
   const { messages: _s, ...noMessages } = HELLO;
   const systemRole = { ...HELLO, messages: [{ role: 'system', content: 'x' }] };
   const answers = await Promise.all([noModel, noMaxTokens, noMessages, systemRole].map((body) => post(body)));
-  assert.deepEqual(answers.map((a) => [a.status, a.body.type, a.body.error.type, a.body.error.message]), [
-    [400, 'error', 'invalid_request_error', 'model: required, a non-empty string'],
-    [400, 'error', 'invalid_request_error', 'max_tokens: required, a positive integer'],
-    [400, 'error', 'invalid_request_error', 'messages: required, a non-empty array'],
-    [400, 'error', 'invalid_request_error', 'messages[0].role: expected "user" or "assistant"'],
-  ]);
+  assert.deepEqual(
+    answers.map((a) => [a.status, a.body.type, a.body.error.type, a.body.error.message]),
+    [
+      [400, 'error', 'invalid_request_error', 'model: required, a non-empty string'],
+      [400, 'error', 'invalid_request_error', 'max_tokens: required, a positive integer'],
+      [400, 'error', 'invalid_request_error', 'messages: required, a non-empty array'],
+      [400, 'error', 'invalid_request_error', 'messages[0].role: expected "user" or "assistant"'],
+    ],
+  );
 });
 
 test('a body that is not JSON is refused with 400 in Anthropic error shape', async () => {
@@ -212,6 +227,13 @@ test('drop_after_chunks sends that many events of a stream, then cuts the connec
   const res = await postJson(url(), { ...HELLO, stream: true }, ANTHROPIC);
   const { text, cut } = await readUntilCut(res);
   assert.equal(cut, true);
-  assert.deepEqual(parseNamedSse(text).map((e) => e.type), ['message_start', 'content_block_start', 'ping']);
-  await assert.rejects(client().messages.stream(HELLO as any).finalMessage());
+  assert.deepEqual(
+    parseNamedSse(text).map((e) => e.type),
+    ['message_start', 'content_block_start', 'ping'],
+  );
+  await assert.rejects(
+    client()
+      .messages.stream(HELLO as any)
+      .finalMessage(),
+  );
 });

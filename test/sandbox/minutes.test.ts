@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, beforeEach, test } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.js';
 import { addFault, clearSandbox, loggedRequests, postJson } from './sandbox-client.js';
 
@@ -174,7 +174,11 @@ const asrQuery = (id: string) => call('/api/v3/auc/bigmodel/query', {}, { ...ASR
 
 /** An utterance's three words, its time shared out evenly (ms). */
 const words = (start: number, end: number, last: string) =>
-  ['Sandbox', 'sentence', last].map((text, i) => ({ text, start_time: Math.round(start + (i * (end - start)) / 3), end_time: Math.round(start + ((i + 1) * (end - start)) / 3) }));
+  ['Sandbox', 'sentence', last].map((text, i) => ({
+    text,
+    start_time: Math.round(start + (i * (end - start)) / 3),
+    end_time: Math.round(start + ((i + 1) * (end - start)) / 3),
+  }));
 
 test('recognition: an empty submit answer, then queued, processing and the utterances with speakers', async () => {
   const body = { audio: { url: 'https://files.example/a.wav?duration_s=12', format: 'wav' }, request: { enable_speaker_info: true } };
@@ -202,7 +206,13 @@ test('recognition: no speakers unless asked, 60 s without duration_s, and a repe
   const { last } = await codesUntilDone(() => asrQuery('req-2'));
   assert.equal(last.body.audio_info.duration, 60000);
   assert.equal(last.body.result.utterances.length, 6);
-  assert.deepEqual(last.body.result.utterances[5], { text: 'Sandbox sentence 6.', start_time: 50000, end_time: 60000, definite: true, words: words(50000, 60000, '6.') });
+  assert.deepEqual(last.body.result.utterances[5], {
+    text: 'Sandbox sentence 6.',
+    start_time: 50000,
+    end_time: 60000,
+    definite: true,
+    words: words(50000, 60000, '6.'),
+  });
 });
 
 test('recognition: a task_outcome fault ends the task with 45000151', async () => {
@@ -215,11 +225,15 @@ test('recognition: a task_outcome fault ends the task with 45000151', async () =
 
 test('recognition: a missing request id, a 1.0 resource id and an unknown task', async () => {
   const noId = await call('/api/v3/auc/bigmodel/submit', { audio: { url: 'https://f.example/a.wav' } }, ASR);
-  const bigasr = await call('/api/v3/auc/bigmodel/submit', { audio: { url: 'https://f.example/a.wav' } }, {
-    ...ASR,
-    'x-api-resource-id': 'volc.bigasr.auc',
-    'x-api-request-id': 'req-4',
-  });
+  const bigasr = await call(
+    '/api/v3/auc/bigmodel/submit',
+    { audio: { url: 'https://f.example/a.wav' } },
+    {
+      ...ASR,
+      'x-api-resource-id': 'volc.bigasr.auc',
+      'x-api-request-id': 'req-4',
+    },
+  );
   const unknown = await asrQuery('req-unknown');
   assert.deepEqual(
     [noId, bigasr, unknown].map((a) => [a.status, a.code]),

@@ -17,9 +17,17 @@ test('an upstream request is logged with its headers and body as received', asyn
   await (await postJson(`${sandbox.url}/v1/chat/completions?debug=1`, body, headers)).arrayBuffer();
   const [entry, ...rest] = await loggedRequests(sandbox.url);
   assert.deepEqual(rest, []);
-  assert.deepEqual({ ...entry, headers: undefined }, {
-    kind: 'chat', method: 'POST', path: '/v1/chat/completions?debug=1', headers: undefined, body, aborted: false,
-  });
+  assert.deepEqual(
+    { ...entry, headers: undefined },
+    {
+      kind: 'chat',
+      method: 'POST',
+      path: '/v1/chat/completions?debug=1',
+      headers: undefined,
+      body,
+      aborted: false,
+    },
+  );
   assert.deepEqual(
     [entry.headers.authorization, entry.headers['content-type'], entry.headers['x-trace'], entry.headers['content-length']],
     ['Bearer upstream-key', 'application/json', 'abc', String(JSON.stringify(body).length)],
@@ -31,15 +39,23 @@ test('requests are listed newest last, and sandbox control calls are not among t
   await addFault(sandbox.url, { status: 500, times: 1 });
   await (await postJson(`${sandbox.url}/v1/unknown`, { model: 'b' })).arrayBuffer();
   const entries = await loggedRequests(sandbox.url);
-  assert.deepEqual(entries.map((e) => [e.kind, e.path, e.body.model]), [
-    ['chat', '/v1/chat/completions', 'a'],
-    [null, '/v1/unknown', 'b'],
-  ]);
+  assert.deepEqual(
+    entries.map((e) => [e.kind, e.path, e.body.model]),
+    [
+      ['chat', '/v1/chat/completions', 'a'],
+      [null, '/v1/unknown', 'b'],
+    ],
+  );
 });
 
 test('a body that is not JSON is logged as its text', async () => {
-  await fetch(`${sandbox.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: 'plain words' }).then((r) => r.arrayBuffer());
-  assert.deepEqual((await loggedRequests(sandbox.url)).map((e) => e.body), ['plain words']);
+  await fetch(`${sandbox.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/octet-stream' }, body: 'plain words' }).then(
+    (r) => r.arrayBuffer(),
+  );
+  assert.deepEqual(
+    (await loggedRequests(sandbox.url)).map((e) => e.body),
+    ['plain words'],
+  );
 });
 
 test('DELETE clears the log', async () => {

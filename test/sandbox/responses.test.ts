@@ -42,10 +42,15 @@ test('a plain call answers a whole Response echoing the user input, counted like
     instructions: 'Be brief.',
     max_output_tokens: null,
     model: 'sandbox-chat',
-    output: [{
-      type: 'message', id: body.id.replace('resp_', 'msg_'), status: 'completed', role: 'assistant',
-      content: [{ type: 'output_text', text: 'Sandbox says: hello there', annotations: [] }],
-    }],
+    output: [
+      {
+        type: 'message',
+        id: body.id.replace('resp_', 'msg_'),
+        status: 'completed',
+        role: 'assistant',
+        content: [{ type: 'output_text', text: 'Sandbox says: hello there', annotations: [] }],
+      },
+    ],
     parallel_tool_calls: true,
     previous_response_id: null,
     reasoning: { effort: null, summary: null },
@@ -66,30 +71,43 @@ test('a plain call answers a whole Response echoing the user input, counted like
 test('a stream sends the typed events in order, numbered from 0, and completes with the plain answer', async () => {
   const { status, headers, events } = await stream(HELLO);
   assert.deepEqual([status, headers.get('content-type')], [200, 'text/event-stream']);
-  assert.deepEqual(events.map((e) => [e.sequence_number, e.type]), [
-    'response.created', 'response.in_progress', 'response.output_item.added', 'response.content_part.added',
-    ...Array(4).fill('response.output_text.delta'),
-    'response.output_text.done', 'response.content_part.done', 'response.output_item.done', 'response.completed',
-  ].map((type, i) => [i, type]));
+  assert.deepEqual(
+    events.map((e) => [e.sequence_number, e.type]),
+    [
+      'response.created',
+      'response.in_progress',
+      'response.output_item.added',
+      'response.content_part.added',
+      ...Array(4).fill('response.output_text.delta'),
+      'response.output_text.done',
+      'response.content_part.done',
+      'response.output_item.done',
+      'response.completed',
+    ].map((type, i) => [i, type]),
+  );
   const { body: plain } = await post(HELLO);
   const [created, inProgress, added, partAdded] = events;
   assert.deepEqual(withoutIds(created.response), { ...withoutIds(plain), status: 'in_progress', output: [], usage: null });
   assert.deepEqual(inProgress.response, created.response);
   assert.deepEqual(withoutIds(added.item), { ...withoutIds(plain.output[0]), status: 'in_progress', content: [] });
   assert.deepEqual(partAdded.part, { type: 'output_text', text: '', annotations: [] });
-  assert.deepEqual(events.slice(4, 8).map((e) => e.delta), ['Sandbox', ' says:', ' hello', ' there']);
-  assert.deepEqual(events.slice(8, 10).map((e) => [e.text, e.part]), [
-    ['Sandbox says: hello there', undefined], [undefined, plain.output[0].content[0]],
-  ]);
+  assert.deepEqual(
+    events.slice(4, 8).map((e) => e.delta),
+    ['Sandbox', ' says:', ' hello', ' there'],
+  );
+  assert.deepEqual(
+    events.slice(8, 10).map((e) => [e.text, e.part]),
+    [
+      ['Sandbox says: hello there', undefined],
+      [undefined, plain.output[0].content[0]],
+    ],
+  );
   assert.deepEqual(withoutIds(events[10].item), withoutIds(plain.output[0]));
   assert.deepEqual(withoutIds(events[11].response), withoutIds(plain));
 });
 
 test('the official SDK reads the stream and the plain answer alike', async () => {
-  const [plain, streamed] = await Promise.all([
-    client().responses.create(HELLO),
-    client().responses.stream(HELLO).finalResponse(),
-  ]);
+  const [plain, streamed] = await Promise.all([client().responses.create(HELLO), client().responses.stream(HELLO).finalResponse()]);
   assert.deepEqual([streamed.output_text, streamed.usage], [plain.output_text, plain.usage]);
   assert.equal(plain.output_text, 'Sandbox says: hello there');
   const types: string[] = [];
@@ -147,18 +165,29 @@ test('an offered function named in the prompt is called, its streamed argument p
   const tools = [{ type: 'function', name: 'lookup', parameters: { type: 'object' } }];
   const body = { model: 'sandbox-chat', input: 'weather in Paris [[tool:lookup]]', tools };
   const { body: plain } = await post(body);
-  assert.deepEqual([plain.output, plain.usage], [
-    [{
-      type: 'function_call', id: plain.id.replace('resp_', 'fc_'), call_id: plain.id.replace('resp_', 'call_'),
-      name: 'lookup', arguments: '{"query":"weather in Paris"}', status: 'completed',
-    }],
-    usage(5, 4),
-  ]);
+  assert.deepEqual(
+    [plain.output, plain.usage],
+    [
+      [
+        {
+          type: 'function_call',
+          id: plain.id.replace('resp_', 'fc_'),
+          call_id: plain.id.replace('resp_', 'call_'),
+          name: 'lookup',
+          arguments: '{"query":"weather in Paris"}',
+          status: 'completed',
+        },
+      ],
+      usage(5, 4),
+    ],
+  );
   const { events } = await stream(body);
   const deltas = events.filter((e) => e.type === 'response.function_call_arguments.delta').map((e) => e.delta);
   assert.equal(deltas.join(''), '{"query":"weather in Paris"}');
   assert.deepEqual(withoutIds(events.at(-1).response), withoutIds(plain));
-  const rebuilt = await client().responses.stream(body as any).finalResponse();
+  const rebuilt = await client()
+    .responses.stream(body as any)
+    .finalResponse();
   const { parsed_arguments: _parsed, ...call } = rebuilt.output[0] as any; // added by the SDK, not on the wire
   assert.deepEqual(withoutIds([call]), withoutIds(plain.output));
 });
@@ -169,11 +198,14 @@ test('a call without a bearer token is refused with 401, one without model or in
   const { model: _m, ...noModel } = HELLO;
   const { input: _i, ...noInput } = HELLO;
   const answers = await Promise.all([noModel, noInput, { ...HELLO, input: [] }].map((body) => post(body)));
-  assert.deepEqual(answers.map((a) => [a.status, a.body.error]), [
-    [400, { message: 'model: required, a non-empty string', type: 'invalid_request_error', param: null, code: null }],
-    [400, { message: 'input: required, a string or a non-empty array', type: 'invalid_request_error', param: null, code: null }],
-    [400, { message: 'input: required, a string or a non-empty array', type: 'invalid_request_error', param: null, code: null }],
-  ]);
+  assert.deepEqual(
+    answers.map((a) => [a.status, a.body.error]),
+    [
+      [400, { message: 'model: required, a non-empty string', type: 'invalid_request_error', param: null, code: null }],
+      [400, { message: 'input: required, a string or a non-empty array', type: 'invalid_request_error', param: null, code: null }],
+      [400, { message: 'input: required, a string or a non-empty array', type: 'invalid_request_error', param: null, code: null }],
+    ],
+  );
 });
 
 test('a status fault on the responses kind answers in OpenAI error shape', async () => {
@@ -188,14 +220,18 @@ test('drop_after_chunks sends that many events of a stream, then cuts the connec
   const res = await postJson(url(), { ...HELLO, stream: true });
   const { text, cut } = await readUntilCut(res);
   assert.equal(cut, true);
-  assert.deepEqual(parseNamedSse(text).map((e) => e.type), ['response.created', 'response.in_progress', 'response.output_item.added']);
+  assert.deepEqual(
+    parseNamedSse(text).map((e) => e.type),
+    ['response.created', 'response.in_progress', 'response.output_item.added'],
+  );
 });
 
 test('under /noresponses the responses API answers 404 while chat completions are served', async () => {
   const missing = await postTo(`${sandbox.url}/noresponses/v1/responses`, HELLO, AUTH);
-  assert.deepEqual([missing.status, missing.body], [
-    404, { error: { message: 'Invalid URL (POST /v1/responses)', type: 'invalid_request_error', param: null, code: 'not_found' } },
-  ]);
+  assert.deepEqual(
+    [missing.status, missing.body],
+    [404, { error: { message: 'Invalid URL (POST /v1/responses)', type: 'invalid_request_error', param: null, code: 'not_found' } }],
+  );
   const chat = await postTo(`${sandbox.url}/noresponses/v1/chat/completions`, { model: 'sandbox-chat', messages: [{ role: 'user', content: 'hi' }] }, AUTH);
   assert.equal(chat.status, 200);
   const viaSdk = new OpenAI({ apiKey: 'sk-test', baseURL: `${sandbox.url}/noresponses/v1`, maxRetries: 0 });

@@ -127,8 +127,14 @@ test('the requests log keeps each search body as received, under kind search', a
 test('a status fault on kind search answers in the ResponseMetadata.Error shape', async () => {
   await addFault(sandbox.url, { kind: 'search', status: 429 });
   const { status, body } = await postTo(webUrl(), { Query: 'q', SearchType: 'web' }, AUTH);
-  assert.deepEqual([status, body], [
-    429,
-    { ResponseMetadata: { RequestId: 'sandbox', Error: { CodeN: 700429, Code: '700429', Message: 'FreeRateLimitExceeded: sandbox fault: status 429' } }, Result: null },
-  ]);
+  assert.deepEqual(
+    [status, body],
+    [
+      429,
+      {
+        ResponseMetadata: { RequestId: 'sandbox', Error: { CodeN: 700429, Code: '700429', Message: 'FreeRateLimitExceeded: sandbox fault: status 429' } },
+        Result: null,
+      },
+    ],
+  );
 });

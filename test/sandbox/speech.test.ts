@@ -18,7 +18,14 @@ const speak = (text: string, extra: object = {}) => ({ user: { uid: 'u1' }, req_
 async function synthesize(body: unknown, headers: Record<string, string> = WITH_USAGE) {
   const res = await postJson(ttsUrl(), body, headers);
   const text = await res.text();
-  return { status: res.status, headers: res.headers, objects: text.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line)) };
+  return {
+    status: res.status,
+    headers: res.headers,
+    objects: text
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line)),
+  };
 }
 
 test('the final object counts every code point of the text, punctuation and non-ASCII included', async () => {
@@ -94,7 +101,13 @@ test('objects are written as they are made: the first line arrives before the la
   const res = await postJson(ttsUrl(), speak('One. Two. Three.'), WITH_USAGE);
   const reader = (res.body as ReadableStream<Uint8Array>).getReader();
   const first = new TextDecoder().decode((await reader.read()).value);
-  assert.deepEqual(first.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l).code), [0]);
+  assert.deepEqual(
+    first
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l).code),
+    [0],
+  );
   let rest = '';
   for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) rest += new TextDecoder().decode(chunk.value);
   assert.deepEqual(JSON.parse(rest.trim().split('\n').at(-1) as string).usage, { text_words: 16 });

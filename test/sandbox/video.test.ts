@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, beforeEach, test } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.js';
 import { videoTokens } from '../../src/sandbox/video.js';
 import { AUTH, addFault, clearSandbox, loggedRequests, postTo } from './sandbox-client.js';
@@ -81,9 +81,19 @@ test('the video and the last frame are served by the sandbox as mp4 and png', as
   const video = await fetch(last.content.video_url);
   const frame = await fetch(last.content.last_frame_url);
   assert.deepEqual([video.status, video.headers.get('content-type')], [200, 'video/mp4']);
-  assert.equal(Buffer.from(await video.arrayBuffer()).subarray(4, 8).toString('latin1'), 'ftyp');
+  assert.equal(
+    Buffer.from(await video.arrayBuffer())
+      .subarray(4, 8)
+      .toString('latin1'),
+    'ftyp',
+  );
   assert.deepEqual([frame.status, frame.headers.get('content-type')], [200, 'image/png']);
-  assert.equal(Buffer.from(await frame.arrayBuffer()).subarray(1, 4).toString('latin1'), 'PNG');
+  assert.equal(
+    Buffer.from(await frame.arrayBuffer())
+      .subarray(1, 4)
+      .toString('latin1'),
+    'PNG',
+  );
 });
 
 test('usage follows the duration: 1280 × 720 × (24 × seconds + 1) / 1024 tokens; -1 lets the model choose 12 s', async () => {
@@ -156,10 +166,10 @@ test('DELETE of a finished task deletes it: GET then answers 404', async () => {
 test('a create without model or content is refused with an ARK InvalidParameter error naming the field', async () => {
   const noModel = await postTo(tasksUrl(), { content: VIDEO.content }, AUTH);
   const noContent = await postTo(tasksUrl(), { model: 'sandbox-video' }, AUTH);
-  assert.deepEqual([noModel.status, noModel.body], [
-    400,
-    { error: { code: 'InvalidParameter', message: 'model: required, a non-empty string', param: 'model', type: 'BadRequest' } },
-  ]);
+  assert.deepEqual(
+    [noModel.status, noModel.body],
+    [400, { error: { code: 'InvalidParameter', message: 'model: required, a non-empty string', param: 'model', type: 'BadRequest' } }],
+  );
   assert.deepEqual([noContent.status, noContent.body.error.param], [400, 'content']);
 });
 

@@ -3,11 +3,11 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { checkAccountBalance, createAccount, holdFunds, releaseHold, settleHold } from '../../src/billing/ledger.js';
-import { GatewayError } from '../../src/errors.js';
+import type { GatewayError } from '../../src/errors.js';
 import type { StoreContext } from './store-context.js';
 
 const HOLD = 1_000;
@@ -17,14 +17,16 @@ export function concurrencyContract(ctx: StoreContext, { crossProcess }: { cross
   describe('concurrency', () => {
     test('of 200 simultaneous holds on funds for exactly 100, exactly 100 pass and 100 get 402', async () => {
       const { id } = await createAccount(ctx.store(), { name: 'race', creditMicros: 100 * HOLD });
-      const results = await Promise.allSettled(
-        Array.from({ length: 200 }, () => holdFunds(ctx.store(), { accountId: id, ...call })),
-      );
+      const results = await Promise.allSettled(Array.from({ length: 200 }, () => holdFunds(ctx.store(), { accountId: id, ...call })));
       const refused = results.filter((r) => r.status === 'rejected' && (r.reason as GatewayError).status === 402);
       assert.equal(results.filter((r) => r.status === 'fulfilled').length, 100);
       assert.equal(refused.length, 100);
       assert.deepEqual(await checkAccountBalance(ctx.store(), id), {
-        balanceMicros: 0, heldMicros: 100 * HOLD, ledgerBalanceMicros: 0, ledgerHeldMicros: 100 * HOLD, consistent: true,
+        balanceMicros: 0,
+        heldMicros: 100 * HOLD,
+        ledgerBalanceMicros: 0,
+        ledgerHeldMicros: 100 * HOLD,
+        consistent: true,
       });
     });
 
@@ -46,17 +48,34 @@ export function concurrencyContract(ctx: StoreContext, { crossProcess }: { cross
     test('200 holds split across two processes on funds for exactly 100 let exactly 100 pass', { skip: !crossProcess }, async () => {
       const { id } = await createAccount(ctx.store(), { name: 'race', creditMicros: 100 * HOLD });
       const counts = await fireFromProcesses(ctx.url(), id, [100, 100]);
-      assert.deepEqual(counts.map((c) => c.errors), [[], []]);
-      assert.equal(counts.reduce((n, c) => n + c.held, 0), 100);
-      assert.equal(counts.reduce((n, c) => n + c.refused, 0), 100);
+      assert.deepEqual(
+        counts.map((c) => c.errors),
+        [[], []],
+      );
+      assert.equal(
+        counts.reduce((n, c) => n + c.held, 0),
+        100,
+      );
+      assert.equal(
+        counts.reduce((n, c) => n + c.refused, 0),
+        100,
+      );
       assert.deepEqual(await checkAccountBalance(ctx.store(), id), {
-        balanceMicros: 0, heldMicros: 100 * HOLD, ledgerBalanceMicros: 0, ledgerHeldMicros: 100 * HOLD, consistent: true,
+        balanceMicros: 0,
+        heldMicros: 100 * HOLD,
+        ledgerBalanceMicros: 0,
+        ledgerHeldMicros: 100 * HOLD,
+        consistent: true,
       });
     });
   });
 }
 
-interface Counts { held: number; refused: number; errors: string[] }
+interface Counts {
+  held: number;
+  refused: number;
+  errors: string[];
+}
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/fire-holds.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -66,7 +85,8 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 async function fireFromProcesses(url: string, accountId: string, perProcess: number[]): Promise<Counts[]> {
   const children = perProcess.map((n) => {
     const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, url, accountId, String(n), String(HOLD)], {
-      cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'],
+      cwd: ROOT,
+      stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stderr = '';
     child.stderr.on('data', (chunk) => (stderr += chunk));

@@ -12,8 +12,14 @@ import type { StoreContext } from './store-context.js';
 
 let n = 0;
 const row = (accountId: string, { bytes = 100, createdAt = 1_000, expiresAt = 10_000, storagePath = '/nowhere' } = {}) => ({
-  id: `file_${String(++n).padStart(32, '0')}`, account_id: accountId, filename: 'a.mp3', content_type: 'audio/mpeg',
-  bytes, storage_path: storagePath, created_at: createdAt, expires_at: expiresAt,
+  id: `file_${String(++n).padStart(32, '0')}`,
+  account_id: accountId,
+  filename: 'a.mp3',
+  content_type: 'audio/mpeg',
+  bytes,
+  storage_path: storagePath,
+  created_at: createdAt,
+  expires_at: expiresAt,
 });
 
 export function filesContract(ctx: StoreContext): void {
@@ -33,7 +39,12 @@ export function filesContract(ctx: StoreContext): void {
       const a = await createAccount(ctx.store(), { name: 'a', now: 1 });
       const b = await createAccount(ctx.store(), { name: 'b', now: 1 });
       assert.equal(await accountFileBytes(ctx.store().db, { accountId: a.id, now: 5_000 }), 0);
-      for (const file of [row(a.id, { bytes: 3_000_000_000 }), row(a.id, { bytes: 7 }), row(a.id, { bytes: 1_000, expiresAt: 5_000 }), row(b.id, { bytes: 50 })]) {
+      for (const file of [
+        row(a.id, { bytes: 3_000_000_000 }),
+        row(a.id, { bytes: 7 }),
+        row(a.id, { bytes: 1_000, expiresAt: 5_000 }),
+        row(b.id, { bytes: 50 }),
+      ]) {
         await insertFile(ctx.store().db, file);
       }
       assert.equal(await accountFileBytes(ctx.store().db, { accountId: a.id, now: 5_000 }), 3_000_000_007);
@@ -43,17 +54,25 @@ export function filesContract(ctx: StoreContext): void {
       const a = await createAccount(ctx.store(), { name: 'a', now: 1 });
       const files = [row(a.id, { expiresAt: 300 }), row(a.id, { expiresAt: 100 }), row(a.id, { expiresAt: 200 }), row(a.id, { expiresAt: 900 })];
       for (const file of files) await insertFile(ctx.store().db, file);
-      assert.deepEqual(await expiredFiles(ctx.store().db, { now: 300, limit: 2 }), [files[1], files[2]].map((f) => ({ id: f!.id, storage_path: f!.storage_path })));
+      assert.deepEqual(
+        await expiredFiles(ctx.store().db, { now: 300, limit: 2 }),
+        [files[1], files[2]].map((f) => ({ id: f!.id, storage_path: f!.storage_path })),
+      );
       assert.equal((await expiredFiles(ctx.store().db, { now: 300, limit: 10 })).length, 3);
     });
 
     test('the quota admits a file only while the live total stays within it, uploads at once included', async () => {
       const a = await createAccount(ctx.store(), { name: 'a', now: 1 });
       await insertFile(ctx.store().db, row(a.id, { bytes: 5_000, expiresAt: 1_500 })); // expired at 2 000: not counted
-      const outcomes = await Promise.all(Array.from({ length: 6 }, () => storeFileWithinQuota(ctx.store(), { row: row(a.id, { bytes: 400 }), quotaBytes: 1_000, now: 2_000 })));
+      const outcomes = await Promise.all(
+        Array.from({ length: 6 }, () => storeFileWithinQuota(ctx.store(), { row: row(a.id, { bytes: 400 }), quotaBytes: 1_000, now: 2_000 })),
+      );
       assert.deepEqual(outcomes.map((o) => o.stored).sort(), [false, false, false, false, true, true]);
       assert.equal(await accountFileBytes(ctx.store().db, { accountId: a.id, now: 2_000 }), 800);
-      assert.deepEqual(await storeFileWithinQuota(ctx.store(), { row: row(a.id, { bytes: 201 }), quotaBytes: 1_000, now: 2_000 }), { stored: false, usedBytes: 800 });
+      assert.deepEqual(await storeFileWithinQuota(ctx.store(), { row: row(a.id, { bytes: 201 }), quotaBytes: 1_000, now: 2_000 }), {
+        stored: false,
+        usedBytes: 800,
+      });
       assert.deepEqual(await storeFileWithinQuota(ctx.store(), { row: row(a.id, { bytes: 200 }), quotaBytes: 1_000, now: 2_000 }), { stored: true });
     });
 
@@ -70,7 +89,10 @@ export function filesContract(ctx: StoreContext): void {
         const gone = row(a.id, { expiresAt: 100, storagePath: path.join(dir, 'already-gone') }); // its bytes were removed before a crash
         for (const file of [...expired, live, gone]) await insertFile(ctx.store().db, file);
         assert.equal(await deleteExpiredFiles(ctx.store(), 1_000), 151);
-        assert.deepEqual(expired.filter((f) => existsSync(f.storage_path)), []);
+        assert.deepEqual(
+          expired.filter((f) => existsSync(f.storage_path)),
+          [],
+        );
         assert.equal(existsSync(live.storage_path), true);
         assert.deepEqual(await findFile(ctx.store().db, { id: live.id, now: 1_000 }), live);
         assert.deepEqual(await expiredFiles(ctx.store().db, { now: 1_000, limit: 10 }), []);

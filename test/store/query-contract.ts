@@ -6,9 +6,7 @@ import { issueApiKey } from '../../src/billing/api-keys.js';
 import { createAccount } from '../../src/billing/ledger.js';
 import { findAccount, setWebhookSecret } from '../../src/store/accounts.js';
 import { findApiKeyByHash, revokeApiKey } from '../../src/store/api-keys.js';
-import {
-  abandonIdempotent, beginIdempotent, completeIdempotent, IDEMPOTENCY_TTL_MS,
-} from '../../src/store/idempotency.js';
+import { abandonIdempotent, beginIdempotent, completeIdempotent, IDEMPOTENCY_TTL_MS } from '../../src/store/idempotency.js';
 import { migrateToLatest } from '../../src/store/migrations.js';
 import { openStore } from '../../src/store/open.js';
 import { claimDueTasks, findTask, insertTask, startGenerationAttempt } from '../../src/store/tasks.js';
@@ -21,8 +19,20 @@ export function queryContract(ctx: StoreContext): void {
       await migrateToLatest(ctx.store().db, ctx.store().dialect);
       const reopened = await openStore(ctx.url());
       try {
-        const applied = await reopened.db.selectFrom('kysely_migration' as never).select('name' as never).execute();
-        assert.deepEqual(applied, [{ name: '001_initial' }, { name: '002_task_records_and_assets' }, { name: '003_money_at_the_edges' }, { name: '004_task_generation_attempts' }, { name: '005_webhook_receivers' }, { name: '006_file_expiry' }, { name: '007_client_request_ids' }, { name: '008_idempotency_request_ids' }]);
+        const applied = await reopened.db
+          .selectFrom('kysely_migration' as never)
+          .select('name' as never)
+          .execute();
+        assert.deepEqual(applied, [
+          { name: '001_initial' },
+          { name: '002_task_records_and_assets' },
+          { name: '003_money_at_the_edges' },
+          { name: '004_task_generation_attempts' },
+          { name: '005_webhook_receivers' },
+          { name: '006_file_expiry' },
+          { name: '007_client_request_ids' },
+          { name: '008_idempotency_request_ids' },
+        ]);
         assert.deepEqual(await findAccount(reopened.db, account.id), account);
       } finally {
         await reopened.close();
@@ -33,8 +43,20 @@ export function queryContract(ctx: StoreContext): void {
       const url = ctx.makeUrl();
       const stores = await Promise.all([openStore(url), openStore(url)]);
       try {
-        const applied = await stores[0]!.db.selectFrom('kysely_migration' as never).select('name' as never).execute();
-        assert.deepEqual(applied, [{ name: '001_initial' }, { name: '002_task_records_and_assets' }, { name: '003_money_at_the_edges' }, { name: '004_task_generation_attempts' }, { name: '005_webhook_receivers' }, { name: '006_file_expiry' }, { name: '007_client_request_ids' }, { name: '008_idempotency_request_ids' }]);
+        const applied = await stores[0]!.db
+          .selectFrom('kysely_migration' as never)
+          .select('name' as never)
+          .execute();
+        assert.deepEqual(applied, [
+          { name: '001_initial' },
+          { name: '002_task_records_and_assets' },
+          { name: '003_money_at_the_edges' },
+          { name: '004_task_generation_attempts' },
+          { name: '005_webhook_receivers' },
+          { name: '006_file_expiry' },
+          { name: '007_client_request_ids' },
+          { name: '008_idempotency_request_ids' },
+        ]);
       } finally {
         await Promise.all(stores.map((s) => s.close()));
       }
@@ -47,8 +69,13 @@ export function queryContract(ctx: StoreContext): void {
       assert.match(account.id, /^acct_[A-Za-z0-9_-]{22}$/);
       assert.match(account.webhook_secret, /^whsec_[A-Za-z0-9_-]{43}$/);
       assert.deepEqual(await findAccount(ctx.store().db, account.id), {
-        id: account.id, name: 'acme', balance_micros: 2_000_000, held_micros: 0,
-        webhook_secret: account.webhook_secret, created_at: 50, overdraft_micros: 0,
+        id: account.id,
+        name: 'acme',
+        balance_micros: 2_000_000,
+        held_micros: 0,
+        webhook_secret: account.webhook_secret,
+        created_at: 50,
+        overdraft_micros: 0,
       });
     });
 
@@ -65,10 +92,18 @@ export function queryContract(ctx: StoreContext): void {
       const { id: accountId } = await createAccount(ctx.store(), { name: 'acme', now: 1 });
       const { key, row } = await issueApiKey(ctx.store(), { accountId, name: 'ci', rpm: 60, now: 7 });
       const stored = await ctx.store().db.selectFrom('api_keys').selectAll().execute();
-      assert.deepEqual(stored, [{
-        id: row.id, account_id: accountId, name: 'ci', key_hash: createHash('sha256').update(key).digest('hex'),
-        prefix: row.prefix, rpm: 60, created_at: 7, revoked_at: null,
-      }]);
+      assert.deepEqual(stored, [
+        {
+          id: row.id,
+          account_id: accountId,
+          name: 'ci',
+          key_hash: createHash('sha256').update(key).digest('hex'),
+          prefix: row.prefix,
+          rpm: 60,
+          created_at: 7,
+          revoked_at: null,
+        },
+      ]);
       assert.ok(key.startsWith(row.prefix) && row.prefix.length <= 12, `prefix ${row.prefix} is a short head of the key`);
       assert.ok(!JSON.stringify(stored).includes(key.slice(row.prefix.length)), 'no column holds the rest of the key');
     });
@@ -93,8 +128,7 @@ export function queryContract(ctx: StoreContext): void {
       return {
         accountId,
         begin: (key: string, bodyHash: string, now = T0) => beginIdempotent(db, { accountId, key, bodyHash, now }),
-        complete: (key: string, statusCode: number, body: string) =>
-          completeIdempotent(db, { accountId, key, statusCode, body }),
+        complete: (key: string, statusCode: number, body: string) => completeIdempotent(db, { accountId, key, statusCode, body }),
         abandon: (key: string) => abandonIdempotent(db, { accountId, key }),
       };
     };
@@ -159,9 +193,27 @@ export function queryContract(ctx: StoreContext): void {
       const { id: accountId } = await createAccount(ctx.store(), { name: 'gen', now: 1 });
       const db = ctx.store().db;
       await insertTask(db, {
-        id: 'img_1', account_id: accountId, key_id: null, request_id: null, kind: 'image', model: 'm', status: 'queued', upstream_id: null,
-        hold_id: null, request: '{}', result: null, error: null, upstream_record: null, callback_url: null, attempts: 0, next_poll_at: 0,
-        lease_until: null, lease_owner: null, created_at: 1, updated_at: 1, finished_at: null,
+        id: 'img_1',
+        account_id: accountId,
+        key_id: null,
+        request_id: null,
+        kind: 'image',
+        model: 'm',
+        status: 'queued',
+        upstream_id: null,
+        hold_id: null,
+        request: '{}',
+        result: null,
+        error: null,
+        upstream_record: null,
+        callback_url: null,
+        attempts: 0,
+        next_poll_at: 0,
+        lease_until: null,
+        lease_owner: null,
+        created_at: 1,
+        updated_at: 1,
+        finished_at: null,
       });
       assert.equal((await findTask(db, 'img_1'))!.generation_attempts, 0);
       await claimDueTasks(db, { dialect: ctx.store().dialect, now: 10, leaseMs: 100, owner: 'engine_a', limit: 1 });
@@ -169,7 +221,10 @@ export function queryContract(ctx: StoreContext): void {
       assert.equal(await startGenerationAttempt(db, { id: 'img_1', owner: 'engine_b', now: 11 }), false);
       assert.equal(await startGenerationAttempt(db, { id: 'img_1', owner: 'engine_a', now: 12 }), true);
       const task = (await findTask(db, 'img_1'))!;
-      assert.deepEqual({ attempts: task.generation_attempts, status: task.status, updated: task.updated_at }, { attempts: 1, status: 'processing', updated: 12 });
+      assert.deepEqual(
+        { attempts: task.generation_attempts, status: task.status, updated: task.updated_at },
+        { attempts: 1, status: 'processing', updated: 12 },
+      );
     });
   });
 }

@@ -3,13 +3,13 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { checkAccountBalance, createAccount, holdFundsIn } from '../../src/billing/ledger.js';
+import { buildConfig } from '../../src/config/load.js';
+import { sandboxCatalogue } from '../../src/config/sandbox-catalogue.js';
 import { createCatalogue } from '../../src/pipeline/catalogue.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import { findTask, insertTask } from '../../src/store/tasks.js';
 import { createTaskEngine } from '../../src/tasks/engine.js';
 import type { TaskKindHandler } from '../../src/tasks/types.js';
-import { buildConfig } from '../../src/config/load.js';
-import { sandboxCatalogue } from '../../src/config/sandbox-catalogue.js';
 import { createUpstreams } from '../../src/upstreams/pool.js';
 
 const quiet = { info() {}, warn() {}, error() {} };
@@ -29,12 +29,37 @@ after(async () => {
 async function queuedImageTask(id: string, createdAt = Date.now(), left: { status?: 'submitting' | 'processing'; generationAttempts?: number } = {}) {
   const account = await createAccount(store, { name: id, creditMicros: 1_000_000 });
   await store.db.transaction().execute(async (trx) => {
-    const hold = await holdFundsIn(trx, { accountId: account.id, amountMicros: 40_000, requestId: id, model: 'sandbox-image', endpoint: 'tasks.image', taskId: id });
+    const hold = await holdFundsIn(trx, {
+      accountId: account.id,
+      amountMicros: 40_000,
+      requestId: id,
+      model: 'sandbox-image',
+      endpoint: 'tasks.image',
+      taskId: id,
+    });
     await insertTask(trx, {
-      id, account_id: account.id, key_id: null, request_id: id, kind: 'image', model: 'sandbox-image', status: left.status ?? 'queued', upstream_id: null,
-      hold_id: hold.holdId, request: '{"model":"sandbox-image","prompt":"x"}', result: null, error: null, upstream_record: null, callback_url: null,
-      attempts: 0, next_poll_at: 0, lease_until: left.status ? 1 : null, lease_owner: left.status ? 'engine_dead' : null,
-      created_at: createdAt, updated_at: createdAt, finished_at: null, generation_attempts: left.generationAttempts ?? 0,
+      id,
+      account_id: account.id,
+      key_id: null,
+      request_id: id,
+      kind: 'image',
+      model: 'sandbox-image',
+      status: left.status ?? 'queued',
+      upstream_id: null,
+      hold_id: hold.holdId,
+      request: '{"model":"sandbox-image","prompt":"x"}',
+      result: null,
+      error: null,
+      upstream_record: null,
+      callback_url: null,
+      attempts: 0,
+      next_poll_at: 0,
+      lease_until: left.status ? 1 : null,
+      lease_owner: left.status ? 'engine_dead' : null,
+      created_at: createdAt,
+      updated_at: createdAt,
+      finished_at: null,
+      generation_attempts: left.generationAttempts ?? 0,
     });
   });
   return account.id;
@@ -44,7 +69,12 @@ const refunded = { balanceMicros: 1_000_000, heldMicros: 0, ledgerBalanceMicros:
 
 const engineWith = (image: TaskKindHandler, options: { leaseMs?: number; taskTimeoutMs?: number; maxGenerationAttempts?: number } = {}) =>
   createTaskEngine({
-    store, catalogue, log: quiet, tickMs: 10, leaseMs: options.leaseMs ?? 150, taskTimeoutMs: options.taskTimeoutMs ?? 60_000,
+    store,
+    catalogue,
+    log: quiet,
+    tickMs: 10,
+    leaseMs: options.leaseMs ?? 150,
+    taskTimeoutMs: options.taskTimeoutMs ?? 60_000,
     maxGenerationAttempts: options.maxGenerationAttempts ?? 3,
     pollIntervalMs: { image: 10, video: 10, erase: 10, minutes: 10 },
     handlers: { image, video: image, erase: image, minutes: image },
@@ -55,7 +85,9 @@ test('a long poll keeps its lease, so a second engine does not start the same ta
   let finishPoll!: () => void;
   let polls = 0;
   const slow: TaskKindHandler = {
-    kind: 'image', webhookType: 'image', submit: async () => ({ upstreamId: null }),
+    kind: 'image',
+    webhookType: 'image',
+    submit: async () => ({ upstreamId: null }),
     poll: async () => {
       polls += 1;
       await new Promise<void>((resolve) => (finishPoll = resolve));
@@ -75,7 +107,9 @@ test('a long poll keeps its lease, so a second engine does not start the same ta
 test('a task whose finish keeps failing is failed and its hold released once past the timeout', async () => {
   const accountId = await queuedImageTask('img_broken', Date.now() - 10_000);
   const broken: TaskKindHandler = {
-    kind: 'image', webhookType: 'image', submit: async () => ({ upstreamId: null }),
+    kind: 'image',
+    webhookType: 'image',
+    submit: async () => ({ upstreamId: null }),
     // A result that cannot be stored: JSON.stringify throws on a BigInt.
     poll: async () => ({ state: 'succeeded', result: { size: 1n }, units: { image: 1 } }),
   };
@@ -90,7 +124,9 @@ test('a task whose finish keeps failing is failed and its hold released once pas
 function failingGenerator(error: Error) {
   const handler = {
     polls: 0,
-    kind: 'image', webhookType: 'image', submit: async () => ({ upstreamId: null }),
+    kind: 'image',
+    webhookType: 'image',
+    submit: async () => ({ upstreamId: null }),
     poll: async (_task, _model, { startGeneration }) => {
       await startGeneration();
       handler.polls += 1;
@@ -105,7 +141,10 @@ test('a task left in submitting by a dead instance is failed and its hold releas
   const generator = failingGenerator(new Error('must not be called'));
   await engineWith(generator).runOnce();
   const task = (await findTask(store.db, 'img_submit_left'))!;
-  assert.deepEqual({ status: task.status, code: JSON.parse(task.error!).code, polls: generator.polls }, { status: 'failed', code: 'submit_interrupted', polls: 0 });
+  assert.deepEqual(
+    { status: task.status, code: JSON.parse(task.error!).code, polls: generator.polls },
+    { status: 'failed', code: 'submit_interrupted', polls: 0 },
+  );
   assert.deepEqual(await checkAccountBalance(store, accountId), refunded);
 });
 
@@ -113,7 +152,9 @@ test('the generation attempt is counted in the store before the upstream is aske
   await queuedImageTask('img_counted');
   let countSeenByUpstream = -1;
   const observing: TaskKindHandler = {
-    kind: 'image', webhookType: 'image', submit: async () => ({ upstreamId: null }),
+    kind: 'image',
+    webhookType: 'image',
+    submit: async () => ({ upstreamId: null }),
     poll: async (_task, _model, { startGeneration }) => {
       await startGeneration();
       countSeenByUpstream = (await findTask(store.db, 'img_counted'))!.generation_attempts;
@@ -145,6 +186,9 @@ test('a claim that finds the last allowed generation started by a dead instance 
   const generator = failingGenerator(new Error('must not be called'));
   await engineWith(generator, { maxGenerationAttempts: 3 }).runOnce();
   const task = (await findTask(store.db, 'img_crashed'))!;
-  assert.deepEqual({ status: task.status, code: JSON.parse(task.error!).code, polls: generator.polls }, { status: 'failed', code: 'generation_attempts_exhausted', polls: 0 });
+  assert.deepEqual(
+    { status: task.status, code: JSON.parse(task.error!).code, polls: generator.polls },
+    { status: 'failed', code: 'generation_attempts_exhausted', polls: 0 },
+  );
   assert.deepEqual(await checkAccountBalance(store, accountId), refunded);
 });

@@ -4,10 +4,10 @@ import { describe, test } from 'node:test';
 import { GatewayError } from '../../src/errors.js';
 import {
   normaliseMinutesRequest,
-  serviceMinutesSubmitBody,
-  vendorMinutesSubmitBody,
   type ServiceMinutesRequest,
+  serviceMinutesSubmitBody,
   type VendorMinutesRequest,
+  vendorMinutesSubmitBody,
 } from '../../src/tasks/minutes-request.js';
 
 const MP3 = 'https://files.example.com/meeting.mp3';
@@ -25,26 +25,35 @@ const service = (body: object) => normaliseMinutesRequest({ model: 'service-minu
 describe('normaliseMinutesRequest', () => {
   test('vendor-minutes with one feature gets every other default', () => {
     assert.deepEqual(vendor({ features: { summary: true } }), {
-      model: 'vendor-minutes', ...COMMON_DEFAULTS, all_activate: false, speaker_identification: true,
+      model: 'vendor-minutes',
+      ...COMMON_DEFAULTS,
+      all_activate: false,
+      speaker_identification: true,
       features: { ...NO_FEATURES, summary: true },
     });
   });
 
   test('service-minutes needs only model and file_url', () => {
     assert.deepEqual(normaliseMinutesRequest({ model: 'service-minutes', file_url: MP3 }), {
-      model: 'service-minutes', ...COMMON_DEFAULTS, speaker_identification: true,
+      model: 'service-minutes',
+      ...COMMON_DEFAULTS,
+      speaker_identification: true,
     });
   });
 
   test('service-minutes drops all_activate and features', () => {
     assert.deepEqual(service({ all_activate: true, features: { summary: false, translate: true } }), {
-      model: 'service-minutes', ...COMMON_DEFAULTS, speaker_identification: true,
+      model: 'service-minutes',
+      ...COMMON_DEFAULTS,
+      speaker_identification: true,
     });
   });
 
   test('service-minutes ignores fields it does not use, even ones that would be wrong for vendor-minutes', () => {
     assert.deepEqual(service({ all_activate: 'yes', features: { target_lang: 'zh_cn', sentiment: true } }), {
-      model: 'service-minutes', ...COMMON_DEFAULTS, speaker_identification: true,
+      model: 'service-minutes',
+      ...COMMON_DEFAULTS,
+      speaker_identification: true,
     });
   });
 
@@ -58,15 +67,26 @@ describe('normaliseMinutesRequest', () => {
 
   test('vendor-minutes with all_activate needs no feature', () => {
     assert.deepEqual(vendor({ all_activate: true }), {
-      model: 'vendor-minutes', ...COMMON_DEFAULTS, all_activate: true, speaker_identification: true, features: NO_FEATURES,
+      model: 'vendor-minutes',
+      ...COMMON_DEFAULTS,
+      all_activate: true,
+      speaker_identification: true,
+      features: NO_FEATURES,
     });
   });
 
   test('every field given is kept, hot words split into words', () => {
     const body = {
-      model: 'vendor-minutes', file_url: 'http://files.example.com/talk', file_type: 'video', source_lang: 'en_us',
-      all_activate: false, speaker_identification: false, number_of_speakers: 3, hot_words: 'Volcengine, tollroute\nARK',
-      need_word_time_series: true, callback_url: 'https://hooks.example.com/minutes',
+      model: 'vendor-minutes',
+      file_url: 'http://files.example.com/talk',
+      file_type: 'video',
+      source_lang: 'en_us',
+      all_activate: false,
+      speaker_identification: false,
+      number_of_speakers: 3,
+      hot_words: 'Volcengine, tollroute\nARK',
+      need_word_time_series: true,
+      callback_url: 'https://hooks.example.com/minutes',
       features: { summary: true, chapters: true, todos: true, qa: true, translate: true, target_lang: 'zh_cn' },
     };
     assert.deepEqual(normaliseMinutesRequest(body), { ...body, hot_words: ['Volcengine', 'tollroute', 'ARK'] });
@@ -131,8 +151,16 @@ describe('normaliseMinutesRequest', () => {
     ['a file_url that is not a string', { ...v, file_url: ['https://x.test/a.mp3'] }, 'file_url: must be an http(s) URL'],
     ['a file_url with credentials', { ...v, file_url: 'https://u:p@files.example.com/a.mp3' }, 'file_url: must not contain credentials'],
     ['a file_type outside the two', { ...v, file_type: 'mp3' }, 'file_type: must be one of "audio", "video"'],
-    ['a suffix that says nothing', { ...v, file_url: 'https://files.example.com/download?id=7' }, 'file_type: cannot be inferred from the file_url suffix; set it to "audio" or "video"'],
-    ['an unknown suffix', { ...v, file_url: 'https://files.example.com/notes.txt' }, 'file_type: cannot be inferred from the file_url suffix; set it to "audio" or "video"'],
+    [
+      'a suffix that says nothing',
+      { ...v, file_url: 'https://files.example.com/download?id=7' },
+      'file_type: cannot be inferred from the file_url suffix; set it to "audio" or "video"',
+    ],
+    [
+      'an unknown suffix',
+      { ...v, file_url: 'https://files.example.com/notes.txt' },
+      'file_type: cannot be inferred from the file_url suffix; set it to "audio" or "video"',
+    ],
     ['a source_lang outside the two', { ...v, source_lang: 'ja_jp' }, 'source_lang: must be one of "zh_cn", "en_us"'],
     ['all_activate as a string', { ...v, all_activate: 'true' }, 'all_activate: must be a boolean'],
     ['speaker_identification as a number', { ...v, speaker_identification: 1 }, 'speaker_identification: must be a boolean'],
@@ -149,7 +177,11 @@ describe('normaliseMinutesRequest', () => {
     ['qa and question_answer disagreeing', { ...v, features: { qa: true, question_answer: false } }, 'features.question_answer: conflicts with features.qa'],
     ['a target_lang outside the two', { ...v, features: { translate: true, target_lang: 'fr_fr' } }, 'features.target_lang: must be one of "zh_cn", "en_us"'],
     ['vendor-minutes with no feature on', { model: 'vendor-minutes', file_url: MP3 }, 'features: vendor-minutes needs all_activate or at least one feature'],
-    ['vendor-minutes with every feature off', { model: 'vendor-minutes', file_url: MP3, all_activate: false, features: { summary: false, target_lang: 'en_us' } }, 'features: vendor-minutes needs all_activate or at least one feature'],
+    [
+      'vendor-minutes with every feature off',
+      { model: 'vendor-minutes', file_url: MP3, all_activate: false, features: { summary: false, target_lang: 'en_us' } },
+      'features: vendor-minutes needs all_activate or at least one feature',
+    ],
     ['a callback_url that is not http(s)', { ...v, callback_url: 'mailto:a@example.com' }, 'callback_url: must be an http(s) URL'],
   ];
   for (const [what, body, message] of refusals) {
@@ -165,11 +197,16 @@ describe('vendorMinutesSubmitBody', () => {
     assert.deepEqual(vendorMinutesSubmitBody(req), {
       Input: { Offline: { FileURL: MP3, FileType: 'audio' } },
       Params: {
-        AllActivate: false, SourceLang: 'zh_cn', AudioTranscriptionEnable: true,
+        AllActivate: false,
+        SourceLang: 'zh_cn',
+        AudioTranscriptionEnable: true,
         AudioTranscriptionParams: { SpeakerIdentification: true, NumberOfSpeaker: 0, NeedWordTimeSeries: true, HotWords: '[{"word":"火山引擎"}]' },
-        TranslationEnable: true, TranslationParams: { TargetLang: 'en_us' },
-        InformationExtractionEnabled: true, InformationExtractionParams: { Types: ['todo_list'] },
-        SummarizationEnabled: false, ChapterEnabled: false,
+        TranslationEnable: true,
+        TranslationParams: { TargetLang: 'en_us' },
+        InformationExtractionEnabled: true,
+        InformationExtractionParams: { Types: ['todo_list'] },
+        SummarizationEnabled: false,
+        ChapterEnabled: false,
       },
     });
   });
@@ -179,11 +216,17 @@ describe('vendorMinutesSubmitBody', () => {
     assert.deepEqual(vendorMinutesSubmitBody(req), {
       Input: { Offline: { FileURL: MP3, FileType: 'audio' } },
       Params: {
-        AllActivate: true, SourceLang: 'en_us', AudioTranscriptionEnable: true,
+        AllActivate: true,
+        SourceLang: 'en_us',
+        AudioTranscriptionEnable: true,
         AudioTranscriptionParams: { SpeakerIdentification: false, NumberOfSpeaker: 2, NeedWordTimeSeries: false },
-        TranslationEnable: true, TranslationParams: { TargetLang: 'zh_cn' },
-        InformationExtractionEnabled: true, InformationExtractionParams: { Types: ['todo_list', 'question_answer'] },
-        SummarizationEnabled: true, SummarizationParams: { Types: ['summary'] }, ChapterEnabled: true,
+        TranslationEnable: true,
+        TranslationParams: { TargetLang: 'zh_cn' },
+        InformationExtractionEnabled: true,
+        InformationExtractionParams: { Types: ['todo_list', 'question_answer'] },
+        SummarizationEnabled: true,
+        SummarizationParams: { Types: ['summary'] },
+        ChapterEnabled: true,
       },
     });
   });
@@ -204,7 +247,11 @@ describe('serviceMinutesSubmitBody', () => {
       user: { uid: 'req-2' },
       audio: { url: MP3, format: 'mp3', language: 'en-US' },
       request: {
-        model_name: 'bigmodel', enable_itn: true, enable_punc: true, enable_speaker_info: true, show_utterances: true,
+        model_name: 'bigmodel',
+        enable_itn: true,
+        enable_punc: true,
+        enable_speaker_info: true,
+        show_utterances: true,
         corpus: { context: '{"hotwords":[{"word":"tollroute"},{"word":"ARK"}]}' },
       },
     });
@@ -212,13 +259,16 @@ describe('serviceMinutesSubmitBody', () => {
 
   test('an opus file is sent as ogg with the opus codec', () => {
     assert.deepEqual(serviceMinutesSubmitBody(service({ file_url: 'https://files.example.com/a.opus' }), 'r').audio, {
-      url: 'https://files.example.com/a.opus', format: 'ogg', codec: 'opus',
+      url: 'https://files.example.com/a.opus',
+      format: 'ogg',
+      codec: 'opus',
     });
   });
 
-  test('a file with no telling suffix is sent by its file type\'s usual container', () => {
+  test("a file with no telling suffix is sent by its file type's usual container", () => {
     assert.deepEqual(serviceMinutesSubmitBody(service({ file_url: 'https://files.example.com/dl?id=1', file_type: 'video' }), 'r').audio, {
-      url: 'https://files.example.com/dl?id=1', format: 'mp4',
+      url: 'https://files.example.com/dl?id=1',
+      format: 'mp4',
     });
   });
 });

@@ -4,7 +4,12 @@ import { test } from 'node:test';
 import { countTokens } from '../../src/billing/tokens.js';
 import { ChatStreamMeter } from '../../src/upstreams/openai-chat/usage.js';
 
-const chunk = (delta: object, usage: object | null = null) => ({ id: 'c', object: 'chat.completion.chunk' as const, choices: [{ index: 0, delta, finish_reason: null }], usage: usage as any });
+const chunk = (delta: object, usage: object | null = null) => ({
+  id: 'c',
+  object: 'chat.completion.chunk' as const,
+  choices: [{ index: 0, delta, finish_reason: null }],
+  usage: usage as any,
+});
 
 test("the upstream's usage chunk is the stream's reported usage", () => {
   const meter = new ChatStreamMeter('o200k_base');

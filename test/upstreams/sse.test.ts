@@ -7,7 +7,7 @@ import { createSseTap, parseSseEvent, type SseEvent } from '../../src/upstreams/
 
 const upstream = 'data: {"a":1}\n\nevent: ping\ndata: {}\n\ndata: {"b":"é"}\n\ndata: [DONE]\n\n';
 
-async function through(chunks: (string | Buffer)[], keep: (e: SseEvent) => boolean | void = () => true) {
+async function through(chunks: (string | Buffer)[], keep: (e: SseEvent) => boolean | undefined = () => true) {
   const seen: SseEvent[] = [];
   const tap = createSseTap((event) => {
     seen.push(event);
@@ -45,7 +45,10 @@ test('CRLF framing is understood and kept', async () => {
   const crlf = 'data: {"a":1}\r\n\r\ndata: [DONE]\r\n\r\n';
   const { out, seen } = await through([crlf]);
   assert.equal(out, crlf);
-  assert.deepEqual(seen.map((e) => e.data), ['{"a":1}', '[DONE]']);
+  assert.deepEqual(
+    seen.map((e) => e.data),
+    ['{"a":1}', '[DONE]'],
+  );
 });
 
 test('a last event without its closing blank line still reaches the client', async () => {

@@ -5,7 +5,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import { ConnectionWaitTimeoutError, WaitBoundedPool, type ConnectionWaitObserver } from '../../src/upstreams/wait-bounded-pool.js';
+import { type ConnectionWaitObserver, ConnectionWaitTimeoutError, WaitBoundedPool } from '../../src/upstreams/wait-bounded-pool.js';
 
 /** A server answering each request `?delay=ms` later, counting requests and connections. */
 let server: Server;
@@ -73,7 +73,10 @@ test('a call that waits past the bound fails unsent, and the connection it waite
   try {
     const first = get(pool, 1_000);
     const startedAt = performance.now();
-    const refused = await get(pool, 0).then(() => undefined, (error: unknown) => error);
+    const refused = await get(pool, 0).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     const waitedMs = performance.now() - startedAt;
     assert.ok(refused instanceof ConnectionWaitTimeoutError, String(refused));
     assert.equal(refused.channel, 'test-channel');
@@ -95,7 +98,10 @@ test('a caller who leaves while queued is answered at once, and the call is neve
   try {
     const first = get(pool, 600);
     const controller = new AbortController();
-    const queued = get(pool, 0, controller.signal).then(() => undefined, (error: unknown) => error);
+    const queued = get(pool, 0, controller.signal).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     const startedAt = performance.now();
     setTimeout(() => controller.abort(), 50);
     const error = await queued;

@@ -12,11 +12,17 @@ const T0 = 1_700_000_000_000; // ms; a whole second, so T0 / 1000 is the first t
 const SPEC_DELAYS = [5_000, 30_000, 300_000];
 const payload = JSON.stringify({ task_id: 'task_1', status: 'succeeded', model: 'sandbox-video', video_url: 'https://files.example/v.mp4' });
 
-interface Logged { level: string; fields: object; message: string }
+interface Logged {
+  level: string;
+  fields: object;
+  message: string;
+}
 
 function captureLog(): { log: WebhookLog; lines: Logged[] } {
   const lines: Logged[] = [];
-  const at = (level: string) => (fields: object, message: string) => { lines.push({ level, fields, message }); };
+  const at = (level: string) => (fields: object, message: string) => {
+    lines.push({ level, fields, message });
+  };
   return { lines, log: { info: at('info'), warn: at('warn'), error: at('error') } };
 }
 
@@ -39,7 +45,9 @@ describe('webhook deliverer', () => {
   let logged: ReturnType<typeof captureLog>;
   const now = () => clock;
 
-  before(async () => { receiver = await startReceiver(); });
+  before(async () => {
+    receiver = await startReceiver();
+  });
   after(() => receiver.close());
   beforeEach(async () => {
     receiver.received.length = 0;
@@ -65,15 +73,22 @@ describe('webhook deliverer', () => {
     assert.ok(request);
     assert.deepEqual(
       {
-        path: request.path, body: request.rawBody, contentType: request.headers['content-type'],
-        userAgent: request.headers['user-agent'], eventId: request.headers['x-service-event-id'],
+        path: request.path,
+        body: request.rawBody,
+        contentType: request.headers['content-type'],
+        userAgent: request.headers['user-agent'],
+        eventId: request.headers['x-service-event-id'],
         timestamp: request.headers['x-service-timestamp'],
       },
       { path: '/hook', body: payload, contentType: 'application/json', userAgent: 'tollroute-webhooks', eventId: 'evt_1', timestamp: String(T0 / 1000) },
     );
     assert.equal(verifyWebhook(secret, request.headers, request.rawBody, 300, now), true);
     assert.deepEqual(await findWebhook(store.db, row.id), {
-      ...row, state: 'delivered', attempts: 1, last_status: 200, delivered_at: T0,
+      ...row,
+      state: 'delivered',
+      attempts: 1,
+      last_status: 200,
+      delivered_at: T0,
     });
     assert.equal(await deliverer().deliverDue(), 0);
   });
@@ -93,10 +108,18 @@ describe('webhook deliverer', () => {
       // what the receiver sees at arrival: valid within 300 s of this attempt's own send time
       seen.push({ at: Number(request.headers['x-service-timestamp']), valid: verifyWebhook(secret, request.headers, request.rawBody, 300, now) });
     }
-    assert.deepEqual(seen, expectedAttemptAt.map((at) => ({ at: at / 1000, valid: true })));
+    assert.deepEqual(
+      seen,
+      expectedAttemptAt.map((at) => ({ at: at / 1000, valid: true })),
+    );
     assert.deepEqual(new Set(receiver.received.map((r) => r.headers['x-service-event-id'])), new Set(['evt_1']));
     assert.deepEqual(await findWebhook(store.db, row.id), {
-      ...row, state: 'dropped', attempts: 4, next_attempt_at: T0 + 335_000, last_status: 500, last_error: 'receiver answered 500',
+      ...row,
+      state: 'dropped',
+      attempts: 4,
+      next_attempt_at: T0 + 335_000,
+      last_status: 500,
+      last_error: 'receiver answered 500',
     });
     clock += 10 * 300_000;
     assert.equal(await d.deliverDue(), 0);
@@ -104,7 +127,9 @@ describe('webhook deliverer', () => {
     assert.deepEqual(
       logged.lines.map((l) => [l.level, l.message]),
       [
-        ['warn', 'webhook attempt failed'], ['warn', 'webhook attempt failed'], ['warn', 'webhook attempt failed'],
+        ['warn', 'webhook attempt failed'],
+        ['warn', 'webhook attempt failed'],
+        ['warn', 'webhook attempt failed'],
         ['warn', 'webhook dropped after its last attempt'],
       ],
     );
@@ -117,7 +142,10 @@ describe('webhook deliverer', () => {
     const d = deliverer({ now: Date.now, retryDelaysMs: [50, 100, 200], pollIntervalMs: 10 });
     d.start();
     try {
-      const final = await until(() => findWebhook(store.db, row.id), (r) => r?.state !== 'pending');
+      const final = await until(
+        () => findWebhook(store.db, row.id),
+        (r) => r?.state !== 'pending',
+      );
       assert.deepEqual({ state: final?.state, attempts: final?.attempts, received: receiver.received.length }, { state: 'dropped', attempts: 4, received: 4 });
     } finally {
       await d.stop();
@@ -125,8 +153,14 @@ describe('webhook deliverer', () => {
     const arrivals = receiver.received.map((r) => r.arrivedAt);
     const gaps = arrivals.slice(1).map((at, i) => at - arrivals[i]!);
     gaps.forEach((gap, i) => assert.ok(gap >= [50, 100, 200][i]! - 2, `gap ${i + 1} was ${gap} ms`));
-    assert.deepEqual(receiver.received.map((r) => r.headers['x-service-event-id']), ['evt_1', 'evt_1', 'evt_1', 'evt_1']);
-    assert.deepEqual(receiver.received.map((r) => verifyWebhook(secret, r.headers, r.rawBody)), [true, true, true, true]);
+    assert.deepEqual(
+      receiver.received.map((r) => r.headers['x-service-event-id']),
+      ['evt_1', 'evt_1', 'evt_1', 'evt_1'],
+    );
+    assert.deepEqual(
+      receiver.received.map((r) => verifyWebhook(secret, r.headers, r.rawBody)),
+      [true, true, true, true],
+    );
   });
 
   test('each recorded attempt is reported with its outcome and how long after its due time it started', async () => {
@@ -138,16 +172,26 @@ describe('webhook deliverer', () => {
     await d.deliverDue();
     clock += 5_250; // the retry was due 5 s after the first attempt ended
     await d.deliverDue();
-    assert.deepEqual(observed, [['retry', 1.5], ['delivered', 0.25]]);
+    assert.deepEqual(observed, [
+      ['retry', 1.5],
+      ['delivered', 0.25],
+    ]);
   });
 
   test('a 302 is a failed attempt, and its Location is not followed', async () => {
     receiver.script((res) => res.writeHead(302, { location: receiver.url('/elsewhere') }).end());
     const row = await enqueue();
     await deliverer().deliverDue();
-    assert.deepEqual(receiver.received.map((r) => r.path), ['/hook']);
+    assert.deepEqual(
+      receiver.received.map((r) => r.path),
+      ['/hook'],
+    );
     assert.deepEqual(await findWebhook(store.db, row.id), {
-      ...row, attempts: 1, next_attempt_at: T0 + 5_000, last_status: 302, last_error: 'receiver answered 302',
+      ...row,
+      attempts: 1,
+      next_attempt_at: T0 + 5_000,
+      last_status: 302,
+      last_error: 'receiver answered 302',
     });
   });
 
@@ -164,7 +208,10 @@ describe('webhook deliverer', () => {
     assert.ok(first && second);
     assert.deepEqual(
       [first, second].map((r) => [verifyWebhook(secret, r.headers, r.rawBody, 300, now), verifyWebhook(rotated, r.headers, r.rawBody, 300, now)]),
-      [[true, false], [false, true]],
+      [
+        [true, false],
+        [false, true],
+      ],
     );
   });
 
@@ -176,7 +223,10 @@ describe('webhook deliverer', () => {
     const elapsed = Date.now() - started;
     assert.ok(elapsed >= 190 && elapsed < 2_000, `the attempt took ${elapsed} ms`);
     assert.deepEqual(await findWebhook(store.db, row.id), {
-      ...row, attempts: 1, next_attempt_at: T0 + 5_000, last_error: 'RequestTimeoutError: no complete answer within 200 ms',
+      ...row,
+      attempts: 1,
+      next_attempt_at: T0 + 5_000,
+      last_error: 'RequestTimeoutError: no complete answer within 200 ms',
     });
   });
 
@@ -185,9 +235,14 @@ describe('webhook deliverer', () => {
     await deliverer({ allowPrivate: false }).deliverDue();
     assert.equal(receiver.received.length, 0);
     const stored = await findWebhook(store.db, row.id);
-    assert.deepEqual({ state: stored?.state, attempts: stored?.attempts, error: stored?.last_error }, {
-      state: 'pending', attempts: 1, error: 'RefusedUrlError: callback_url: refused address 127.0.0.1 (loopback)',
-    });
+    assert.deepEqual(
+      { state: stored?.state, attempts: stored?.attempts, error: stored?.last_error },
+      {
+        state: 'pending',
+        attempts: 1,
+        error: 'RefusedUrlError: callback_url: refused address 127.0.0.1 (loopback)',
+      },
+    );
   });
 
   test('a row leased by a deliverer that died is attempted again once the lease expires', async () => {

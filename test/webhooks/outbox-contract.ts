@@ -4,9 +4,7 @@ import { describe, test } from 'node:test';
 import { createAccount } from '../../src/billing/ledger.js';
 import { migrateToLatest } from '../../src/store/migrations.js';
 import { openStore } from '../../src/store/open.js';
-import {
-  claimDueWebhooks, enqueueWebhook, findWebhook, listWebhooksForTask, recordDeliveryAttempt, type WebhookRow,
-} from '../../src/store/webhook-outbox.js';
+import { claimDueWebhooks, enqueueWebhook, findWebhook, listWebhooksForTask, recordDeliveryAttempt, type WebhookRow } from '../../src/store/webhook-outbox.js';
 import { storePerTest } from '../store/store-context.js';
 
 const T0 = 1_700_000_000_000;
@@ -27,9 +25,21 @@ export function runOutboxContract(label: string, makeUrl: () => string): void {
     test('an enqueued webhook is a pending row, due at once, found by id and by task', async () => {
       const row = await enqueue(1);
       const expected: WebhookRow = {
-        id: row.id, account_id: row.account_id, task_id: 'task_1', event_id: 'evt_1', url: 'https://hooks.example/1',
-        receiver: 'https://hooks.example', payload: '{"n":1}', state: 'pending', attempts: 0, next_attempt_at: T0, lease_until: null, last_status: null,
-        last_error: null, created_at: T0, delivered_at: null,
+        id: row.id,
+        account_id: row.account_id,
+        task_id: 'task_1',
+        event_id: 'evt_1',
+        url: 'https://hooks.example/1',
+        receiver: 'https://hooks.example',
+        payload: '{"n":1}',
+        state: 'pending',
+        attempts: 0,
+        next_attempt_at: T0,
+        lease_until: null,
+        last_status: null,
+        last_error: null,
+        created_at: T0,
+        delivered_at: null,
       };
       assert.match(row.id, /^whk_/);
       assert.deepEqual(row, expected);
@@ -43,13 +53,17 @@ export function runOutboxContract(label: string, makeUrl: () => string): void {
       const { id: accountId } = await createAccount(ctx.store(), { name: 'hooks' });
       const values = { accountId, taskId: 'task_tx', url: 'https://hooks.example/', payload: '{}', now: T0 };
       await assert.rejects(
-        db().transaction().execute(async (trx) => {
-          await enqueueWebhook(trx, { ...values, eventId: 'evt_rolled_back' });
-          throw new Error('the terminal state change failed');
-        }),
+        db()
+          .transaction()
+          .execute(async (trx) => {
+            await enqueueWebhook(trx, { ...values, eventId: 'evt_rolled_back' });
+            throw new Error('the terminal state change failed');
+          }),
         /terminal state change failed/,
       );
-      await db().transaction().execute((trx) => enqueueWebhook(trx, { ...values, eventId: 'evt_committed' }));
+      await db()
+        .transaction()
+        .execute((trx) => enqueueWebhook(trx, { ...values, eventId: 'evt_committed' }));
       assert.deepEqual(ids(await listWebhooksForTask(db(), 'task_tx')), ['evt_committed']);
     });
 
@@ -60,17 +74,25 @@ export function runOutboxContract(label: string, makeUrl: () => string): void {
       await enqueue(4, { now: T0 + 10 }); // not yet due
       const claimed = await claim(T0 + 5, 2);
       assert.deepEqual(ids(claimed), ['evt_2', 'evt_3']);
-      assert.deepEqual(claimed.map((r) => r.lease_until), [T0 + 5 + LEASE, T0 + 5 + LEASE]);
+      assert.deepEqual(
+        claimed.map((r) => r.lease_until),
+        [T0 + 5 + LEASE, T0 + 5 + LEASE],
+      );
       assert.deepEqual(ids(await claim(T0 + 5)), ['evt_1']);
       assert.deepEqual(ids(await claim(T0 + 5)), []);
     });
 
-    test('a webhook\'s receiver is its URL\'s origin: path, query and default port do not matter', async () => {
+    test("a webhook's receiver is its URL's origin: path, query and default port do not matter", async () => {
       const rows = await Promise.all([
-        enqueue(1, { url: 'https://Hooks.Example:443/a?token=1' }), enqueue(2, { url: 'https://hooks.example/b' }),
-        enqueue(3, { url: 'https://hooks.example:8443/a' }), enqueue(4, { url: 'http://hooks.example/a' }),
+        enqueue(1, { url: 'https://Hooks.Example:443/a?token=1' }),
+        enqueue(2, { url: 'https://hooks.example/b' }),
+        enqueue(3, { url: 'https://hooks.example:8443/a' }),
+        enqueue(4, { url: 'http://hooks.example/a' }),
       ]);
-      assert.deepEqual(rows.map((r) => r.receiver), ['https://hooks.example', 'https://hooks.example', 'https://hooks.example:8443', 'http://hooks.example']);
+      assert.deepEqual(
+        rows.map((r) => r.receiver),
+        ['https://hooks.example', 'https://hooks.example', 'https://hooks.example:8443', 'http://hooks.example'],
+      );
     });
 
     test('a claim leases at most perReceiver rows of one receiver, counting those in flight; its backlog stays unleased', async () => {
@@ -80,7 +102,12 @@ export function runOutboxContract(label: string, makeUrl: () => string): void {
       assert.deepEqual(ids(await claim(T0 + 20, 10, 2)), ['evt_1', 'evt_2', 'evt_6']);
       const leases = (await listWebhooksForTask(db(), 'task_1')).map((r) => [r.event_id, r.lease_until]);
       assert.deepEqual(leases, [
-        ['evt_1', T0 + 20 + LEASE], ['evt_2', T0 + 20 + LEASE], ['evt_3', null], ['evt_4', null], ['evt_5', null], ['evt_6', T0 + 20 + LEASE],
+        ['evt_1', T0 + 20 + LEASE],
+        ['evt_2', T0 + 20 + LEASE],
+        ['evt_3', null],
+        ['evt_4', null],
+        ['evt_5', null],
+        ['evt_6', T0 + 20 + LEASE],
       ]);
       await enqueue(7, { url: 'https://good.example/hook', now: T0 + 11 });
       // the tarpit's two slots are taken: only the good receiver's new row is claimed
@@ -92,14 +119,14 @@ export function runOutboxContract(label: string, makeUrl: () => string): void {
       assert.deepEqual(ids(await claim(T0 + 40, 10, 2)), []);
     });
 
-    test('an expired lease (a crashed deliverer) no longer fills its receiver\'s slot', async () => {
+    test("an expired lease (a crashed deliverer) no longer fills its receiver's slot", async () => {
       for (let n = 1; n <= 3; n++) await enqueue(n, { url: `https://tarpit.example/${n}`, now: T0 + n });
       assert.deepEqual(ids(await claim(T0 + 10, 10, 2)), ['evt_1', 'evt_2']);
       assert.deepEqual(ids(await claim(T0 + 10 + LEASE - 1, 10, 2)), []);
       assert.deepEqual(ids(await claim(T0 + 10 + LEASE, 10, 2)), ['evt_1', 'evt_2']);
     });
 
-    test('when the limit binds, a receiver with nothing in flight goes before another\'s further rows', async () => {
+    test("when the limit binds, a receiver with nothing in flight goes before another's further rows", async () => {
       for (let n = 1; n <= 4; n++) await enqueue(n, { url: `https://busy.example/${n}`, now: T0 + n });
       await enqueue(5, { url: 'https://quiet.example/hook', now: T0 + 10 });
       assert.deepEqual(ids(await claim(T0 + 20, 1, 4)), ['evt_1']);
@@ -120,11 +147,22 @@ export function runOutboxContract(label: string, makeUrl: () => string): void {
       const row = await enqueue(1);
       await claim(T0);
       const applied = await recordDeliveryAttempt(db(), {
-        id: row.id, attempts: 1, outcome: 'retry', nextAttemptAt: T0 + 5_000, lastStatus: 500, lastError: 'receiver answered 500', now: T0 + 20,
+        id: row.id,
+        attempts: 1,
+        outcome: 'retry',
+        nextAttemptAt: T0 + 5_000,
+        lastStatus: 500,
+        lastError: 'receiver answered 500',
+        now: T0 + 20,
       });
       assert.equal(applied, true);
       assert.deepEqual(await findWebhook(db(), row.id), {
-        ...row, attempts: 1, next_attempt_at: T0 + 5_000, lease_until: null, last_status: 500, last_error: 'receiver answered 500',
+        ...row,
+        attempts: 1,
+        next_attempt_at: T0 + 5_000,
+        lease_until: null,
+        last_status: 500,
+        last_error: 'receiver answered 500',
       });
       assert.deepEqual(ids(await claim(T0 + 4_999)), []);
       assert.deepEqual(ids(await claim(T0 + 5_000)), ['evt_1']);
@@ -136,13 +174,24 @@ export function runOutboxContract(label: string, makeUrl: () => string): void {
       await claim(T0);
       await recordDeliveryAttempt(db(), { id: delivered.id, attempts: 1, outcome: 'delivered', lastStatus: 204, now: T0 + 30 });
       await recordDeliveryAttempt(db(), {
-        id: dropped.id, attempts: 1, outcome: 'dropped', lastError: 'RequestTimeoutError: no complete answer within 10000 ms', now: T0 + 30,
+        id: dropped.id,
+        attempts: 1,
+        outcome: 'dropped',
+        lastError: 'RequestTimeoutError: no complete answer within 10000 ms',
+        now: T0 + 30,
       });
       assert.deepEqual(await findWebhook(db(), delivered.id), {
-        ...delivered, state: 'delivered', attempts: 1, last_status: 204, delivered_at: T0 + 30,
+        ...delivered,
+        state: 'delivered',
+        attempts: 1,
+        last_status: 204,
+        delivered_at: T0 + 30,
       });
       assert.deepEqual(await findWebhook(db(), dropped.id), {
-        ...dropped, state: 'dropped', attempts: 1, last_error: 'RequestTimeoutError: no complete answer within 10000 ms',
+        ...dropped,
+        state: 'dropped',
+        attempts: 1,
+        last_error: 'RequestTimeoutError: no complete answer within 10000 ms',
       });
       assert.deepEqual(ids(await claim(T0 + 10 * LEASE)), []);
     });
@@ -160,10 +209,7 @@ export function runOutboxContract(label: string, makeUrl: () => string): void {
     });
 
     test('a retry without a next attempt time is a programming error', async () => {
-      await assert.rejects(
-        recordDeliveryAttempt(db(), { id: 'whk_x', attempts: 1, outcome: 'retry', now: T0 }),
-        /a retry needs nextAttemptAt/,
-      );
+      await assert.rejects(recordDeliveryAttempt(db(), { id: 'whk_x', attempts: 1, outcome: 'retry', now: T0 }), /a retry needs nextAttemptAt/);
     });
 
     test('rows pending before the receivers migration get their receiver from their URL; final rows keep none', async () => {
@@ -173,12 +219,12 @@ export function runOutboxContract(label: string, makeUrl: () => string): void {
       // back to the schema before 005_webhook_receivers, then forward again
       await db().schema.dropIndex('webhook_outbox_state_receiver').execute();
       await db().schema.alterTable('webhook_outbox').dropColumn('receiver').execute();
-      await db().deleteFrom('kysely_migration' as never).where('name' as never, '=', '005_webhook_receivers' as never).execute();
+      await db()
+        .deleteFrom('kysely_migration' as never)
+        .where('name' as never, '=', '005_webhook_receivers' as never)
+        .execute();
       await migrateToLatest(db(), ctx.store().dialect);
-      assert.deepEqual(
-        [(await findWebhook(db(), pending.id))?.receiver, (await findWebhook(db(), delivered.id))?.receiver],
-        ['https://late.example:8443', ''],
-      );
+      assert.deepEqual([(await findWebhook(db(), pending.id))?.receiver, (await findWebhook(db(), delivered.id))?.receiver], ['https://late.example:8443', '']);
     });
 
     test('claimers racing on two connections never get the same row, and together get them all', async () => {
@@ -187,14 +233,16 @@ export function runOutboxContract(label: string, makeUrl: () => string): void {
       const other = await openStore(ctx.url());
       try {
         const claimers = [ctx.store(), other, ctx.store(), other, ctx.store(), other];
-        const claimed = await Promise.all(claimers.map(async (store) => {
-          const mine: string[] = [];
-          for (;;) {
-            const batch = await claimDueWebhooks(store.db, { now: T0, leaseMs: LEASE, limit: 4, perReceiver: 100, dialect: store.dialect });
-            if (batch.length === 0) return mine;
-            mine.push(...batch.map((r) => r.id));
-          }
-        }));
+        const claimed = await Promise.all(
+          claimers.map(async (store) => {
+            const mine: string[] = [];
+            for (;;) {
+              const batch = await claimDueWebhooks(store.db, { now: T0, leaseMs: LEASE, limit: 4, perReceiver: 100, dialect: store.dialect });
+              if (batch.length === 0) return mine;
+              mine.push(...batch.map((r) => r.id));
+            }
+          }),
+        );
         const all = claimed.flat();
         assert.equal(new Set(all).size, all.length, 'a row was claimed twice');
         assert.deepEqual(all.sort(), rows.map((r) => r.id).sort());

@@ -42,12 +42,18 @@ export async function startReceiver(): Promise<Receiver> {
     open += 1;
     peakOpen = Math.max(peakOpen, open);
     // 'close' once answered, or once the sender gave up and closed the connection
-    res.once('close', () => { open -= 1; });
+    res.once('close', () => {
+      open -= 1;
+    });
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const request = {
-        path: req.url ?? '', headers: req.headers, rawBody: Buffer.concat(chunks).toString('utf8'), arrivedAt: performance.now(), arrivedAtEpochMs: Date.now(),
+        path: req.url ?? '',
+        headers: req.headers,
+        rawBody: Buffer.concat(chunks).toString('utf8'),
+        arrivedAt: performance.now(),
+        arrivedAtEpochMs: Date.now(),
       };
       received.push(request);
       const answer = queue.shift() ?? receiver.fallback;

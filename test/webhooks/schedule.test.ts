@@ -12,7 +12,7 @@ import { verifyWebhook } from '../../src/index.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import { enqueueWebhook, findWebhook, type WebhookRow } from '../../src/store/webhook-outbox.js';
 import { createWebhookDeliverer, type WebhookDelivererOptions, type WebhookLog } from '../../src/webhooks/deliverer.js';
-import { type Receiver, type Received, startReceiver } from './receiver.js';
+import { type Received, type Receiver, startReceiver } from './receiver.js';
 
 // The requirement: an attempt starts within 1 s of its due time (measured on arrival, later still).
 const LATE_LIMIT_MS = 1_000;
@@ -30,8 +30,7 @@ async function until<T>(read: () => Promise<T> | T, done: (value: T) => boolean,
   }
 }
 
-const arrivalsOf = (receiver: Receiver, eventId: string): Received[] =>
-  receiver.received.filter((r) => r.headers['x-service-event-id'] === eventId);
+const arrivalsOf = (receiver: Receiver, eventId: string): Received[] => receiver.received.filter((r) => r.headers['x-service-event-id'] === eventId);
 const summary = (values: number[]) => `max ${Math.max(...values)}, median ${[...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]}`;
 
 describe('webhook schedule', () => {
@@ -63,7 +62,7 @@ describe('webhook schedule', () => {
     await store.close();
   });
 
-  test('three receivers hanging on 60 callbacks each use only their own slots; another account\'s first attempts and retries start within 1 s of their due time', async (t) => {
+  test("three receivers hanging on 60 callbacks each use only their own slots; another account's first attempts and retries start within 1 s of their due time", async (t) => {
     // a good receiver's answer must never time out on a loaded machine; the tarpits hang past it
     const timeoutMs = 2_000;
     const retryDelaysMs = [1_000, 2_000, 4_000];
@@ -84,7 +83,12 @@ describe('webhook schedule', () => {
     d.start();
     try {
       // every tarpit slot hangs, and has timed out once: their backlog is being worked through
-      await until(() => tarpits.map((r) => [r.received.length, r.open()]), (state) => state.every(([count, open]) => count! > 4 && open === 4), 10_000, 20);
+      await until(
+        () => tarpits.map((r) => [r.received.length, r.open()]),
+        (state) => state.every(([count, open]) => count! > 4 && open === 4),
+        10_000,
+        20,
+      );
       // due over the next 2.5 s, while the tarpits' slots hang and time out, and over 150 of their callbacks wait
       // (the process's own stalls are reported too: on a starved machine they, not the schedule, add lateness)
       const loopDelay = monitorEventLoopDelay({ resolution: 10 });
@@ -92,7 +96,12 @@ describe('webhook schedule', () => {
       const start = Date.now();
       const events: WebhookRow[] = [];
       for (let k = 0; k < 10; k++) events.push(await enqueue(victim.id, `evt_good_${k}`, good.url(), start + k * 250));
-      await until(() => good.received.length, (count) => count >= 2 * events.length, 15_000, 20);
+      await until(
+        () => good.received.length,
+        (count) => count >= 2 * events.length,
+        15_000,
+        20,
+      );
       const final = await until(
         () => Promise.all(events.map((e) => findWebhook(store.db, e.id))),
         (rows) => rows.every((r) => r?.state !== 'pending'),
@@ -110,12 +119,21 @@ describe('webhook schedule', () => {
       loopDelay.disable();
       const stalls = `event loop delay max ${Math.round(loopDelay.max / 1e6)} ms, p99 ${Math.round(loopDelay.percentile(99) / 1e6)} ms`;
       t.diagnostic(`good receiver lateness after due time (ms): first attempts ${summary(firstLate)}; retries ${summary(retryLate)}; ${stalls}`);
-      assert.deepEqual(final.map((r) => [r!.state, r!.attempts]), events.map(() => ['delivered', 2]));
+      assert.deepEqual(
+        final.map((r) => [r!.state, r!.attempts]),
+        events.map(() => ['delivered', 2]),
+      );
       const late = [...firstLate, ...retryLate].filter((ms) => ms > LATE_LIMIT_MS || ms < 0);
       assert.deepEqual(late, [], `first attempts ${firstLate}, retries ${retryLate}; ${stalls}`);
       // the tarpits hung on their four slots throughout and still had callbacks waiting
-      assert.deepEqual(tarpits.map((r) => r.peakOpen()), [4, 4, 4]);
-      assert.ok(tarpits.every((r) => r.received.length < 60), `tarpit attempts: ${tarpits.map((r) => r.received.length)}`);
+      assert.deepEqual(
+        tarpits.map((r) => r.peakOpen()),
+        [4, 4, 4],
+      );
+      assert.ok(
+        tarpits.every((r) => r.received.length < 60),
+        `tarpit attempts: ${tarpits.map((r) => r.received.length)}`,
+      );
     } finally {
       await d.stop();
     }
@@ -132,17 +150,24 @@ describe('webhook schedule', () => {
     d.start();
     try {
       // three rounds of timeouts
-      await until(() => {
-        peakTotal = Math.max(peakTotal, tarpits.reduce((sum, r) => sum + r.open(), 0));
-        return tarpits.map((r) => r.received.length);
-      }, (counts) => counts.every((c) => c >= 6), 5_000);
+      await until(
+        () => {
+          peakTotal = Math.max(
+            peakTotal,
+            tarpits.reduce((sum, r) => sum + r.open(), 0),
+          );
+          return tarpits.map((r) => r.received.length);
+        },
+        (counts) => counts.every((c) => c >= 6),
+        5_000,
+      );
     } finally {
       await d.stop();
     }
     assert.deepEqual({ peakTotal, peaks: tarpits.map((r) => r.peakOpen()) }, { peakTotal: 6, peaks: [2, 2, 2] });
   });
 
-  test('a deliverer stopped mid-schedule and a new one on the reopened store make each event\'s four attempts once, each within 1 s of its due time', async (t) => {
+  test("a deliverer stopped mid-schedule and a new one on the reopened store make each event's four attempts once, each within 1 s of its due time", async (t) => {
     const answerMs = 150;
     const retryDelaysMs = [300, 600, 900];
     const failing = await receiver((res) => setTimeout(() => res.writeHead(500).end(), answerMs));
@@ -154,7 +179,11 @@ describe('webhook schedule', () => {
     const first = deliverer({ timeoutMs: 2_000, retryDelaysMs });
     first.start();
     // mid-schedule, with attempts in flight: stop waits for them to be answered and recorded
-    await until(() => [failing.received.length, failing.open()], ([count, open]) => count! >= 9 && open! > 0, 5_000);
+    await until(
+      () => [failing.received.length, failing.open()],
+      ([count, open]) => count! >= 9 && open! > 0,
+      5_000,
+    );
     await first.stop();
     const stoppedAt = Date.now();
     const sentBeforeStop = failing.received.length;
@@ -166,14 +195,22 @@ describe('webhook schedule', () => {
     second.start();
     t.diagnostic(`stopped after ${sentBeforeStop} of 24 attempts; restarted ${Date.now() - stoppedAt} ms later`);
     try {
-      await until(() => failing.received.length, (count) => count >= 4 * events.length, 10_000, 20);
+      await until(
+        () => failing.received.length,
+        (count) => count >= 4 * events.length,
+        10_000,
+        20,
+      );
       const final = await until(
         () => Promise.all(events.map((e) => findWebhook(store.db, e.id))),
         (rows) => rows.every((r) => r?.state === 'dropped'),
         5_000,
         50,
       );
-      assert.deepEqual(final.map((r) => r!.attempts), [4, 4, 4, 4, 4, 4]);
+      assert.deepEqual(
+        final.map((r) => r!.attempts),
+        [4, 4, 4, 4, 4, 4],
+      );
     } finally {
       await second.stop();
     }
@@ -192,6 +229,9 @@ describe('webhook schedule', () => {
       }
     }
     t.diagnostic(`lateness after due time across the restart (ms, at most): ${summary(late)}`);
-    assert.deepEqual(late.filter((ms) => ms > LATE_LIMIT_MS), []);
+    assert.deepEqual(
+      late.filter((ms) => ms > LATE_LIMIT_MS),
+      [],
+    );
   });
 });

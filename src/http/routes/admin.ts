@@ -10,8 +10,8 @@ import { listLedger } from '../../store/ledger-rows.js';
 import type { Store } from '../../store/open.js';
 import { listUsage } from '../../store/usage.js';
 import { adminTokenHook } from '../auth.js';
-import { LimitParam, readLimit } from '../schemas/query.js';
 import type { KeyResolver } from '../key-resolver.js';
+import { LimitParam, readLimit } from '../schemas/query.js';
 
 const micros = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
 const IdParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1 } } } as const;
@@ -28,7 +28,12 @@ export const adminRoutes: FastifyPluginAsync<{ store: Store; keys: KeyResolver; 
 
   app.post('/admin/accounts', {
     schema: {
-      body: { type: 'object', required: ['name'], additionalProperties: false, properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, credit_micros: micros, overdraft_micros: micros } },
+      body: {
+        type: 'object',
+        required: ['name'],
+        additionalProperties: false,
+        properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, credit_micros: micros, overdraft_micros: micros },
+      },
     },
     handler: async (request, reply) => {
       const { name, credit_micros, overdraft_micros } = request.body as { name: string; credit_micros?: number; overdraft_micros?: number };
@@ -44,7 +49,12 @@ export const adminRoutes: FastifyPluginAsync<{ store: Store; keys: KeyResolver; 
   app.post('/admin/accounts/:id/credit', {
     schema: {
       params: IdParams,
-      body: { type: 'object', required: ['amount_micros'], additionalProperties: false, properties: { amount_micros: { ...micros, minimum: 1 }, note: { type: 'string', maxLength: 500 } } },
+      body: {
+        type: 'object',
+        required: ['amount_micros'],
+        additionalProperties: false,
+        properties: { amount_micros: { ...micros, minimum: 1 }, note: { type: 'string', maxLength: 500 } },
+      },
     },
     handler: async (request) => {
       const { amount_micros, note } = request.body as { amount_micros: number; note?: string };
@@ -55,7 +65,11 @@ export const adminRoutes: FastifyPluginAsync<{ store: Store; keys: KeyResolver; 
   app.post('/admin/accounts/:id/keys', {
     schema: {
       params: IdParams,
-      body: { type: ['object', 'null'], additionalProperties: false, properties: { name: { type: 'string', maxLength: 200 }, rpm: { type: 'integer', minimum: 1 } } },
+      body: {
+        type: ['object', 'null'],
+        additionalProperties: false,
+        properties: { name: { type: 'string', maxLength: 200 }, rpm: { type: 'integer', minimum: 1 } },
+      },
     },
     handler: async (request, reply) => {
       const account = await accountOr404((request.params as { id: string }).id);

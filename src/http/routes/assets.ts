@@ -17,7 +17,14 @@ export const assetRoutes: FastifyPluginAsync<{ store: Store; pipeline: Pipeline 
       const assets = await listAssets(deps.store.db, { accountId: caller.accountId, kind, limit: readLimit(request.query) });
       return {
         object: 'list',
-        data: assets.map((a) => ({ id: a.id, kind: a.kind, url: a.url, task_id: a.task_id, source_task_id: a.source_task_id, created_at: new Date(a.created_at).toISOString() })),
+        data: assets.map((a) => ({
+          id: a.id,
+          kind: a.kind,
+          url: a.url,
+          task_id: a.task_id,
+          source_task_id: a.source_task_id,
+          created_at: new Date(a.created_at).toISOString(),
+        })),
       };
     },
   });

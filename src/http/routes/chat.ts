@@ -2,12 +2,12 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { chatPromptTokens, outputTokenCap } from '../../billing/estimates.js';
 import { countTokens } from '../../billing/tokens.js';
+import { MESSAGES } from '../../errors.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import type { Store } from '../../store/open.js';
 import { createChatCompletion, streamChatCompletion } from '../../upstreams/openai-chat/client.js';
 import type { ChatRequest } from '../../upstreams/openai-chat/types.js';
 import { completionText, tokensOf } from '../../upstreams/openai-chat/usage.js';
-import { MESSAGES } from '../../errors.js';
 import { meteredHandler } from '../metered-handler.js';
 import { ChatCompletionBody } from '../schemas/chat.js';
 
@@ -22,12 +22,20 @@ export const chatRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }
       streams: (body) => body.stream === true,
       estimate: (body, model) => ({
         input_token: chatPromptTokens(body, model),
-        output_token: outputTokenCap(body.max_completion_tokens === undefined ? 'max_tokens' : 'max_completion_tokens', body.max_completion_tokens ?? body.max_tokens, model),
+        output_token: outputTokenCap(
+          body.max_completion_tokens === undefined ? 'max_tokens' : 'max_completion_tokens',
+          body.max_completion_tokens ?? body.max_tokens,
+          model,
+        ),
       }),
       async call({ body, model, estimate, signal }) {
         const upstreamBody = { ...body, model: model.upstreamModel };
         if (body.stream === true) {
-          const { body: stream, meter } = await streamChatCompletion(model.upstream, upstreamBody, { signal, publicModel: model.id, tokenizer: model.config.tokenizer });
+          const { body: stream, meter } = await streamChatCompletion(model.upstream, upstreamBody, {
+            signal,
+            publicModel: model.id,
+            tokenizer: model.config.tokenizer,
+          });
           return { kind: 'stream', contentType: 'text/event-stream; charset=utf-8', body: stream, meter };
         }
         const completion = await createChatCompletion(model.upstream, upstreamBody, signal);

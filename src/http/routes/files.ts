@@ -3,7 +3,7 @@
 // Bounded: a per-file limit and a per-account quota, enforced while the bytes stream to disk, and
 // an expiry after which the sweep deletes the file. DELETE /v1/files/{id} removes one sooner.
 // Served as a download that no browser runs (file-headers.ts).
-import { open, rm, type FileHandle } from 'node:fs/promises';
+import { type FileHandle, open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from '../../config/schema.js';
@@ -48,7 +48,9 @@ export const fileUploadRoutes: FastifyPluginAsync<FilesDeps> = async (app, deps)
     const limitBytes = Math.min(maxFileBytes, room);
     // The id is the URL's secret: 128 random bits, and the name of the file on disk.
     const spooled = await spoolFile(part, {
-      dir: folder, prefix: 'file', limitBytes,
+      dir: folder,
+      prefix: 'file',
+      limitBytes,
       overLimit: () => (room < maxFileBytes ? quotaFull(files.max_bytes_per_account) : tooLarge(`file: larger than the limit of ${maxFileBytes} bytes`)),
     });
     const id = path.basename(spooled.path);
@@ -56,24 +58,41 @@ export const fileUploadRoutes: FastifyPluginAsync<FilesDeps> = async (app, deps)
     let kept = false;
     try {
       // Idempotency-Key: the same upload again answers the first file, and keeps one copy.
-      return await runIdempotent({ store: deps.store, instanceId: deps.pipeline.instanceId }, request, reply, async () => {
-        const now = Date.now();
-        const row = {
-          id, account_id: caller.accountId, filename, content_type: part.mimetype || null, bytes: spooled.bytes,
-          storage_path: spooled.path, created_at: now, expires_at: now + files.ttl_ms,
-        };
-        // Checked again as the row goes in: uploads running side by side share the room left.
-        const outcome = await storeFileWithinQuota(deps.store, { row, quotaBytes: files.max_bytes_per_account, now });
-        if (!outcome.stored) throw quotaFull(files.max_bytes_per_account);
-        kept = true;
-        return {
-          statusCode: 201,
-          body: {
-            id, object: 'file', url: fileUrl(deps.publicUrl, row), bytes: row.bytes, filename,
-            created_at: new Date(row.created_at).toISOString(), expires_at: new Date(row.expires_at).toISOString(),
-          },
-        };
-      }, { filename, bytes: spooled.bytes, sha256: spooled.sha256 });
+      return await runIdempotent(
+        { store: deps.store, instanceId: deps.pipeline.instanceId },
+        request,
+        reply,
+        async () => {
+          const now = Date.now();
+          const row = {
+            id,
+            account_id: caller.accountId,
+            filename,
+            content_type: part.mimetype || null,
+            bytes: spooled.bytes,
+            storage_path: spooled.path,
+            created_at: now,
+            expires_at: now + files.ttl_ms,
+          };
+          // Checked again as the row goes in: uploads running side by side share the room left.
+          const outcome = await storeFileWithinQuota(deps.store, { row, quotaBytes: files.max_bytes_per_account, now });
+          if (!outcome.stored) throw quotaFull(files.max_bytes_per_account);
+          kept = true;
+          return {
+            statusCode: 201,
+            body: {
+              id,
+              object: 'file',
+              url: fileUrl(deps.publicUrl, row),
+              bytes: row.bytes,
+              filename,
+              created_at: new Date(row.created_at).toISOString(),
+              expires_at: new Date(row.expires_at).toISOString(),
+            },
+          };
+        },
+        { filename, bytes: spooled.bytes, sha256: spooled.sha256 },
+      );
     } finally {
       if (!kept) await rm(spooled.path, { force: true });
     }

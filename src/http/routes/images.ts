@@ -4,7 +4,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { countTokens } from '../../billing/tokens.js';
 import type { TaskRow } from '../../store/tasks.js';
 import type { ImageTaskRequest } from '../../tasks/kinds/image.js';
-import { taskCreateHandler, taskReadHandler, type TaskRouteDeps } from '../task-handler.js';
+import { type TaskRouteDeps, taskCreateHandler, taskReadHandler } from '../task-handler.js';
 
 const ImagesAsyncBody = {
   type: 'object',
@@ -20,7 +20,14 @@ const ImagesAsyncBody = {
 } as const;
 
 const seconds = (ms: number) => Math.floor(ms / 1000);
-const PUBLIC_STATUS: Record<string, string> = { submitting: 'queued', queued: 'queued', processing: 'processing', succeeded: 'succeeded', failed: 'failed', cancelled: 'failed' };
+const PUBLIC_STATUS: Record<string, string> = {
+  submitting: 'queued',
+  queued: 'queued',
+  processing: 'processing',
+  succeeded: 'succeeded',
+  failed: 'failed',
+  cancelled: 'failed',
+};
 
 /** Spec 2.5: `error` is a string, `result` is the images answer, `created_at` an integer. */
 export function imageTaskView(task: TaskRow) {

@@ -36,7 +36,12 @@ const messageId = () => `msg_${randomBytes(12).toString('hex')}`;
 async function callNative({ body, model, estimate, signal }: CallArgs<MessagesRequest>): Promise<MeteredAnswer> {
   const upstreamBody = { ...body, model: model.upstreamModel };
   if (body.stream === true) {
-    const { body: stream, meter } = await streamNativeMessage(model.upstream, { body: upstreamBody, signal, publicModel: model.id, tokenizer: model.config.tokenizer });
+    const { body: stream, meter } = await streamNativeMessage(model.upstream, {
+      body: upstreamBody,
+      signal,
+      publicModel: model.id,
+      tokenizer: model.config.tokenizer,
+    });
     return { kind: 'stream', contentType: SSE, body: stream, meter };
   }
   const message = await createNativeMessage(model.upstream, { body: upstreamBody, signal });
@@ -50,7 +55,12 @@ async function callViaChat({ body, model, estimate, signal }: CallArgs<MessagesR
   const request = messagesToChatRequest(body, { upstreamModel: model.upstreamModel });
   const ids = { id: messageId(), model: model.id };
   if (body.stream === true) {
-    const translated = await streamChatAsMessages(model.upstream, { request, ids: { ...ids, inputTokens: estimate.input_token ?? 0 }, signal, tokenizer: model.config.tokenizer });
+    const translated = await streamChatAsMessages(model.upstream, {
+      request,
+      ids: { ...ids, inputTokens: estimate.input_token ?? 0 },
+      signal,
+      tokenizer: model.config.tokenizer,
+    });
     return { kind: 'stream', contentType: SSE, body: translated.body, meter: translated.meter };
   }
   const completion = await createChatCompletion(model.upstream, request, signal);

@@ -1,10 +1,10 @@
 // GET /v1/models: the configured catalogue, OpenAI's list shape plus `model_type`.
 import type { FastifyPluginAsync } from 'fastify';
+import { MODEL_TYPES } from '../../config/schema.js';
+import { notFound } from '../../errors.js';
 import type { Catalogue } from '../../pipeline/catalogue.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import { requireCaller } from '../auth.js';
-import { notFound } from '../../errors.js';
-import { MODEL_TYPES } from '../../config/schema.js';
 
 const modelView = ({ id, config }: ReturnType<Catalogue['list']>[number]) => ({
   id,

@@ -43,7 +43,11 @@ export const responsesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: St
         const upstreamBody = { ...body, model: model.upstreamModel };
         try {
           if (body.stream === true) {
-            const { body: stream, meter } = await streamResponse(model.upstream, upstreamBody, { signal, publicModel: model.id, tokenizer: model.config.tokenizer });
+            const { body: stream, meter } = await streamResponse(model.upstream, upstreamBody, {
+              signal,
+              publicModel: model.id,
+              tokenizer: model.config.tokenizer,
+            });
             return { kind: 'stream', contentType: 'text/event-stream; charset=utf-8', body: stream, meter };
           }
           const response = await createResponse(model.upstream, upstreamBody, signal);
@@ -55,7 +59,8 @@ export const responsesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: St
           if (error instanceof UpstreamHttpError && NO_SUCH_API.has(error.statusCode)) {
             throw upstreamPassThrough(error.statusCode, error.body, error.contentType);
           }
-          if (error instanceof UpstreamHttpError && REQUEST_REFUSED.has(error.statusCode)) throw invalidRequest(error.reason() ? `upstream refused the request: ${error.reason()}` : 'upstream refused the request');
+          if (error instanceof UpstreamHttpError && REQUEST_REFUSED.has(error.statusCode))
+            throw invalidRequest(error.reason() ? `upstream refused the request: ${error.reason()}` : 'upstream refused the request');
           throw error;
         }
       },

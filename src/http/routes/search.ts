@@ -48,7 +48,8 @@ export const searchRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store
         const { Type: _type, model: _model, Count, SearchType, ...rest } = body;
         const count = Count ?? DEFAULT_COUNT;
         const edition = model.config.search_edition;
-        const upstreamBody = edition === 'global' ? { ...rest, DocCount: Math.min(count, GLOBAL_MAX_DOCS) } : { ...rest, SearchType: SearchType ?? 'web', Count: count };
+        const upstreamBody =
+          edition === 'global' ? { ...rest, DocCount: Math.min(count, GLOBAL_MAX_DOCS) } : { ...rest, SearchType: SearchType ?? 'web', Count: count };
         const answer = await search(model.upstream, { edition, body: upstreamBody, signal });
         const { Type: _t, model: _m, ...result } = answer;
         return { kind: 'json', body: result, units: { call: 1 } };

@@ -2,12 +2,12 @@
 // Both are billed per character of the text, settled on the upstream's last usage.text_words.
 import { pipeline } from 'node:stream';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { invalidRequest, MESSAGES } from '../../errors.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import type { Store } from '../../store/open.js';
 import { streamSpeech } from '../../upstreams/volc-speech/client.js';
-import { AUDIO_FORMATS, linesToAudio, streamingWavHeader, type AudioFormat } from '../../upstreams/volc-speech/to-audio.js';
+import { AUDIO_FORMATS, type AudioFormat, linesToAudio, streamingWavHeader } from '../../upstreams/volc-speech/to-audio.js';
 import { characterCount } from '../../upstreams/volc-speech/usage.js';
-import { invalidRequest, MESSAGES } from '../../errors.js';
 import { meteredHandler } from '../metered-handler.js';
 import { OpenAiSpeechBody, UnidirectionalSpeechBody, UnidirectionalSpeechQuery } from '../schemas/speech.js';
 

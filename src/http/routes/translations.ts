@@ -8,6 +8,7 @@ import { rm } from 'node:fs/promises';
 import { PassThrough } from 'node:stream';
 import type { FastifyPluginAsync, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import type { Units } from '../../billing/prices.js';
+import { requireBalanceFor } from '../../billing/upload-minimum.js';
 import type { ModelConfig } from '../../config/schema.js';
 import { invalidRequest, MESSAGES } from '../../errors.js';
 import { holdFor, type Pipeline } from '../../pipeline/metered-call.js';
@@ -16,10 +17,9 @@ import type { Store } from '../../store/open.js';
 import { translateSpeech } from '../../upstreams/volc-ast/client.js';
 import { translationWavProblem } from '../../upstreams/volc-ast/wav.js';
 import { inspectWavFile } from '../../upstreams/volc-ast/wav-file.js';
-import { requireBalanceFor } from '../../billing/upload-minimum.js';
 import { requireCaller } from '../auth.js';
 import { meteredHandler } from '../metered-handler.js';
-import { admitUpload, endUnreadUpload, keepPartError, spoolFile, tooLarge, uploadSpoolDir, type SpooledFile } from '../uploads.js';
+import { admitUpload, endUnreadUpload, keepPartError, type SpooledFile, spoolFile, tooLarge, uploadSpoolDir } from '../uploads.js';
 
 interface TranslationRequest {
   model: string | undefined;
@@ -65,7 +65,9 @@ async function readTranslationForm(request: FastifyRequest, deps: TranslationDep
       // A model named before the file: its own one-second hold must be covered before the audio is read.
       if (fields.model) await admitModel(deps, request, fields.model);
       file = await spoolFile(part, {
-        dir: uploadSpoolDir(deps.dataDir), prefix: 'translation', limitBytes: deps.uploadLimitBytes,
+        dir: uploadSpoolDir(deps.dataDir),
+        prefix: 'translation',
+        limitBytes: deps.uploadLimitBytes,
         overLimit: () => tooLarge(`file: larger than the upload limit of ${deps.uploadLimitBytes} bytes`),
       });
       spooled.push(file);
@@ -112,8 +114,15 @@ async function translate({ body, model, estimate, signal }: CallArgs<Translation
     open: () => createReadStream(wavPath, { start: dataOffset, end: dataOffset + dataLength - 1, highWaterMark: 64 * 1024 }),
   };
   const common = {
-    baseUrl: channel.base_url, appId: channel.app_id, accessKey: channel.api_key, resourceId: channel.resource_id,
-    sourceLanguage: body.sourceLanguage, targetLanguage: body.targetLanguage, voice: body.voice, pcm, signal,
+    baseUrl: channel.base_url,
+    appId: channel.app_id,
+    accessKey: channel.api_key,
+    resourceId: channel.resource_id,
+    sourceLanguage: body.sourceLanguage,
+    targetLanguage: body.targetLanguage,
+    voice: body.voice,
+    pcm,
+    signal,
   };
   if (body.mode === 's2t') {
     const result = await translateSpeech({ ...common, mode: 's2t' });

@@ -5,10 +5,10 @@ import type { FastifyPluginAsync } from 'fastify';
 import { releaseHoldIn } from '../../billing/ledger.js';
 import { invalidRequest } from '../../errors.js';
 import { finishTask, type TaskRow } from '../../store/tasks.js';
+import { normaliseVideoRequest, type VideoRequest, videoHoldSeconds } from '../../tasks/video-request.js';
 import { cancelArkTask, getArkTask } from '../../upstreams/ark/client.js';
 import { UpstreamHttpError } from '../../upstreams/http.js';
-import { normaliseVideoRequest, videoHoldSeconds, type VideoRequest } from '../../tasks/video-request.js';
-import { callerTask, taskCreateHandler, taskReadHandler, type TaskCreateSpec, type TaskRouteDeps } from '../task-handler.js';
+import { callerTask, type TaskCreateSpec, type TaskRouteDeps, taskCreateHandler, taskReadHandler } from '../task-handler.js';
 import { taskCreatedView, taskRecordView } from '../task-views.js';
 
 const ARK_PREFIXES = ['/api/v3', '/v3', '/api/v1', '/v1'];
@@ -18,7 +18,14 @@ const seconds = (ms: number) => Math.floor(ms / 1000);
 function arkRecordView(task: TaskRow) {
   const record = task.upstream_record ? (JSON.parse(task.upstream_record) as Record<string, unknown>) : {};
   const status = task.status === 'submitting' ? 'queued' : task.status === 'processing' ? 'running' : task.status;
-  return { ...record, id: task.upstream_id, model: task.model, status, created_at: record.created_at ?? seconds(task.created_at), updated_at: record.updated_at ?? seconds(task.updated_at) };
+  return {
+    ...record,
+    id: task.upstream_id,
+    model: task.model,
+    status,
+    created_at: record.created_at ?? seconds(task.created_at),
+    updated_at: record.updated_at ?? seconds(task.updated_at),
+  };
 }
 
 function createSpec(view: (task: TaskRow) => unknown, createdVia: 'gateway' | 'ark'): TaskCreateSpec<VideoRequest> {
@@ -35,18 +42,27 @@ function createSpec(view: (task: TaskRow) => unknown, createdVia: 'gateway' | 'a
 }
 
 export const videoRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps) => {
-  app.post('/v1/videos/generations', { handler: taskCreateHandler(deps, createSpec((task) => taskCreatedView(task), 'gateway')) });
+  app.post('/v1/videos/generations', {
+    handler: taskCreateHandler(
+      deps,
+      createSpec((task) => taskCreatedView(task), 'gateway'),
+    ),
+  });
   app.get('/v1/videos/generations/:taskId', { handler: taskReadHandler(deps, { kind: 'video', view: (task) => taskRecordView(task) }) });
 
   for (const prefix of ARK_PREFIXES) {
     const path = `${prefix}/contents/generations/tasks`;
     app.post(path, {
-      handler: taskCreateHandler(deps, createSpec((task) => ({ id: task.upstream_id, model: task.model, status: 'queued', created_at: new Date(task.created_at).toISOString() }), 'ark')),
+      handler: taskCreateHandler(
+        deps,
+        createSpec((task) => ({ id: task.upstream_id, model: task.model, status: 'queued', created_at: new Date(task.created_at).toISOString() }), 'ark'),
+      ),
     });
     app.get(`${path}/:taskId`, { handler: taskReadHandler(deps, { kind: 'video', view: arkRecordView }) });
     app.delete(`${path}/:taskId`, async (request) => {
       const task = await callerTask(deps, request, 'video');
-      if (task.status !== 'queued' || !task.upstream_id) throw invalidRequest(`only a queued task can be cancelled; this one is ${task.status === 'submitting' ? 'queued' : task.status}`);
+      if (task.status !== 'queued' || !task.upstream_id)
+        throw invalidRequest(`only a queued task can be cancelled; this one is ${task.status === 'submitting' ? 'queued' : task.status}`);
       const model = deps.pipeline.catalogue.resolve(task.model, 'video');
       // Our status may lag the upstream's: ask first. On a finished task ARK's DELETE would delete
       // the record and answer 2xx, and we would refund a video that was made.

@@ -56,7 +56,12 @@ export const MessagesBody = {
         },
       },
     },
-    system: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'object', required: ['type', 'text'], properties: { type: { const: 'text' }, text: { type: 'string' } } } }] },
+    system: {
+      anyOf: [
+        { type: 'string' },
+        { type: 'array', items: { type: 'object', required: ['type', 'text'], properties: { type: { const: 'text' }, text: { type: 'string' } } } },
+      ],
+    },
     stop_sequences: { type: 'array', items: { type: 'string' } },
     stream: { type: 'boolean' },
     temperature: { type: 'number', minimum: 0, maximum: 1 },

@@ -41,14 +41,23 @@ export function eraseHandler(): TaskKindHandler {
         const duration = request.source_duration_seconds > 0 ? request.source_duration_seconds : (record.result.duration ?? 0);
         return {
           state: 'succeeded',
-          result: { video_url: record.result.video_url, original_video_url: request.source_video_url, source_task_id: request.source_task_id, duration_seconds: duration },
+          result: {
+            video_url: record.result.video_url,
+            original_video_url: request.source_video_url,
+            source_task_id: request.source_task_id,
+            duration_seconds: duration,
+          },
           units: { second: duration },
           upstreamRecord: record,
           assets: [{ kind: 'video', url: record.result.video_url, sourceTaskId: request.source_task_id }],
           webhook: { video_url: record.result.video_url },
         };
       }
-      return { state: 'failed', error: { code: record.error?.code ?? 'upstream_error', message: record.error?.message ?? `the upstream task ended as ${record.status}` }, upstreamRecord: record };
+      return {
+        state: 'failed',
+        error: { code: record.error?.code ?? 'upstream_error', message: record.error?.message ?? `the upstream task ended as ${record.status}` },
+        upstreamRecord: record,
+      };
     },
   };
 }

@@ -23,7 +23,7 @@ function isFinalRefusal(statusCode: number): boolean {
 
 function refusalError(error: UpstreamHttpError): TaskError {
   // the gateway's own key was refused: the caller's request is not at fault, and is not told the upstream's text
-  if (error.statusCode === 401 || error.statusCode === 403) return { code: 'upstream_error', message: 'the upstream refused the gateway\'s credentials' };
+  if (error.statusCode === 401 || error.statusCode === 403) return { code: 'upstream_error', message: "the upstream refused the gateway's credentials" };
   return { code: 'upstream_error', message: error.reason() ?? `the upstream answered ${error.statusCode}` };
 }
 

@@ -56,7 +56,8 @@ export function chaptersByTime(transcript: TranscriptSentence[]): Chapter[] {
   const chapters: Chapter[] = [];
   for (const sentence of transcript) {
     const index = Math.floor(sentence.start_ms / CHAPTER_MS);
-    const chapter = chapters[index] ?? (chapters[index] = { title: sentence.text.slice(0, 60), start_ms: sentence.start_ms, end_ms: sentence.end_ms, summary: '' });
+    const chapter =
+      chapters[index] ?? (chapters[index] = { title: sentence.text.slice(0, 60), start_ms: sentence.start_ms, end_ms: sentence.end_ms, summary: '' });
     chapter.end_ms = Math.max(chapter.end_ms, sentence.end_ms);
     chapter.summary = chapter.summary ? `${chapter.summary} ${sentence.text}` : sentence.text;
   }

@@ -1,13 +1,21 @@
 // Meeting minutes. vendor-minutes runs on the minutes product (transcript plus the features
 // asked for); service-minutes runs recognition 2.0, then a chat model writes summary and
 // chapters. Billed on the audio's real duration, plus the summary's tokens for service-minutes.
+
+import { RefusedUrlError } from '../../net/url-policy.js';
 import type { Catalogue } from '../../pipeline/catalogue.js';
 import { createChatCompletion } from '../../upstreams/openai-chat/client.js';
-import { RefusedUrlError } from '../../net/url-policy.js';
 import {
-  fetchResultFile, type LarkQueryData, queryAsr, queryLark, ResultFileTooLargeError, type ResultFilePolicy, submitAsr, submitLark,
+  fetchResultFile,
+  type LarkQueryData,
+  queryAsr,
+  queryLark,
+  type ResultFilePolicy,
+  ResultFileTooLargeError,
+  submitAsr,
+  submitLark,
 } from '../../upstreams/volc-minutes/client.js';
-import { serviceMinutesSubmitBody, vendorMinutesSubmitBody, type MinutesRequest } from '../minutes-request.js';
+import { type MinutesRequest, serviceMinutesSubmitBody, vendorMinutesSubmitBody } from '../minutes-request.js';
 import type { PollContext, PollOutcome, TaskKindHandler } from '../types.js';
 import { readSummaryAnswer, SUMMARY_INSTRUCTIONS, transcriptFromAsr, transcriptFromLark } from './minutes-result.js';
 
@@ -17,14 +25,27 @@ const LARK_FILES = {
   translation: 'TranslationFile',
 } as const;
 
-export function minutesHandler({ catalogue, publicUrl, resultFiles }: { catalogue: Catalogue; publicUrl: string; resultFiles: ResultFilePolicy }): TaskKindHandler {
+export function minutesHandler({
+  catalogue,
+  publicUrl,
+  resultFiles,
+}: {
+  catalogue: Catalogue;
+  publicUrl: string;
+  resultFiles: ResultFilePolicy;
+}): TaskKindHandler {
   const resultUrl = (id: string) => `${publicUrl}/v1/audio/minutes/${id}`;
 
   async function pollVendor(upstreamId: string, model: Parameters<TaskKindHandler['poll']>[1], signal: AbortSignal, taskId: string): Promise<PollOutcome> {
     const data = await queryLark(model.upstream, upstreamId, signal);
     if (data.Status === 'running') return { state: 'running', status: 'processing', upstreamRecord: data };
     if (data.Status !== 'success' || !data.Result?.AudioTranscriptionFile) {
-      return { state: 'failed', error: { code: `upstream_${data.ErrCode ?? 'failed'}`, message: data.ErrMessage || 'the minutes upstream failed the task' }, upstreamRecord: data, webhook: { result_url: resultUrl(taskId) } };
+      return {
+        state: 'failed',
+        error: { code: `upstream_${data.ErrCode ?? 'failed'}`, message: data.ErrMessage || 'the minutes upstream failed the task' },
+        upstreamRecord: data,
+        webhook: { result_url: resultUrl(taskId) },
+      };
     }
     try {
       return await readVendorResult(data, data.Result, signal, taskId);
@@ -32,9 +53,10 @@ export function minutesHandler({ catalogue, publicUrl, resultFiles }: { catalogu
       // A result file at a refused address, or past the size limit, is no different on the next
       // poll: the task fails (refunded) now rather than at its timeout.
       if (error instanceof RefusedUrlError || error instanceof ResultFileTooLargeError) {
-        const message = error instanceof RefusedUrlError
-          ? 'the upstream named a result file at an address the gateway does not fetch from'
-          : `the upstream's result file is larger than ${resultFiles.maxBytes} bytes`;
+        const message =
+          error instanceof RefusedUrlError
+            ? 'the upstream named a result file at an address the gateway does not fetch from'
+            : `the upstream's result file is larger than ${resultFiles.maxBytes} bytes`;
         return { state: 'failed', error: { code: 'result_file_refused', message }, upstreamRecord: data, webhook: { result_url: resultUrl(taskId) } };
       }
       throw error;
@@ -63,23 +85,33 @@ export function minutesHandler({ catalogue, publicUrl, resultFiles }: { catalogu
     return { state: 'succeeded', result, units: { second: Math.ceil(durationSeconds) }, upstreamRecord: data, webhook: { result_url: resultUrl(taskId) } };
   }
 
-  async function pollService(task: Parameters<TaskKindHandler['poll']>[0], model: Parameters<TaskKindHandler['poll']>[1], request: MinutesRequest, context: PollContext): Promise<PollOutcome> {
+  async function pollService(
+    task: Parameters<TaskKindHandler['poll']>[0],
+    model: Parameters<TaskKindHandler['poll']>[1],
+    request: MinutesRequest,
+    context: PollContext,
+  ): Promise<PollOutcome> {
     const { signal } = context;
     const answer = await queryAsr(model.upstream, task.upstream_id!, signal);
     if (answer.state === 'running') return { state: 'running', status: 'processing' };
-    if (answer.state === 'failed') return { state: 'failed', error: { code: `upstream_${answer.code}`, message: answer.message }, webhook: { result_url: resultUrl(task.id) } };
+    if (answer.state === 'failed')
+      return { state: 'failed', error: { code: `upstream_${answer.code}`, message: answer.message }, webhook: { result_url: resultUrl(task.id) } };
     const durationSeconds = Math.ceil((answer.result.audio_info?.duration ?? 0) / 1000);
     const transcript = transcriptFromAsr(answer.result, request.need_word_time_series);
     const summaryModel = catalogue.resolve(model.config.summary_model ?? 'sandbox-chat', 'chat');
     // The summary is paid chat work, redone on every poll that gets this far: bounded like a generation.
     await context.startGeneration();
-    const completion = await createChatCompletion(summaryModel.upstream, {
-      model: summaryModel.upstreamModel,
-      messages: [
-        { role: 'system', content: SUMMARY_INSTRUCTIONS },
-        { role: 'user', content: transcript.map((s) => `[${s.speaker ?? '?'}] ${s.text}`).join('\n') },
-      ],
-    }, signal);
+    const completion = await createChatCompletion(
+      summaryModel.upstream,
+      {
+        model: summaryModel.upstreamModel,
+        messages: [
+          { role: 'system', content: SUMMARY_INSTRUCTIONS },
+          { role: 'user', content: transcript.map((s) => `[${s.speaker ?? '?'}] ${s.text}`).join('\n') },
+        ],
+      },
+      signal,
+    );
     const { summary, chapters } = readSummaryAnswer(completion.choices[0]?.message.content ?? '', transcript);
     return {
       state: 'succeeded',

@@ -1,9 +1,9 @@
 // Video generation on ARK: the upstream creates and runs the task; the engine polls it and
 // settles on the video's real length.
-import { createArkTask, getArkTask, type ArkTaskRecord } from '../../upstreams/ark/client.js';
+import { type ArkTaskRecord, createArkTask, getArkTask } from '../../upstreams/ark/client.js';
 import { UpstreamHttpError } from '../../upstreams/http.js';
-import { videoUpstreamBody, type VideoRequest } from '../video-request.js';
 import type { PollOutcome, TaskKindHandler } from '../types.js';
+import { type VideoRequest, videoUpstreamBody } from '../video-request.js';
 
 const seconds = (ms: number) => Math.floor(ms / 1000);
 
@@ -24,13 +24,22 @@ function outcomeOf(record: ArkTaskRecord, request: VideoRequest): PollOutcome {
       return { state: 'running', status: 'processing', upstreamRecord: record };
     case 'succeeded': {
       const videoUrl = record.content?.video_url;
-      if (!videoUrl) return { state: 'failed', error: { code: 'upstream_error', message: 'the upstream reported success without a video' }, upstreamRecord: record };
+      if (!videoUrl)
+        return { state: 'failed', error: { code: 'upstream_error', message: 'the upstream reported success without a video' }, upstreamRecord: record };
       // Billed on the real length; the requested one only when the upstream does not say.
       const duration = typeof record.duration === 'number' && record.duration > 0 ? record.duration : Math.max(request.duration, 1);
-      const result: VideoResult = { video_url: videoUrl, duration_seconds: duration, ...(record.content?.last_frame_url && { last_frame_url: record.content.last_frame_url }) };
+      const result: VideoResult = {
+        video_url: videoUrl,
+        duration_seconds: duration,
+        ...(record.content?.last_frame_url && { last_frame_url: record.content.last_frame_url }),
+      };
       return {
-        state: 'succeeded', result, units: { second: duration }, upstreamRecord: record,
-        assets: [{ kind: 'video', url: videoUrl }], webhook: { ...callbackId, video_url: videoUrl },
+        state: 'succeeded',
+        result,
+        units: { second: duration },
+        upstreamRecord: record,
+        assets: [{ kind: 'video', url: videoUrl }],
+        webhook: { ...callbackId, video_url: videoUrl },
       };
     }
     default: {

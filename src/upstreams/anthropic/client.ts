@@ -27,7 +27,12 @@ export async function createNativeMessage(
   upstream: Upstream,
   args: { body: Record<string, unknown>; beta?: string; signal: AbortSignal },
 ): Promise<NativeMessage> {
-  const response = await postJson(upstream, { path: '/v1/messages', body: { ...args.body, stream: false }, headers: headers(upstream, args.beta), signal: args.signal });
+  const response = await postJson(upstream, {
+    path: '/v1/messages',
+    body: { ...args.body, stream: false },
+    headers: headers(upstream, args.beta),
+    signal: args.signal,
+  });
   return (await response.body.json()) as NativeMessage;
 }
 
@@ -35,9 +40,14 @@ export async function streamNativeMessage(
   upstream: Upstream,
   args: { body: Record<string, unknown>; beta?: string; signal: AbortSignal; publicModel?: string; tokenizer: TokenizerName },
 ): Promise<{ body: Readable; meter: MessagesStreamMeter }> {
-  const response = await postJson(upstream, { path: '/v1/messages', body: { ...args.body, stream: true }, headers: headers(upstream, args.beta), signal: args.signal });
+  const response = await postJson(upstream, {
+    path: '/v1/messages',
+    body: { ...args.body, stream: true },
+    headers: headers(upstream, args.beta),
+    signal: args.signal,
+  });
   const meter = new MessagesStreamMeter(args.tokenizer);
   const upstreamModel = String(args.body.model);
   const modelAlias = { upstream: upstreamModel, public: args.publicModel ?? upstreamModel };
-  return { body: observeSseJson(response.body, (event) => meter.observe(event), { modelAlias }), meter };
+  return { body: observeSseJson(response.body, (event) => void meter.observe(event), { modelAlias }), meter };
 }

@@ -146,14 +146,7 @@ export interface MessagesRequest {
 
 // ── Response ─────────────────────────────────────────────────────────────────────────────────
 
-export type StopReason =
-  | 'end_turn'
-  | 'max_tokens'
-  | 'stop_sequence'
-  | 'tool_use'
-  | 'pause_turn'
-  | 'refusal'
-  | 'model_context_window_exceeded';
+export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal' | 'model_context_window_exceeded';
 
 /** Anthropic semantics: `input_tokens` is uncached input only; the whole prompt is the sum of the three. */
 export interface MessagesUsage {

@@ -1,7 +1,8 @@
 // Reading what a messages-native call used. Input counts every input token, cached or not:
 // the account pays the input price for each (the catalogue has no separate cache price).
-import { TokenStreamMeter } from '../stream-meter.js';
+
 import type { TokenUsage } from '../openai-chat/usage.js';
+import { TokenStreamMeter } from '../stream-meter.js';
 
 export interface NativeUsage {
   input_tokens?: number | null;
@@ -25,7 +26,12 @@ export class MessagesStreamMeter extends TokenStreamMeter {
   private sawStart = false;
   private sawDelta = false;
 
-  observe(event: { type?: string; message?: { usage?: NativeUsage }; usage?: NativeUsage; delta?: { text?: unknown; partial_json?: unknown; thinking?: unknown } }): void {
+  observe(event: {
+    type?: string;
+    message?: { usage?: NativeUsage };
+    usage?: NativeUsage;
+    delta?: { text?: unknown; partial_json?: unknown; thinking?: unknown };
+  }): void {
     if (event.type === 'message_start' && event.message?.usage) {
       this.sawStart = true;
       this.usage = { ...event.message.usage };

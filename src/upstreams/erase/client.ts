@@ -16,7 +16,10 @@ export interface EraseTaskRecord {
 
 export async function submitErase(upstream: Upstream, args: { videoUrl: string; clientToken: string; signal: AbortSignal }): Promise<{ taskId: string }> {
   const { body } = await requestJson(upstream, {
-    method: 'POST', path: ERASE_PATHS.submit, headers: bearer(upstream), signal: args.signal,
+    method: 'POST',
+    path: ERASE_PATHS.submit,
+    headers: bearer(upstream),
+    signal: args.signal,
     // client_token makes a retried submit return the same upstream task.
     body: { video_url: args.videoUrl, client_token: args.clientToken },
   });

@@ -7,14 +7,9 @@ import { observeSseJson } from '../sse.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from './types.js';
 import { ChatStreamMeter } from './usage.js';
 
-const authHeaders = (upstream: Upstream) =>
-  upstream.channel.api_key ? { authorization: `Bearer ${upstream.channel.api_key}` } : undefined;
+const authHeaders = (upstream: Upstream) => (upstream.channel.api_key ? { authorization: `Bearer ${upstream.channel.api_key}` } : undefined);
 
-export async function createChatCompletion(
-  upstream: Upstream,
-  body: ChatRequest,
-  signal: AbortSignal,
-): Promise<ChatCompletion> {
+export async function createChatCompletion(upstream: Upstream, body: ChatRequest, signal: AbortSignal): Promise<ChatCompletion> {
   const response = await postJson(upstream, { path: '/v1/chat/completions', body: { ...body, stream: false }, headers: authHeaders(upstream), signal });
   return (await response.body.json()) as ChatCompletion;
 }
@@ -39,9 +34,13 @@ export async function streamChatCompletion(
 ): Promise<ChatStream> {
   const clientWantsUsage = body.stream_options?.include_usage === true;
   const meter = new ChatStreamMeter(args.tokenizer);
-  const stream = observeSseJson(await openChatStream(upstream, body, args.signal), (chunk: ChatCompletionChunk) => {
-    meter.observe(chunk);
-    if (!clientWantsUsage && chunk.usage && chunk.choices?.length === 0) return false;
-  }, { modelAlias: { upstream: body.model, public: args.publicModel }, onDone: () => meter.markDone() });
+  const stream = observeSseJson(
+    await openChatStream(upstream, body, args.signal),
+    (chunk: ChatCompletionChunk) => {
+      meter.observe(chunk);
+      if (!clientWantsUsage && chunk.usage && chunk.choices?.length === 0) return false;
+    },
+    { modelAlias: { upstream: body.model, public: args.publicModel }, onDone: () => meter.markDone() },
+  );
   return { body: stream, meter };
 }

@@ -3,13 +3,13 @@
 import { Readable } from 'node:stream';
 import type { TokenizerName } from '../../billing/tokens.js';
 import type { StreamMeter } from '../../pipeline/types.js';
-import { readSseEvents } from '../sse.js';
 import type { MessagesStreamEvent } from '../anthropic/types.js';
+import type { Upstream } from '../pool.js';
+import { readSseEvents } from '../sse.js';
 import { openChatStream } from './client.js';
 import { ChatToMessagesStream, formatSse } from './stream-to-messages.js';
 import type { ChatCompletionChunk, ChatRequest } from './types.js';
 import { ChatStreamMeter, type TokenUsage } from './usage.js';
-import type { Upstream } from '../pool.js';
 
 export interface TranslatedStream {
   body: Readable;

@@ -1,8 +1,8 @@
 // OpenAI chat chunks as Messages stream events (chat-formats.md §3.8). Pure and synchronous: the
 // caller feeds parsed chunks and writes out what comes back; no timers, no ids of its own.
 import type { ContentBlock, MessagesStreamEvent, MessagesUsage } from '../anthropic/types.js';
-import type { ChatCompletionChunk, ChatToolCallFragment } from './types.js';
 import { messagesUsageOf, stopReasonFor } from './to-messages.js';
+import type { ChatCompletionChunk, ChatToolCallFragment } from './types.js';
 
 type BlockKind = ContentBlock['type'];
 

@@ -21,14 +21,22 @@ export interface ChatCompletion {
   id: string;
   object: 'chat.completion';
   model: string;
-  choices: { index: number; message: { role: string; content: string | null; tool_calls?: unknown[]; refusal?: string | null; reasoning_content?: string | null }; finish_reason: string | null }[];
+  choices: {
+    index: number;
+    message: { role: string; content: string | null; tool_calls?: unknown[]; refusal?: string | null; reasoning_content?: string | null };
+    finish_reason: string | null;
+  }[];
   usage?: ChatUsage | null;
 }
 
 export interface ChatCompletionChunk {
   id: string;
   object: 'chat.completion.chunk';
-  choices: { index: number; delta: { content?: string | null; tool_calls?: unknown[]; role?: string; reasoning_content?: string | null; reasoning?: string | null }; finish_reason: string | null }[];
+  choices: {
+    index: number;
+    delta: { content?: string | null; tool_calls?: unknown[]; role?: string; reasoning_content?: string | null; reasoning?: string | null };
+    finish_reason: string | null;
+  }[];
   usage?: ChatUsage | null;
 }
 

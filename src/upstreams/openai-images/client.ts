@@ -34,6 +34,7 @@ export function readImagesAnswer(text: string): ImagesResult {
     throw new MalformedAnswerError('the images upstream answered 200 with a body that is not JSON');
   }
   if (!isRecord(answer) || !Array.isArray(answer.data)) throw new MalformedAnswerError('the images upstream answered 200 without a data array');
-  if (answer.data.length === 0 || !answer.data.every(isImage)) throw new MalformedAnswerError('the images upstream answered 200 without an image in every data entry');
+  if (answer.data.length === 0 || !answer.data.every(isImage))
+    throw new MalformedAnswerError('the images upstream answered 200 without an image in every data entry');
   return answer as unknown as ImagesResult;
 }

@@ -1,11 +1,11 @@
 // OpenAI's responses API, passed through: a whole response, or its typed event stream.
 import type { Readable } from 'node:stream';
 import type { TokenizerName } from '../../billing/tokens.js';
-import { TokenStreamMeter } from '../stream-meter.js';
 import { postJson } from '../http.js';
+import type { TokenUsage } from '../openai-chat/usage.js';
 import type { Upstream } from '../pool.js';
 import { observeSseJson } from '../sse.js';
-import type { TokenUsage } from '../openai-chat/usage.js';
+import { TokenStreamMeter } from '../stream-meter.js';
 
 export interface ResponsesUsage {
   input_tokens: number;
@@ -56,5 +56,5 @@ export async function streamResponse(
   const response = await postJson(upstream, { path: '/v1/responses', body: { ...body, stream: true }, headers: authHeaders(upstream), signal: args.signal });
   const meter = new ResponsesStreamMeter(args.tokenizer);
   const modelAlias = { upstream: String(body.model), public: args.publicModel };
-  return { body: observeSseJson(response.body, (event) => meter.observe(event), { modelAlias }), meter };
+  return { body: observeSseJson(response.body, (event) => void meter.observe(event), { modelAlias }), meter };
 }

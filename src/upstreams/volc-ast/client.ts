@@ -4,8 +4,8 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import WebSocket from 'ws';
 import { headerValue } from '../http.js';
-import { EVENT, decodeTranslateResponse, encodeTranslateRequest, type TranslateResponse } from './proto.js';
-import { TranslationCollector, isTransientFailure } from './session.js';
+import { decodeTranslateResponse, EVENT, encodeTranslateRequest, type TranslateResponse } from './proto.js';
+import { isTransientFailure, TranslationCollector } from './session.js';
 
 export const TRANSLATE_PATH = '/api/v4/ast/v2/translate';
 export const DEFAULT_RESOURCE_ID = 'volc.service_type.10053';
@@ -31,11 +31,7 @@ export class AstUpstreamError extends Error {
   /** Worth one more try: the upstream's transient failures, a connection that broke, a timeout. */
   readonly retryable: boolean;
 
-  constructor(
-    kind: AstFailureKind,
-    message: string,
-    details: { statusCode?: number; logId?: string; retryable?: boolean; cause?: unknown } = {},
-  ) {
+  constructor(kind: AstFailureKind, message: string, details: { statusCode?: number; logId?: string; retryable?: boolean; cause?: unknown } = {}) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.kind = kind;
     this.statusCode = details.statusCode;

@@ -121,7 +121,12 @@ const UserSpec = spec(FIELD.User, { uid: S, did: S });
 const AudioSpec = spec(FIELD.Audio, { format: S, codec: S, rate: I, bits: I, channel: I, binary_data: B });
 const ReqParamsSpec = spec(FIELD.ReqParams, { mode: S, source_language: S, target_language: S, voice: S });
 const TranslateRequestSpec = spec(FIELD.TranslateRequest, {
-  request_meta: RequestMetaSpec, event: I, user: UserSpec, source_audio: AudioSpec, target_audio: AudioSpec, request: ReqParamsSpec,
+  request_meta: RequestMetaSpec,
+  event: I,
+  user: UserSpec,
+  source_audio: AudioSpec,
+  target_audio: AudioSpec,
+  request: ReqParamsSpec,
 });
 const BillingSpec = spec(FIELD.Billing, { duration_ms: I, input_tokens: I, output_tokens: I });
 const ResponseMetaSpec = spec(FIELD.ResponseMeta, { SessionID: S, Sequence: I, StatusCode: I, Message: S, billing: BillingSpec });
@@ -225,7 +230,8 @@ function decode(schema: MessageSpec, bytes: Uint8Array): Record<string, unknown>
     const body = bytes.subarray(reader.pos, reader.pos + length);
     reader.pos += length;
     if (field.type === 'string') out[field.name] = Buffer.from(body).toString('utf8');
-    else if (field.type === 'bytes') out[field.name] = Buffer.from(body); // a copy: the caller may reuse its buffer
+    else if (field.type === 'bytes')
+      out[field.name] = Buffer.from(body); // a copy: the caller may reuse its buffer
     else pieces.set(field, [...(pieces.get(field) ?? []), body]);
   }
   for (const [field, parts] of pieces) out[field.name] = decode(field.type as MessageSpec, Buffer.concat(parts));

@@ -8,10 +8,7 @@ export interface AstUsage {
   durationMs: number;
 }
 
-export type SessionOutcome =
-  | { state: 'running' }
-  | { state: 'finished' }
-  | { state: 'failed'; event: number; statusCode: number; message: string };
+export type SessionOutcome = { state: 'running' } | { state: 'finished' } | { state: 'failed'; event: number; statusCode: number; message: string };
 
 export class TranslationCollector {
   /** `true` once SessionStarted (150) has arrived: audio may be sent. */

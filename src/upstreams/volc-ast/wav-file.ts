@@ -1,7 +1,7 @@
 // inspectWav for an upload spooled to disk: the same chunk walk, fed from the file through a
 // 64 KiB window, so a file of many tiny chunks costs a few reads, and the samples are never read.
 import { open } from 'node:fs/promises';
-import { walkWav, type WavInspection } from './wav.js';
+import { type WavInspection, walkWav } from './wav.js';
 
 const WINDOW_BYTES = 64 * 1024;
 

@@ -1,10 +1,11 @@
 // The two minutes upstreams (volcengine-formats 5.1 and 5.2): the minutes product (submit, then
 // query by TaskID) and recognition 2.0 (submit and query keyed by X-Api-Request-Id).
+
+import { safeRequest } from '../../net/safe-request.js';
+import { headerValue } from '../http.js';
 import { isJsonObject, requestJson } from '../http-json.js';
 import { MalformedAnswerError } from '../malformed.js';
 import type { Upstream } from '../pool.js';
-import { headerValue } from '../http.js';
-import { safeRequest } from '../../net/safe-request.js';
 
 export const MINUTES_PATHS = {
   larkSubmit: '/api/v3/auc/lark/submit',
@@ -31,7 +32,10 @@ export interface LarkQueryData {
 
 export async function submitLark(upstream: Upstream, args: { body: unknown; requestId: string; signal: AbortSignal }): Promise<string> {
   const { body } = await requestJson(upstream, {
-    method: 'POST', path: MINUTES_PATHS.larkSubmit, body: args.body, signal: args.signal,
+    method: 'POST',
+    path: MINUTES_PATHS.larkSubmit,
+    body: args.body,
+    signal: args.signal,
     headers: { ...speechAuth(upstream), 'x-api-resource-id': RESOURCE_IDS.lark, 'x-api-request-id': args.requestId, 'x-api-sequence': '-1' },
   });
   const taskId = body?.Data?.TaskID;
@@ -41,18 +45,25 @@ export async function submitLark(upstream: Upstream, args: { body: unknown; requ
 
 export async function queryLark(upstream: Upstream, taskId: string, signal: AbortSignal): Promise<LarkQueryData> {
   const { body } = await requestJson(upstream, {
-    method: 'POST', path: MINUTES_PATHS.larkQuery, body: { TaskID: taskId }, signal,
+    method: 'POST',
+    path: MINUTES_PATHS.larkQuery,
+    body: { TaskID: taskId },
+    signal,
     headers: { ...speechAuth(upstream), 'x-api-resource-id': RESOURCE_IDS.lark, 'x-api-request-id': taskId },
   });
   // Without a status the answer says nothing about the task: not "failed", just no answer.
-  if (!isJsonObject(body?.Data) || typeof body.Data.Status !== 'string') throw new MalformedAnswerError('the minutes upstream answered a query without Data.Status');
+  if (!isJsonObject(body?.Data) || typeof body.Data.Status !== 'string')
+    throw new MalformedAnswerError('the minutes upstream answered a query without Data.Status');
   return body.Data as LarkQueryData;
 }
 
 /** Recognition 2.0 answers a submit with an empty body; the status header says whether it was taken. */
 export async function submitAsr(upstream: Upstream, args: { body: unknown; requestId: string; signal: AbortSignal }): Promise<void> {
   const { headers } = await requestJson(upstream, {
-    method: 'POST', path: MINUTES_PATHS.asrSubmit, body: args.body, signal: args.signal,
+    method: 'POST',
+    path: MINUTES_PATHS.asrSubmit,
+    body: args.body,
+    signal: args.signal,
     headers: { ...speechAuth(upstream), 'x-api-resource-id': RESOURCE_IDS.asr, 'x-api-request-id': args.requestId, 'x-api-sequence': '-1' },
   });
   const status = headerValue(headers['x-api-status-code']);
@@ -68,7 +79,10 @@ export type AsrQuery = { state: 'running' } | { state: 'done'; result: AsrResult
 
 export async function queryAsr(upstream: Upstream, requestId: string, signal: AbortSignal): Promise<AsrQuery> {
   const { headers, body } = await requestJson(upstream, {
-    method: 'POST', path: MINUTES_PATHS.asrQuery, body: {}, signal,
+    method: 'POST',
+    path: MINUTES_PATHS.asrQuery,
+    body: {},
+    signal,
     headers: { ...speechAuth(upstream), 'x-api-resource-id': RESOURCE_IDS.asr, 'x-api-request-id': requestId },
   });
   const status = headerValue(headers['x-api-status-code']);
@@ -103,7 +117,10 @@ const RESULT_FILE_TIMEOUT_MS = 60_000;
  */
 export async function fetchResultFile(url: string, signal: AbortSignal, policy: ResultFilePolicy): Promise<unknown> {
   const response = await safeRequest(url, {
-    field: 'result file', signal, allowPrivate: policy.allowPrivate, timeoutMs: policy.timeoutMs ?? RESULT_FILE_TIMEOUT_MS,
+    field: 'result file',
+    signal,
+    allowPrivate: policy.allowPrivate,
+    timeoutMs: policy.timeoutMs ?? RESULT_FILE_TIMEOUT_MS,
     maxResponseBytes: policy.maxBytes,
   });
   if (response.status !== 200) throw new Error(`result file answered ${response.status}`);

@@ -1,7 +1,8 @@
 // How the matrix calls: the sandbox's fault and request controls, a caller that waits for the
 // whole answer, and a caller that leaves (while the upstream works, or after the first chunk).
-import { type Dispatcher, type FormData, request } from 'undici';
+
 import { setTimeout as sleep } from 'node:timers/promises';
+import { type Dispatcher, type FormData, request } from 'undici';
 import type { TestGateway } from '../../helpers/gateway.js';
 
 export type Send = (signal?: AbortSignal) => Promise<Dispatcher.ResponseData>;
@@ -17,7 +18,10 @@ export interface UpstreamRequest {
  * Polls `check` until it answers; `intervalMs` apart, since many cells wait at once on one event loop
  * (the gateways' own work shares it). Fails after `timeoutMs`.
  */
-export async function waitFor<T>(check: () => Promise<T | undefined | false>, { timeoutMs, intervalMs = 100 }: { timeoutMs: number; intervalMs?: number }): Promise<T> {
+export async function waitFor<T>(
+  check: () => Promise<T | undefined | false>,
+  { timeoutMs, intervalMs = 100 }: { timeoutMs: number; intervalMs?: number },
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -124,7 +128,11 @@ export function sseEvents(text: string): StreamEvent[] {
     .filter((block) => block.trim())
     .map((block) => {
       const event = /^event: ?(.*)$/m.exec(block)?.[1];
-      const data = block.split(/\r?\n/).filter((line) => line.startsWith('data:')).map((line) => line.replace(/^data: ?/, '')).join('\n');
+      const data = block
+        .split(/\r?\n/)
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.replace(/^data: ?/, ''))
+        .join('\n');
       return { event, data: parseOrText(data) };
     });
 }

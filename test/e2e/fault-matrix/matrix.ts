@@ -1,7 +1,8 @@
 // The fault matrix's vocabulary: the faults, the two callers, the timings every cell runs on, and
 // what a family (an endpoint family or a task kind) plugs in. DESIGN §3 and §5 are the rules.
-import type { ConfigInput } from '../../../src/config/schema.js';
+
 import { sandboxCatalogue } from '../../../src/config/sandbox-catalogue.js';
+import type { ConfigInput } from '../../../src/config/schema.js';
 import type { TestGateway } from '../../helpers/gateway.js';
 
 export const FAULTS = ['4xx', '5xx', '429', 'hang', 'reset', 'drop', 'malformed', 'error'] as const;
@@ -84,7 +85,8 @@ export interface Cell {
   caller: Caller;
 }
 
-export const cellName = ({ family, fault, caller }: { family: { name: string }; fault: Fault; caller: Caller }) => `${family.name} × ${FAULT_NAMES[fault]} × caller ${caller}`;
+export const cellName = ({ family, fault, caller }: { family: { name: string }; fault: Fault; caller: Caller }) =>
+  `${family.name} × ${FAULT_NAMES[fault]} × caller ${caller}`;
 
 /** Every gateway of the matrix: the sandbox catalogue, with short deadlines so hangs and failing tasks end in seconds. */
 export function matrixConfig(sandboxUrl: string): Partial<ConfigInput> {

@@ -27,8 +27,10 @@ export interface MoneyBefore {
   balanceMicros: number;
 }
 
-const ledgerOf = async (gw: TestGateway, accountId: string): Promise<LedgerRow[]> => (await gw.admin('GET', `/admin/accounts/${accountId}/ledger?limit=100`)).body.data;
-const usageOf = async (gw: TestGateway, accountId: string): Promise<UsageRow[]> => (await gw.admin('GET', `/admin/accounts/${accountId}/usage?limit=100`)).body.data;
+const ledgerOf = async (gw: TestGateway, accountId: string): Promise<LedgerRow[]> =>
+  (await gw.admin('GET', `/admin/accounts/${accountId}/ledger?limit=100`)).body.data;
+const usageOf = async (gw: TestGateway, accountId: string): Promise<UsageRow[]> =>
+  (await gw.admin('GET', `/admin/accounts/${accountId}/usage?limit=100`)).body.data;
 
 /** A fresh account: its credit, and nothing else. */
 export const freshAccount = (creditMicros: number): MoneyBefore => ({ ledgerIds: new Set(), usageIds: new Set(), balanceMicros: creditMicros });
@@ -42,10 +44,13 @@ export async function moneyBefore(gw: TestGateway, accountId: string): Promise<M
 
 export async function checkMoney(gw: TestGateway, accountId: string, before: MoneyBefore, rule: MoneyRule): Promise<void> {
   // the hold ends when the call, the stream or the task does: wait for it, then read what it wrote
-  const account = await waitFor(async () => {
-    const now = await gw.balance(accountId);
-    return now.held_micros === 0 && now;
-  }, { timeoutMs: 15_000 });
+  const account = await waitFor(
+    async () => {
+      const now = await gw.balance(accountId);
+      return now.held_micros === 0 && now;
+    },
+    { timeoutMs: 15_000 },
+  );
   const ledger = (await ledgerOf(gw, accountId)).filter((row) => row.kind !== 'credit' && !before.ledgerIds.has(row.id));
   const usage = (await usageOf(gw, accountId)).filter((row) => !before.usageIds.has(row.id));
   const rows = JSON.stringify(ledger.map((row) => [row.kind, row.amount_micros]));
@@ -69,7 +74,10 @@ export async function checkMoney(gw: TestGateway, accountId: string, before: Mon
   const used = usage[0]!;
   assert.equal(used.hold_id, hold.hold_id, 'the usage row is the hold’s');
   const held = hold.held_delta_micros;
-  assert.ok(used.amount_micros > 0 && used.amount_micros <= held, `billed ${used.amount_micros} for a hold of ${held}: more than nothing, no more than the hold`);
+  assert.ok(
+    used.amount_micros > 0 && used.amount_micros <= held,
+    `billed ${used.amount_micros} for a hold of ${held}: more than nothing, no more than the hold`,
+  );
   assert.equal(-end.amount_micros, used.amount_micros, 'the settle row takes what the usage row says');
   assert.equal(account.balance_micros, before.balanceMicros - used.amount_micros, 'the balance is down by the amount billed, to the micro');
   rule.check(used.units);

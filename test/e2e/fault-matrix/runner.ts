@@ -2,7 +2,7 @@
 // so a worker runs one cell at a time), and prints the table of families × faults.
 import type { TestGateway } from '../../helpers/gateway.js';
 import { healthy } from './calls.js';
-import { CALLERS, type Caller, type Cell, cellName, FAULTS, FAULT_NAMES, type Family, type Fault } from './matrix.js';
+import { CALLERS, type Caller, type Cell, cellName, FAULT_NAMES, FAULTS, type Family, type Fault } from './matrix.js';
 import { checkMoney, freshAccount, moneyBefore } from './money.js';
 import { SYNC_FAMILIES } from './sync-families.js';
 import { TASK_FAMILIES } from './task-families.js';
@@ -59,18 +59,20 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
 export async function runCells(cells: Cell[], workers: TestGateway[]): Promise<CellResult[]> {
   const results: CellResult[] = [];
   const queue = [...cells];
-  await Promise.all(workers.map(async (gw) => {
-    for (let cell = queue.shift(); cell; cell = queue.shift()) {
-      const startedAt = Date.now();
-      const result = { family: cell.family.name, fault: cell.fault, caller: cell.caller };
-      try {
-        await withTimeout(runCell(gw, cell), CELL_TIMEOUT_MS);
-        results.push({ ...result, outcome: 'passed', ms: Date.now() - startedAt });
-      } catch (error) {
-        results.push({ ...result, outcome: 'failed', reason: (error as Error).message, ms: Date.now() - startedAt });
+  await Promise.all(
+    workers.map(async (gw) => {
+      for (let cell = queue.shift(); cell; cell = queue.shift()) {
+        const startedAt = Date.now();
+        const result = { family: cell.family.name, fault: cell.fault, caller: cell.caller };
+        try {
+          await withTimeout(runCell(gw, cell), CELL_TIMEOUT_MS);
+          results.push({ ...result, outcome: 'passed', ms: Date.now() - startedAt });
+        } catch (error) {
+          results.push({ ...result, outcome: 'failed', reason: (error as Error).message, ms: Date.now() - startedAt });
+        }
       }
-    }
-  }));
+    }),
+  );
   return results;
 }
 

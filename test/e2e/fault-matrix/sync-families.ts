@@ -6,7 +6,19 @@ import { chatPromptTokens, messagesPromptTokens, responsesPromptTokens } from '.
 import { DEFAULT_TOKENIZER } from '../../../src/billing/tokens.js';
 import type { TestGateway } from '../../helpers/gateway.js';
 import { makeWav } from '../../helpers/wav.js';
-import { addFault, callAndWait, leaveAfterFirstChunk, leaveWhileUpstreamWorks, lineEvents, postForm, postJson, type Send, sseEvents, type StreamEvent, type WholeAnswer } from './calls.js';
+import {
+  addFault,
+  callAndWait,
+  leaveAfterFirstChunk,
+  leaveWhileUpstreamWorks,
+  lineEvents,
+  postForm,
+  postJson,
+  type Send,
+  type StreamEvent,
+  sseEvents,
+  type WholeAnswer,
+} from './calls.js';
 import { BEHAVIOUR, type CellContext, type Family, type Fault, type MoneyRule, RELEASED, TIMING } from './matrix.js';
 
 const MAX_TOKENS = 50;
@@ -74,7 +86,10 @@ function checkAnswer(spec: SyncSpec, fault: Fault, phase: Phase, answer: WholeAn
   assert.equal(answer.status, 200, seen);
   const protocol = PROTOCOLS[spec.protocol!];
   if (!protocol) {
-    assert.ok(answer.cut && answer.bytes > 0, `${spec.name}: expected audio cut short (no error event to end it with); ${answer.bytes} bytes, cut: ${answer.cut}`);
+    assert.ok(
+      answer.cut && answer.bytes > 0,
+      `${spec.name}: expected audio cut short (no error event to end it with); ${answer.bytes} bytes, cut: ${answer.cut}`,
+    );
     return;
   }
   assert.equal(answer.cut, false, `${spec.name}: the stream was cut rather than ended with its error event`);
@@ -168,27 +183,57 @@ const AST_FRAMES_BEFORE_AUDIO = 5;
 
 export const SYNC_FAMILIES: Family[] = [
   syncFamily({ name: 'chat completions', kind: 'chat', send: (gw) => postJson(gw, '/v1/chat/completions', chatBody(false)) }),
-  syncFamily({ name: 'chat completions, stream', kind: 'chat', protocol: 'chat', leftBill: tokensLeft(chatPrompt), send: (gw) => postJson(gw, '/v1/chat/completions', chatBody(true)) }),
-  syncFamily({ name: 'messages, translated to chat', kind: 'chat', send: (gw) => postJson(gw, '/v1/messages', messagesBody('sandbox-chat', false), ANTHROPIC) }),
   syncFamily({
-    name: 'messages, translated to chat, stream', kind: 'chat', protocol: 'messages', translated: true, leftBill: tokensLeft(messagesPrompt('sandbox-chat')),
+    name: 'chat completions, stream',
+    kind: 'chat',
+    protocol: 'chat',
+    leftBill: tokensLeft(chatPrompt),
+    send: (gw) => postJson(gw, '/v1/chat/completions', chatBody(true)),
+  }),
+  syncFamily({
+    name: 'messages, translated to chat',
+    kind: 'chat',
+    send: (gw) => postJson(gw, '/v1/messages', messagesBody('sandbox-chat', false), ANTHROPIC),
+  }),
+  syncFamily({
+    name: 'messages, translated to chat, stream',
+    kind: 'chat',
+    protocol: 'messages',
+    translated: true,
+    leftBill: tokensLeft(messagesPrompt('sandbox-chat')),
     // the translator skips a chunk it cannot read; the stream then ends without [DONE] having sent nothing
     failsBeforeFirstByte: ['malformed'],
     send: (gw) => postJson(gw, '/v1/messages', messagesBody('sandbox-chat', true), ANTHROPIC),
   }),
   syncFamily({ name: 'messages, native', kind: 'messages', send: (gw) => postJson(gw, '/v1/messages', messagesBody('sandbox-claude', false), ANTHROPIC) }),
   syncFamily({
-    name: 'messages, native, stream', kind: 'messages', protocol: 'messages', leftBill: tokensLeft(messagesPrompt('sandbox-claude'), { inputShownAtStart: true }),
+    name: 'messages, native, stream',
+    kind: 'messages',
+    protocol: 'messages',
+    leftBill: tokensLeft(messagesPrompt('sandbox-claude'), { inputShownAtStart: true }),
     send: (gw) => postJson(gw, '/v1/messages', messagesBody('sandbox-claude', true), ANTHROPIC),
   }),
   syncFamily({ name: 'responses', kind: 'responses', send: (gw) => postJson(gw, '/v1/responses', responsesBody(false)) }),
-  syncFamily({ name: 'responses, stream', kind: 'responses', protocol: 'responses', leftBill: tokensLeft(responsesPrompt), send: (gw) => postJson(gw, '/v1/responses', responsesBody(true)) }),
   syncFamily({
-    name: 'speech, line stream', kind: 'speech', protocol: 'speech', leftBill: estimateLeft({ character: [...SPEECH_TEXT].length }),
-    send: (gw) => postJson(gw, '/v1/audio/speech/unidirectional?model=sandbox-tts', { req_params: { text: SPEECH_TEXT, speaker: 'zh_female_vv_uranus_bigtts' } }),
+    name: 'responses, stream',
+    kind: 'responses',
+    protocol: 'responses',
+    leftBill: tokensLeft(responsesPrompt),
+    send: (gw) => postJson(gw, '/v1/responses', responsesBody(true)),
   }),
   syncFamily({
-    name: 'speech, OpenAI audio', kind: 'speech', protocol: 'audio', leftBill: estimateLeft({ character: [...SPEECH_TEXT].length }),
+    name: 'speech, line stream',
+    kind: 'speech',
+    protocol: 'speech',
+    leftBill: estimateLeft({ character: [...SPEECH_TEXT].length }),
+    send: (gw) =>
+      postJson(gw, '/v1/audio/speech/unidirectional?model=sandbox-tts', { req_params: { text: SPEECH_TEXT, speaker: 'zh_female_vv_uranus_bigtts' } }),
+  }),
+  syncFamily({
+    name: 'speech, OpenAI audio',
+    kind: 'speech',
+    protocol: 'audio',
+    leftBill: estimateLeft({ character: [...SPEECH_TEXT].length }),
     // the audio is decoded from the lines: a broken first line fails the call before any audio
     failsBeforeFirstByte: ['malformed'],
     send: (gw) => postJson(gw, '/v1/audio/speech', { model: 'sandbox-tts', input: SPEECH_TEXT, voice: 'alloy' }),
@@ -196,10 +241,18 @@ export const SYNC_FAMILIES: Family[] = [
   syncFamily({ name: 'search', kind: 'search', send: (gw) => postJson(gw, '/v1/search', { Type: 'web', Query: 'fault matrix' }) }),
   syncFamily({
     // its upstream is a WebSocket of frames even when the caller's answer is one JSON: drops and errors apply
-    name: 'speech translation, s2t', kind: 'ast', send: translation('s2t', 1_000), framedUpstream: true, refusal: 'upstream_failed',
+    name: 'speech translation, s2t',
+    kind: 'ast',
+    send: translation('s2t', 1_000),
+    framedUpstream: true,
+    refusal: 'upstream_failed',
   }),
   syncFamily({
-    name: 'speech translation, s2s', kind: 'ast', protocol: 'audio', send: translation('s2s', 2_000), refusal: 'upstream_failed',
+    name: 'speech translation, s2s',
+    kind: 'ast',
+    protocol: 'audio',
+    send: translation('s2s', 2_000),
+    refusal: 'upstream_failed',
     // 2 s of audio: the hold's estimate, 25 input and 10 output tokens a second
     leftBill: estimateLeft({ input_token: 50, output_token: 20 }),
     // the broken frame is the session's first: no audio was made

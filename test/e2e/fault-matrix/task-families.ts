@@ -42,14 +42,22 @@ interface TaskRow {
 }
 
 async function taskOf(gw: TestGateway, accountId: string, kind: TaskKind): Promise<TaskRow | undefined> {
-  return gw.gateway.store.db.selectFrom('tasks').select(['id', 'status', 'error']).where('account_id', '=', accountId).where('kind', '=', kind).executeTakeFirst();
+  return gw.gateway.store.db
+    .selectFrom('tasks')
+    .select(['id', 'status', 'error'])
+    .where('account_id', '=', accountId)
+    .where('kind', '=', kind)
+    .executeTakeFirst();
 }
 
 async function endedTask(gw: TestGateway, accountId: string, kind: TaskKind): Promise<TaskRow> {
-  return waitFor(async () => {
-    const task = await taskOf(gw, accountId, kind);
-    return task && ['succeeded', 'failed', 'cancelled'].includes(task.status) && task;
-  }, { timeoutMs: 15_000 });
+  return waitFor(
+    async () => {
+      const task = await taskOf(gw, accountId, kind);
+      return task && ['succeeded', 'failed', 'cancelled'].includes(task.status) && task;
+    },
+    { timeoutMs: 15_000 },
+  );
 }
 
 /** The sandbox rules of the cell: the fault where the phase says, and a slow create when the caller leaves during it. */
@@ -94,14 +102,18 @@ async function runTask(spec: TaskSpec, ctx: CellContext, prepared: Record<string
     const seen = `${spec.name}: the create answered ${answer.status} ${answer.text.slice(0, 300)}`;
     const body = answer.text ? JSON.parse(answer.text) : undefined;
     if (spec.phase !== 'submit') assert.equal(answer.status, 200, seen);
-    else if (fault === '4xx') assert.deepEqual([answer.status, body.type, /^upstream refused the request/.test(body.error)], [400, 'invalid_request_error', true], seen);
+    else if (fault === '4xx')
+      assert.deepEqual([answer.status, body.type, /^upstream refused the request/.test(body.error)], [400, 'invalid_request_error', true], seen);
     else assert.deepEqual({ status: answer.status, body }, UPSTREAM_FAILED, seen);
   } else if (spec.submitPath) {
     await leaveWhileUpstreamWorks(gw, send, { kind: spec.kind, path: spec.submitPath });
   } else {
     // images ask no upstream during the create: the caller leaves once its task exists, answered or not
     const controller = new AbortController();
-    const sent = send(controller.signal).then((res) => res.body.dump(), () => undefined);
+    const sent = send(controller.signal).then(
+      (res) => res.body.dump(),
+      () => undefined,
+    );
     await waitFor(() => taskOf(gw, accountId, spec.taskKind), { timeoutMs: 5_000, intervalMs: 10 });
     controller.abort();
     await sent;
@@ -135,8 +147,15 @@ const taskFamily = (spec: TaskSpec): Family => ({
 
 const VIDEO_BODY = { model: 'sandbox-video', content: [{ type: 'text', text: 'fault matrix' }], duration: 5 };
 const video = (name: string, path: string, phase: Phase): TaskSpec => ({
-  name, taskKind: 'video', kind: 'video', phase, create: { path, body: () => VIDEO_BODY }, read: (id) => `/v1/videos/generations/${id}`,
-  submitPath: ARK_TASKS_PATH, pollPath: `${ARK_TASKS_PATH}/`, missingTaskFailsAtOnce: true,
+  name,
+  taskKind: 'video',
+  kind: 'video',
+  phase,
+  create: { path, body: () => VIDEO_BODY },
+  read: (id) => `/v1/videos/generations/${id}`,
+  submitPath: ARK_TASKS_PATH,
+  pollPath: `${ARK_TASKS_PATH}/`,
+  missingTaskFailsAtOnce: true,
 });
 
 /** Erase needs a video of the account, generated here and succeeded: made before any fault is in place. */
@@ -148,14 +167,24 @@ async function sourceVideo({ gw, key, accountId }: CellContext): Promise<Record<
   return { videoTaskId: task.id };
 }
 const erase = (phase: Phase): TaskSpec => ({
-  name: `subtitle erase, ${phase}`, taskKind: 'erase', kind: 'erase', phase, prepare: sourceVideo,
+  name: `subtitle erase, ${phase}`,
+  taskKind: 'erase',
+  kind: 'erase',
+  phase,
+  prepare: sourceVideo,
   create: { path: '/v1/videos/erase-subtitle', body: (prepared) => ({ video_task_id: prepared.videoTaskId }) },
-  read: (id) => `/v1/videos/erase-subtitle/${id}`, submitPath: ERASE_PATHS.submit, pollPath: ERASE_PATHS.task(''), missingTaskFailsAtOnce: true,
+  read: (id) => `/v1/videos/erase-subtitle/${id}`,
+  submitPath: ERASE_PATHS.submit,
+  pollPath: ERASE_PATHS.task(''),
+  missingTaskFailsAtOnce: true,
 });
 
 const AUDIO_URL = 'https://media.example.com/meeting.mp3?duration_s=30';
 const minutes = (model: 'vendor-minutes' | 'service-minutes', phase: Phase): TaskSpec => ({
-  name: `${model}, ${phase}`, taskKind: 'minutes', kind: 'minutes', phase,
+  name: `${model}, ${phase}`,
+  taskKind: 'minutes',
+  kind: 'minutes',
+  phase,
   create: { path: '/v1/audio/minutes', body: () => ({ model, file_url: AUDIO_URL, ...(model === 'vendor-minutes' && { all_activate: true }) }) },
   read: (id) => `/v1/audio/minutes/${id}`,
   submitPath: model === 'vendor-minutes' ? MINUTES_PATHS.larkSubmit : MINUTES_PATHS.asrSubmit,
@@ -164,8 +193,12 @@ const minutes = (model: 'vendor-minutes' | 'service-minutes', phase: Phase): Tas
 
 export const TASK_FAMILIES: Family[] = [
   taskFamily({
-    name: 'images, generation', taskKind: 'image', kind: 'images', phase: 'generation',
-    create: { path: '/v1/images/async', body: () => ({ model: 'sandbox-image', prompt: 'fault matrix' }) }, read: (id) => `/v1/images/async/${id}`,
+    name: 'images, generation',
+    taskKind: 'image',
+    kind: 'images',
+    phase: 'generation',
+    create: { path: '/v1/images/async', body: () => ({ model: 'sandbox-image', prompt: 'fault matrix' }) },
+    read: (id) => `/v1/images/async/${id}`,
   }),
   taskFamily(video('video, create', '/v1/videos/generations', 'submit')),
   taskFamily(video('video, create on the ARK path', ARK_TASKS_PATH, 'submit')),

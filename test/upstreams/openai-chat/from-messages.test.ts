@@ -29,12 +29,15 @@ test('a document by URL is refused, naming the block', () => {
     max_tokens: 10,
     messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } }] }],
   };
-  assert.throws(() => messagesToChatRequest(request, opts), (error: unknown) => {
-    assert.ok(error instanceof GatewayError);
-    assert.equal(error.status, 400);
-    assert.match(error.message, /^messages\[0\]\.content\[0\]\.source: /);
-    return true;
-  });
+  assert.throws(
+    () => messagesToChatRequest(request, opts),
+    (error: unknown) => {
+      assert.ok(error instanceof GatewayError);
+      assert.equal(error.status, 400);
+      assert.match(error.message, /^messages\[0\]\.content\[0\]\.source: /);
+      return true;
+    },
+  );
 });
 
 test('custom tools become functions, server tools are dropped, and disable_parallel_tool_use turns parallel calls off', () =>
@@ -48,7 +51,6 @@ test('tool_choice none becomes none', () => translates('request-tool-choice-none
 
 test('tool_choice is left out when no tool survives translation', () => translates('request-tool-choice-without-tools'));
 
-test('tool uses become tool_calls and tool results become tool messages ahead of the same turn\'s user content', () =>
-  translates('request-tool-round-trip'));
+test("tool uses become tool_calls and tool results become tool messages ahead of the same turn's user content", () => translates('request-tool-round-trip'));
 
 test('a streamed request asks the upstream for usage', () => translates('request-streaming'));

@@ -35,22 +35,18 @@ test('plain text streams as one text block, closed by a message_delta carrying t
 test('text then a tool call: the text block closes before the tool_use block opens, cached tokens reported apart', () =>
   translates('stream-text-then-tool-call'));
 
-test('two parallel tool calls become two tool_use blocks, one after the other', () =>
-  translates('stream-text-then-parallel-tool-calls'));
+test('two parallel tool calls become two tool_use blocks, one after the other', () => translates('stream-text-then-parallel-tool-calls'));
 
 test('a fragment carrying id, name and all arguments starts its block and delivers the arguments', () =>
   translates('stream-tool-call-arguments-in-first-fragment'));
 
-test('content and finish in one chunk: the content is kept and the finish waits for usage', () =>
-  translates('stream-content-and-finish-in-one-chunk'));
+test('content and finish in one chunk: the content is kept and the finish waits for usage', () => translates('stream-content-and-finish-in-one-chunk'));
 
 test('reasoning streams as a thinking block, closed before the text block', () => translates('stream-reasoning-then-text'));
 
-test('a stream ending without usage or finish ends the turn on the estimate and a token per generated chunk', () =>
-  translates('stream-ended-without-usage'));
+test('a stream ending without usage or finish ends the turn on the estimate and a token per generated chunk', () => translates('stream-ended-without-usage'));
 
-test('[DONE] before the usage chunk sends the held finish on the estimate, and nothing follows message_stop', () =>
-  translates('stream-done-before-usage'));
+test('[DONE] before the usage chunk sends the held finish on the estimate, and nothing follows message_stop', () => translates('stream-done-before-usage'));
 
 test('a failure mid-block ends with an error event and closes nothing', () => translates('stream-fails-mid-block'));
 
@@ -58,8 +54,7 @@ test('content after the finish is dropped', () => translates('stream-content-aft
 
 test('an upstream that sends nothing still gets a whole, empty message', () => translates('stream-empty'));
 
-test('a new id on tool call index 0 is a new block, and a tool turn finished with stop reports tool_use', () =>
-  translates('stream-calls-sharing-index-zero'));
+test('a new id on tool call index 0 is a new block, and a tool turn finished with stop reports tool_use', () => translates('stream-calls-sharing-index-zero'));
 
 test('an event is framed with its type as the SSE event name', () => {
   const frames = [{ type: 'ping' }, { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'a\nb' } }] as const;
@@ -70,5 +65,4 @@ test('an event is framed with its type as the SSE event name', () => {
   );
 });
 
-test('a failure after finish and usage came ends the message whole instead of with an error', () =>
-  translates('stream-fails-after-usage'));
+test('a failure after finish and usage came ends the message whole instead of with an error', () => translates('stream-fails-after-usage'));

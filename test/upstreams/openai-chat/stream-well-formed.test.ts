@@ -22,19 +22,23 @@ const usage = fc.record({
   completion_tokens: fc.nat(500),
   prompt_tokens_details: fc.option(fc.record({ cached_tokens: fc.nat(600) }), { nil: undefined }),
 });
-const chunk: fc.Arbitrary<ChatCompletionChunk> = fc.record({
-  choices: fc.oneof(
-    fc.constant([]),
-    fc.tuple(
-      fc.record(
-        { content: piece, reasoning_content: piece, tool_calls: fc.option(fc.array(fragment, { maxLength: 3 }), { nil: undefined }) },
-        { requiredKeys: [] },
-      ),
-      fc.constantFrom(null, null, null, 'stop', 'length', 'tool_calls', 'content_filter'),
-    ).map(([delta, finish]) => [{ index: 0, delta, finish_reason: finish }]),
-  ),
-  usage: fc.option(usage, { nil: null }),
-}).map((c) => ({ id: 'chatcmpl-1', object: 'chat.completion.chunk' as const, ...c }) as ChatCompletionChunk);
+const chunk: fc.Arbitrary<ChatCompletionChunk> = fc
+  .record({
+    choices: fc.oneof(
+      fc.constant([]),
+      fc
+        .tuple(
+          fc.record(
+            { content: piece, reasoning_content: piece, tool_calls: fc.option(fc.array(fragment, { maxLength: 3 }), { nil: undefined }) },
+            { requiredKeys: [] },
+          ),
+          fc.constantFrom(null, null, null, 'stop', 'length', 'tool_calls', 'content_filter'),
+        )
+        .map(([delta, finish]) => [{ index: 0, delta, finish_reason: finish }]),
+    ),
+    usage: fc.option(usage, { nil: null }),
+  })
+  .map((c) => ({ id: 'chatcmpl-1', object: 'chat.completion.chunk' as const, ...c }) as ChatCompletionChunk);
 const ending = fc.constantFrom('end' as const, 'fail' as const, 'none' as const);
 
 const DELTA_OF = { text: 'text_delta', tool_use: 'input_json_delta', thinking: 'thinking_delta', redacted_thinking: '-' };
@@ -92,10 +96,17 @@ test('any chunk sequence, ended or failed, gives a well-formed event stream that
       const failed = end === 'fail' && !events.some((e) => e.type === 'message_delta');
       if (end === 'fail') events.push(...stream.fail('boom'));
       else events.push(...stream.end()); // 'none' ends on a clean EOF, the same call as [DONE]
-      assert.deepEqual(after.flatMap((c) => stream.push(c)), [], 'nothing after the end');
+      assert.deepEqual(
+        after.flatMap((c) => stream.push(c)),
+        [],
+        'nothing after the end',
+      );
       assert.deepEqual([...stream.end(), ...stream.fail('again')], []);
       if (failed && chunks.length === 0) {
-        assert.deepEqual(events.map((e) => e.type), ['error']);
+        assert.deepEqual(
+          events.map((e) => e.type),
+          ['error'],
+        );
         return;
       }
       assertWellFormed(events, failed);

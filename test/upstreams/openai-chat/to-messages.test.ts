@@ -22,8 +22,7 @@ test('text comes before tool_use, and a tool turn that finished with stop still 
 
 test('cached and cache-written tokens come out of input_tokens and are reported apart', () => translates('response-cached-usage'));
 
-test('null content without usage gives no blocks, zero usage, and content_filter reports refusal', () =>
-  translates('response-null-content-filtered'));
+test('null content without usage gives no blocks, zero usage, and content_filter reports refusal', () => translates('response-null-content-filtered'));
 
 test('a refusal with null content is sent as text', () => translates('response-refusal-text'));
 

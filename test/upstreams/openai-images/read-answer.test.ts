@@ -5,7 +5,11 @@ import { MalformedAnswerError } from '../../../src/upstreams/malformed.js';
 import { readImagesAnswer } from '../../../src/upstreams/openai-images/client.js';
 
 test('an images answer with urls or base64 entries is read as it came', () => {
-  const answer = { created: 1_700_000_000, data: [{ url: 'https://img/1.png' }, { b64_json: 'iVBORw0KGgo=' }], usage: { input_tokens: 3, output_tokens: 1056 } };
+  const answer = {
+    created: 1_700_000_000,
+    data: [{ url: 'https://img/1.png' }, { b64_json: 'iVBORw0KGgo=' }],
+    usage: { input_tokens: 3, output_tokens: 1056 },
+  };
   assert.deepEqual(readImagesAnswer(JSON.stringify(answer)), answer);
 });
 

@@ -4,11 +4,11 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { after, test } from 'node:test';
-import { WebSocket, WebSocketServer, type ServerOptions } from 'ws';
-import { AstUpstreamError, translateSpeech, type TranslateSpeechArgs } from '../../../src/upstreams/volc-ast/client.js';
+import { type ServerOptions, type WebSocket, WebSocketServer } from 'ws';
+import { AstUpstreamError, type TranslateSpeechArgs, translateSpeech } from '../../../src/upstreams/volc-ast/client.js';
 import {
-  EVENT,
   decodeTranslateRequest,
+  EVENT,
   encodeTranslateResponse,
   type MessageInit,
   type TranslateRequest,
@@ -72,17 +72,30 @@ async function serve(script: (session: Session) => Promise<void> | void, options
 
 const pcm = (bytes: number) => Buffer.from(Array.from({ length: bytes }, (_, i) => i % 251));
 const base = (baseUrl: string, over: Partial<TranslateSpeechArgs> = {}): TranslateSpeechArgs => ({
-  baseUrl, appId: 'app-1', accessKey: 'key-1', mode: 's2t', sourceLanguage: 'zh', targetLanguage: 'en',
-  pcm: pcm(8000), signal: new AbortController().signal, ...over,
+  baseUrl,
+  appId: 'app-1',
+  accessKey: 'key-1',
+  mode: 's2t',
+  sourceLanguage: 'zh',
+  targetLanguage: 'en',
+  pcm: pcm(8000),
+  signal: new AbortController().signal,
+  ...over,
 });
-const astError = (kind: string, extra: Record<string, unknown> = {}) => (error: unknown) => {
-  assert.ok(error instanceof AstUpstreamError, `expected an AstUpstreamError, got ${String(error)}`);
-  assert.equal(error.kind, kind, error.message);
-  for (const [key, value] of Object.entries(extra)) {
-    assert.deepEqual(key === 'message' ? (value as RegExp).test(error.message) : (error as unknown as Record<string, unknown>)[key], key === 'message' ? true : value, key);
-  }
-  return true;
-};
+const astError =
+  (kind: string, extra: Record<string, unknown> = {}) =>
+  (error: unknown) => {
+    assert.ok(error instanceof AstUpstreamError, `expected an AstUpstreamError, got ${String(error)}`);
+    assert.equal(error.kind, kind, error.message);
+    for (const [key, value] of Object.entries(extra)) {
+      assert.deepEqual(
+        key === 'message' ? (value as RegExp).test(error.message) : (error as unknown as Record<string, unknown>)[key],
+        key === 'message' ? true : value,
+        key,
+      );
+    }
+    return true;
+  };
 
 test('s2t: the session is opened with our headers and config, the PCM is sent in 100 ms frames, and the final text comes back', async () => {
   let start: TranslateRequest | undefined;
@@ -120,12 +133,15 @@ test('s2t: the session is opened with our headers and config, the PCM is sent in
     source_audio: { format: 'wav', codec: 'raw', rate: 16_000, bits: 16, channel: 1, binary_data: Buffer.alloc(0) },
     request: { mode: 's2t', source_language: 'zh', target_language: 'en', voice: '' },
   });
-  assert.deepEqual(audio.map((r) => [r.event, r.request_meta?.SessionID, r.source_audio?.binary_data.length ?? 0]), [
-    [EVENT.TaskRequest, sessionId, 3200],
-    [EVENT.TaskRequest, sessionId, 3200],
-    [EVENT.TaskRequest, sessionId, 1600],
-    [EVENT.FinishSession, sessionId, 0],
-  ]);
+  assert.deepEqual(
+    audio.map((r) => [r.event, r.request_meta?.SessionID, r.source_audio?.binary_data.length ?? 0]),
+    [
+      [EVENT.TaskRequest, sessionId, 3200],
+      [EVENT.TaskRequest, sessionId, 3200],
+      [EVENT.TaskRequest, sessionId, 1600],
+      [EVENT.FinishSession, sessionId, 0],
+    ],
+  );
   assert.deepEqual(Buffer.concat(audio.map((r) => r.source_audio?.binary_data ?? Buffer.alloc(0))), pcm(8000));
 });
 
@@ -196,7 +212,7 @@ test('a SessionFailed before the session starts (bad credentials) is not worth r
   await assert.rejects(translateSpeech(base(baseUrl)), astError('session_failed', { statusCode: 45_000_001, retryable: false }));
 });
 
-test('an abort mid-session closes the socket and rejects with the signal\'s reason', async () => {
+test("an abort mid-session closes the socket and rejects with the signal's reason", async () => {
   const controller = new AbortController();
   const reason = new Error('client closed the connection');
   const { baseUrl, sessions } = await serve(async (s) => {
@@ -227,7 +243,7 @@ test('a refused connection rejects with a connection error', async () => {
   await assert.rejects(translateSpeech(base(`http://127.0.0.1:${port}`)), astError('connection', { message: /ECONNREFUSED/, retryable: true }));
 });
 
-test('a refused upgrade reports the status, the upstream\'s message and its log id', async () => {
+test("a refused upgrade reports the status, the upstream's message and its log id", async () => {
   const { baseUrl } = await serve(() => undefined, {
     verifyClient: (_info, done) => done(false, 401, 'Unauthorized', { 'X-Api-Message': 'invalid access key', 'X-Tt-Logid': 'log-401' }),
   });
@@ -291,7 +307,17 @@ test('an onAudio that throws ends the call with its own error', async () => {
   });
   const broken = new Error('the reader went away');
 
-  await assert.rejects(translateSpeech(base(baseUrl, { mode: 's2s', onAudio: () => { throw broken; } })), (error) => error === broken);
+  await assert.rejects(
+    translateSpeech(
+      base(baseUrl, {
+        mode: 's2s',
+        onAudio: () => {
+          throw broken;
+        },
+      }),
+    ),
+    (error) => error === broken,
+  );
 });
 
 test('a PCM source read in odd-sized pieces reaches the upstream as the same bytes in 100 ms frames', async () => {

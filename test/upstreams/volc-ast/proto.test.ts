@@ -2,12 +2,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
-  EVENT,
-  ProtoDecodeError,
   decodeTranslateRequest,
   decodeTranslateResponse,
+  EVENT,
   encodeTranslateRequest,
   encodeTranslateResponse,
+  ProtoDecodeError,
 } from '../../../src/upstreams/volc-ast/proto.js';
 
 /** Hex with spaces, `'text'` runs as UTF-8 and `//` comments, so the bytes below read like a protoc dump. */

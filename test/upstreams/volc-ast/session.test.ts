@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { EVENT, type ResponseMeta, type TranslateResponse } from '../../../src/upstreams/volc-ast/proto.js';
-import { TranslationCollector, isTransientFailure } from '../../../src/upstreams/volc-ast/session.js';
+import { isTransientFailure, TranslationCollector } from '../../../src/upstreams/volc-ast/session.js';
 
 const meta = (over: Partial<ResponseMeta> = {}): ResponseMeta => ({ SessionID: 's', Sequence: 0, StatusCode: 0, Message: '', ...over });
 const said = (event: number, over: Partial<TranslateResponse> = {}): TranslateResponse => ({ event, data: Buffer.alloc(0), text: '', ...over });
@@ -20,7 +20,8 @@ test('final source and translated sentences are joined with spaces in order; par
     said(EVENT.SourceSubtitleEnd, { text: 'Again.' }),
     said(EVENT.SourceSubtitleEnd, { text: '   ' }),
     said(EVENT.TranslationSubtitleEnd, { text: 'Encore.' }),
-  ]) collector.observe(response);
+  ])
+    collector.observe(response);
   assert.deepEqual(
     { started: collector.started, source: collector.sourceText, text: collector.text, outcome: collector.outcome },
     { started: true, source: 'Hello there. Again.', text: 'Bonjour. Encore.', outcome: { state: 'running' } },

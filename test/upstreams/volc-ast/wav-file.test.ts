@@ -38,15 +38,41 @@ test('a plain WAV on disk is inspected as in memory', async () => {
   const bytes = makeWav({ ms: 1_500 });
   assert.deepEqual(await inspectWavFile(onDisk(bytes)), inspectWav(bytes));
   assert.deepEqual(await inspectWavFile(onDisk(bytes)), {
-    ok: true, sampleRate: 16_000, channels: 1, bitsPerSample: 16, audioFormat: 1, dataOffset: 44, dataLength: 48_000, durationMs: 1500,
+    ok: true,
+    sampleRate: 16_000,
+    channels: 1,
+    bitsPerSample: 16,
+    audioFormat: 1,
+    dataOffset: 44,
+    dataLength: 48_000,
+    durationMs: 1500,
   });
 });
 
 test('any sequence of chunks, sizes that lie, and a cut anywhere give the same answer from disk as from memory', async () => {
-  const anyChunk = fc.oneof(
-    fc.record({ id: fc.constant('fmt '), body: fc.record({ format: fc.constantFrom(1, 3, 0xfffe), channels: fc.integer({ min: 0, max: 3 }), rate: fc.constantFrom(0, 8_000, 16_000), bits: fc.constantFrom(0, 8, 16), extra: fc.integer({ min: 0, max: 40 }) }).map(fmt) }),
-    fc.record({ id: fc.constantFrom('data', 'JUNK', 'LIST', 'fmt '), body: fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a)) }),
-  ).chain((c) => fc.record({ id: fc.constant(c.id), body: fc.constant(c.body), lie: fc.option(fc.constantFrom(0, 1, 0xffffffff, c.body.length + 1_000), { nil: undefined }) }));
+  const anyChunk = fc
+    .oneof(
+      fc.record({
+        id: fc.constant('fmt '),
+        body: fc
+          .record({
+            format: fc.constantFrom(1, 3, 0xfffe),
+            channels: fc.integer({ min: 0, max: 3 }),
+            rate: fc.constantFrom(0, 8_000, 16_000),
+            bits: fc.constantFrom(0, 8, 16),
+            extra: fc.integer({ min: 0, max: 40 }),
+          })
+          .map(fmt),
+      }),
+      fc.record({ id: fc.constantFrom('data', 'JUNK', 'LIST', 'fmt '), body: fc.uint8Array({ maxLength: 300 }).map((a) => Buffer.from(a)) }),
+    )
+    .chain((c) =>
+      fc.record({
+        id: fc.constant(c.id),
+        body: fc.constant(c.body),
+        lie: fc.option(fc.constantFrom(0, 1, 0xffffffff, c.body.length + 1_000), { nil: undefined }),
+      }),
+    );
   await fc.assert(
     fc.asyncProperty(fc.array(anyChunk, { maxLength: 6 }), fc.option(fc.nat(2_000), { nil: undefined }), async (chunks, cut) => {
       const body = Buffer.concat(chunks.map((c) => chunk(c.id, c.body, c.lie ?? c.body.length)));

@@ -51,7 +51,14 @@ const simple = (o: Parameters<typeof fmtBody>[0] = {}, data = samples(3200)) => 
 test('a 16 kHz mono 16-bit PCM file is accepted, with its data located and its duration measured', () => {
   const file = simple({}, samples(32_000));
   assert.deepEqual(inspectWav(file), {
-    ok: true, sampleRate: 16_000, channels: 1, bitsPerSample: 16, audioFormat: 1, dataOffset: 44, dataLength: 32_000, durationMs: 1000,
+    ok: true,
+    sampleRate: 16_000,
+    channels: 1,
+    bitsPerSample: 16,
+    audioFormat: 1,
+    dataOffset: 44,
+    dataLength: 32_000,
+    durationMs: 1000,
   });
   assert.equal(checkTranslationWav(file), undefined);
 });
@@ -66,7 +73,14 @@ test('unknown chunks, odd sizes and their pad bytes are stepped over to reach fm
   ]);
   const info = inspectWav(file);
   assert.deepEqual(info, {
-    ok: true, sampleRate: 16_000, channels: 1, bitsPerSample: 16, audioFormat: 1, dataOffset: 12 + 12 + 24 + 26 + 8, dataLength: 6400, durationMs: 200,
+    ok: true,
+    sampleRate: 16_000,
+    channels: 1,
+    bitsPerSample: 16,
+    audioFormat: 1,
+    dataOffset: 12 + 12 + 24 + 26 + 8,
+    dataLength: 6400,
+    durationMs: 200,
   });
   assert.equal(file.subarray(info.ok ? info.dataOffset : 0, (info.ok ? info.dataOffset : 0) + 6400).equals(samples(6400)), true);
 });
@@ -79,7 +93,14 @@ test('data before fmt is still found', () => {
 test('WAVE_FORMAT_EXTENSIBLE with the PCM sub-format counts as PCM', () => {
   const file = wav([chunk('fmt ', fmtBody({ subformat: 1 })), chunk('data', samples(3200))]);
   assert.deepEqual(inspectWav(file), {
-    ok: true, sampleRate: 16_000, channels: 1, bitsPerSample: 16, audioFormat: 1, dataOffset: 12 + 48 + 8, dataLength: 3200, durationMs: 100,
+    ok: true,
+    sampleRate: 16_000,
+    channels: 1,
+    bitsPerSample: 16,
+    audioFormat: 1,
+    dataOffset: 12 + 48 + 8,
+    dataLength: 3200,
+    durationMs: 100,
   });
   assert.equal(checkTranslationWav(file), undefined);
 });
@@ -109,12 +130,25 @@ test('each wrong property is named on its own', () => {
 
 test('properties of a wrong file are still reported exactly', () => {
   assert.deepEqual(inspectWav(simple({ sampleRate: 44_100, channels: 2, bits: 24 }, samples(44_100 * 6))), {
-    ok: true, sampleRate: 44_100, channels: 2, bitsPerSample: 24, audioFormat: 1, dataOffset: 44, dataLength: 264_600, durationMs: 1000,
+    ok: true,
+    sampleRate: 44_100,
+    channels: 2,
+    bitsPerSample: 24,
+    audioFormat: 1,
+    dataOffset: 44,
+    dataLength: 264_600,
+    durationMs: 1000,
   });
 });
 
 test('files that are not RIFF/WAVE are refused as such', () => {
-  for (const file of [Buffer.alloc(0), Buffer.from('RIFF'), Buffer.from('ID3\x04 some mp3 bytes'), wav([], 'RIFX'), wav([chunk('fmt ', fmtBody({}))], 'RIFF', 'AVI ')]) {
+  for (const file of [
+    Buffer.alloc(0),
+    Buffer.from('RIFF'),
+    Buffer.from('ID3\x04 some mp3 bytes'),
+    wav([], 'RIFX'),
+    wav([chunk('fmt ', fmtBody({}))], 'RIFF', 'AVI '),
+  ]) {
     assert.deepEqual(inspectWav(file), { ok: false, problem: 'not a RIFF/WAVE file' });
     assert.equal(checkTranslationWav(file), 'file: not a RIFF/WAVE file');
   }

@@ -30,14 +30,18 @@ test('a result file within the limit is read as JSON', async () => {
 
 test('a result file on a refused address is never requested', async () => {
   served.length = 0;
-  await assert.rejects(fetchResultFile(`${base}/small.json`, signal, { allowPrivate: false, maxBytes: 1_000 }), (error) =>
-    error instanceof RefusedUrlError && error.message === 'result file: refused address 127.0.0.1 (loopback)');
+  await assert.rejects(
+    fetchResultFile(`${base}/small.json`, signal, { allowPrivate: false, maxBytes: 1_000 }),
+    (error) => error instanceof RefusedUrlError && error.message === 'result file: refused address 127.0.0.1 (loopback)',
+  );
   assert.deepEqual(served, []);
 });
 
 test('a result file past the limit fails the read instead of filling memory', async () => {
-  await assert.rejects(fetchResultFile(`${base}/big.json`, signal, allowed), (error) =>
-    error instanceof ResultFileTooLargeError && error.message === 'result file is larger than 1000 bytes');
+  await assert.rejects(
+    fetchResultFile(`${base}/big.json`, signal, allowed),
+    (error) => error instanceof ResultFileTooLargeError && error.message === 'result file is larger than 1000 bytes',
+  );
 });
 
 test('a redirect is not followed', async () => {

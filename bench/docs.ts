@@ -1,0 +1,78 @@
+// Where results go: a JSON file in the temporary directory by default; with --write-docs, a
+// section of docs/benchmarks.json and the generated parts of docs/benchmarks.md (between markers,
+// so the prose around them is left as written).
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ROOT } from './processes.js';
+
+export type ResultSection = 'results' | 'sweep' | 'ledger';
+
+const DOCS_JSON = path.join(ROOT, 'docs', 'benchmarks.json');
+const DOCS_MARKDOWN = path.join(ROOT, 'docs', 'benchmarks.md');
+
+/** What every result set says about how it was made. */
+export interface RunEnvironment {
+  date: string;
+  node: string;
+  cores: number;
+  cpuModel: string;
+  platform: string;
+  /** The machine's 1-minute load average when the run began: other work on it skews every figure. */
+  loadAverage: number;
+  /** The code measured: the commit, `+changes` when the work tree differed from it. */
+  commit: string;
+}
+
+export function runEnvironment(): RunEnvironment {
+  return {
+    date: new Date().toISOString(),
+    node: process.version,
+    cores: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
+    platform: `${os.type()} ${os.release()} ${os.arch()}`,
+    loadAverage: Number(os.loadavg()[0]?.toFixed(2)),
+    commit: currentCommit(),
+  };
+}
+
+function currentCommit(): string {
+  const git = (...args: string[]) => spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
+  const head = git('rev-parse', '--short', 'HEAD');
+  if (head.status !== 0) return 'unknown';
+  const changed = git('status', '--porcelain', '--untracked-files=no', '--', 'src').stdout.trim() !== '';
+  return `${head.stdout.trim()}${changed ? '+changes' : ''}`;
+}
+
+/** Writes one section's JSON; returns the file written. */
+export function writeJson(section: ResultSection, data: unknown, writeDocs: boolean): string {
+  if (!writeDocs) {
+    const file = path.join(os.tmpdir(), 'tollroute-bench', `latest-${section}.json`);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, `${JSON.stringify(data, null, 2)}\n`);
+    return file;
+  }
+  // The other sections are kept: each run replaces only its own.
+  let all: Record<string, unknown> = {};
+  try {
+    all = JSON.parse(readFileSync(DOCS_JSON, 'utf8')) as Record<string, unknown>;
+  } catch {
+    // none yet, or unreadable: start afresh
+  }
+  all[section] = data;
+  writeFileSync(DOCS_JSON, `${JSON.stringify(all, null, 2)}\n`);
+  return DOCS_JSON;
+}
+
+/** Replaces what lies between `<!-- bench:<name>:start -->` and `<!-- bench:<name>:end -->` in docs/benchmarks.md. */
+export function writeMarkdownSection(name: string, content: string): string {
+  const start = `<!-- bench:${name}:start -->`;
+  const end = `<!-- bench:${name}:end -->`;
+  const text = readFileSync(DOCS_MARKDOWN, 'utf8');
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  if (from < 0 || to < from) throw new Error(`${DOCS_MARKDOWN}: the markers ${start} … ${end} are missing`);
+  writeFileSync(DOCS_MARKDOWN, `${text.slice(0, from + start.length)}\n${content.trim()}\n${text.slice(to)}`);
+  return DOCS_MARKDOWN;
+}

@@ -1,0 +1,133 @@
+// The HTTP bench: start the targets, measure each scenario, print the report, write the results.
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type RunEnvironment, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
+import { type MeasureSettings, ScenarioMeasurer, type ScenarioResult } from './measure.js';
+import type { BenchOptions } from './options.js';
+import { baselineNotes, checkTargets, emptyRunNotes, figuresTable, gatewayToFloorTable, sweepTables, type TargetCheck, targetsTable } from './report.js';
+import { buildScenarios, type SweepGroup } from './scenarios.js';
+import { buildDist, startTargets } from './targets.js';
+import { findWrk, wrkVersion } from './wrk.js';
+
+const MAX_ERROR_RATE = 0.01;
+const WRK_MISSING = 'wrk not found (or BENCH_WRK=none): load from the undici fallback in this process, which may itself limit the rates (apt-get install wrk)';
+
+interface HttpBenchResults {
+  environment: RunEnvironment;
+  settings: { rounds: number; seconds: number; warmupSeconds: number; ttfbSeconds: number; loadGenerator: string; wrkThreads: number | null };
+  scenarios: Record<string, ScenarioResult>;
+  targets: TargetCheck[];
+  gatewayLogBytes: number | null;
+}
+
+/** Resolves with the exit code: 0 when every run stayed under the error rate, targets met or not. */
+export async function runHttpBench(options: BenchOptions, interrupted: Promise<never>): Promise<number> {
+  buildDist();
+  const wrk = findWrk();
+  const loadGenerator = wrk ? `${wrkVersion(wrk)} (${options.wrkThreads} thread${options.wrkThreads > 1 ? 's' : ''})` : 'undici fallback (no wrk)';
+  const workDir = mkdtempSync(path.join(os.tmpdir(), 'tollroute-bench-'));
+  try {
+    const targets = await startTargets(workDir, interrupted);
+    try {
+      const { defaults, sweep, sweepGroups } = buildScenarios(targets.gatewayKey);
+      const chosen = (options.sweep ? sweep : defaults).filter((s) => options.only.length === 0 || options.only.includes(s.name));
+      if (chosen.length === 0) throw new Error(`no scenario named ${options.only.join(', ')}`);
+      const environment = runEnvironment();
+      const settings: MeasureSettings = { ...options, wrk, workDir };
+      const out = (line: string) => process.stdout.write(`${line}\n`);
+      out(`tollroute bench${options.sweep ? ' (sweep)' : ''}: ${describeEnvironment(environment, settings, loadGenerator)}`);
+      out(`  pids: sandbox ${targets.sandbox.pid}, floor ${targets.processes.floor.pid}, gateway ${targets.processes.gateway.pid}`);
+      if (!wrk) out(`  ${WRK_MISSING}`);
+
+      const measurer = new ScenarioMeasurer(targets, settings, out);
+      const results: ScenarioResult[] = [];
+      for (const scenario of chosen) results.push(await measurer.measure(scenario));
+      const checks = checkTargets(results);
+
+      out(`\n${figuresTable(results, 'text')}`);
+      for (const note of [...baselineNotes(results), ...emptyRunNotes(results)]) out(`  ${note}`);
+      out(`\n${gatewayToFloorTable(results, 'text')}`);
+      if (options.sweep) out(`\n${sweepTables(results, sweepGroups, 'text')}`);
+      if (checks.length > 0) out(`\ntargets (issue 10), against the floor and direct of this run:\n${targetsTable(checks, 'text')}`);
+      if (!wrk) out(`\n${WRK_MISSING}`);
+
+      const data: HttpBenchResults = {
+        environment,
+        settings: { ...pick(options), loadGenerator, wrkThreads: wrk ? options.wrkThreads : null },
+        scenarios: Object.fromEntries(results.map((r) => [r.name, r])),
+        targets: checks,
+        gatewayLogBytes: fileSize(targets.gatewayLogFile),
+      };
+      const section = options.sweep ? 'sweep' : 'results';
+      out(`\nresults written to ${writeJson(section, data, options.writeDocs)}`);
+      if (options.writeDocs) {
+        const markdown = options.sweep ? sweepMarkdown(data, results, sweepGroups) : resultsMarkdown(data, results, checks);
+        out(`${section} written to ${writeMarkdownSection(section, markdown)}`);
+      }
+      return errorRateExitCode(results);
+    } finally {
+      await targets.stop();
+    }
+  } finally {
+    // Kept on request: the gateway's log and store, to look into a surprising figure.
+    if (process.env.BENCH_KEEP_WORKDIR === '1') process.stdout.write(`work directory kept: ${workDir}\n`);
+    else rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+const pick = ({ rounds, seconds, warmupSeconds, ttfbSeconds }: BenchOptions) => ({ rounds, seconds, warmupSeconds, ttfbSeconds });
+
+function fileSize(file: string): number | null {
+  try {
+    return statSync(file).size;
+  } catch {
+    return null;
+  }
+}
+
+function describeEnvironment(env: RunEnvironment, s: { rounds: number; seconds: number; warmupSeconds: number }, loadGenerator: string): string {
+  return (
+    `${env.date.slice(0, 10)}, code ${env.commit}, Node.js ${env.node}, ${env.cores} cores (${env.cpuModel}), ${env.platform}, load average ${env.loadAverage} at the start; ` +
+    `${s.rounds} round${s.rounds === 1 ? '' : 's'} of ${s.seconds} s after a ${s.warmupSeconds} s warm-up, medians over rounds; load: ${loadGenerator}`
+  );
+}
+
+function errorRateExitCode(results: ScenarioResult[]): number {
+  const failing = results.flatMap((r) =>
+    Object.entries(r.targets)
+      .filter(([, t]) => t.errorRate > MAX_ERROR_RATE)
+      .map(([target, t]) => `${r.name} (${target}): ${t.errors} of ${t.requests} failed`),
+  );
+  if (failing.length === 0) return 0;
+  process.stderr.write(`bench: error rate above ${MAX_ERROR_RATE * 100}%:\n  ${failing.join('\n  ')}\n`);
+  return 1;
+}
+
+function resultsMarkdown(data: HttpBenchResults, results: ScenarioResult[], checks: TargetCheck[]): string {
+  const notes = [...baselineNotes(results), ...emptyRunNotes(results)].map((n) => `- ${n}`);
+  return [
+    `Run of ${describeEnvironment(data.environment, data.settings, data.settings.loadGenerator)}.`,
+    '',
+    '### Targets',
+    '',
+    targetsTable(checks, 'markdown'),
+    '',
+    '### Figures',
+    '',
+    '`+` columns are over direct; TTFB is the median time to the first body byte at one connection.',
+    '',
+    figuresTable(results, 'markdown'),
+    ...(notes.length > 0 ? ['', ...notes] : []),
+    '',
+    '### Gateway against the floor',
+    '',
+    gatewayToFloorTable(results, 'markdown'),
+  ].join('\n');
+}
+
+function sweepMarkdown(data: HttpBenchResults, results: ScenarioResult[], groups: SweepGroup[]): string {
+  return [`Run of ${describeEnvironment(data.environment, data.settings, data.settings.loadGenerator)}.`, '', sweepTables(results, groups, 'markdown')].join(
+    '\n',
+  );
+}

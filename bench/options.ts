@@ -1,0 +1,72 @@
+// The bench's flags and knobs. Flags choose what runs; environment variables shorten a run while
+// developing (the defaults are what the published figures use).
+
+export interface BenchOptions {
+  /** --sweep (or BENCH_SWEEP=1): the scenarios of "How cost grows" instead of the default set. */
+  sweep: boolean;
+  /** --ledger: the store micro-bench instead of the HTTP one. */
+  ledger: boolean;
+  /** --write-docs: results into docs/benchmarks.json and docs/benchmarks.md. */
+  writeDocs: boolean;
+  /** --only a,b: run only the scenarios so named (for development; never with --write-docs). */
+  only: string[];
+  rounds: number;
+  seconds: number;
+  warmupSeconds: number;
+  ttfbSeconds: number;
+  wrkThreads: number;
+  ledgerSeconds: number;
+  ledgerWorkers: number;
+  ledgerAccounts: number;
+}
+
+function envNumber(name: string, fallback: number, { min = 0, integer = false } = {}): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min || (integer && !Number.isInteger(value))) {
+    throw new Error(`${name}=${raw}: expected ${integer ? 'an integer' : 'a number'} of at least ${min}`);
+  }
+  return value;
+}
+
+export const USAGE = `usage: npm run bench -- [--sweep] [--ledger] [--write-docs] [--only name,name]
+
+  (no flag)     the default scenarios: direct, floor and gateway, round by round
+  --sweep       the sweep scenarios instead (connections, stream length, request size)
+  --ledger      the ledger micro-bench instead (hold+settle pairs/s on SQLite and PostgreSQL)
+  --write-docs  write the results into docs/benchmarks.json and docs/benchmarks.md
+  --only a,b    run only these scenarios (while developing)
+
+environment: BENCH_ROUNDS (3), BENCH_SECONDS (8), BENCH_WARMUP_SECONDS (2), BENCH_TTFB_SECONDS (2),
+  BENCH_WRK_THREADS (1), BENCH_WRK (path of wrk, or "none" for the undici fallback), BENCH_SKIP_BUILD=1, BENCH_KEEP_WORKDIR=1,
+  BENCH_SWEEP=1, BENCH_LEDGER_SECONDS (5), BENCH_LEDGER_WORKERS (64), BENCH_LEDGER_ACCOUNTS (1000),
+  TOLLROUTE_TEST_POSTGRES_URL (postgres://postgres@127.0.0.1:5432/test)`;
+
+export function parseOptions(argv: string[]): BenchOptions {
+  const flags = new Set<string>();
+  let only: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--only') only = (argv[++i] ?? '').split(',').filter(Boolean);
+    else if (arg.startsWith('--only=')) only = arg.slice('--only='.length).split(',').filter(Boolean);
+    else if (['--sweep', '--ledger', '--write-docs'].includes(arg)) flags.add(arg);
+    else throw new Error(`unknown argument ${arg}\n${USAGE}`);
+  }
+  const options: BenchOptions = {
+    sweep: flags.has('--sweep') || process.env.BENCH_SWEEP === '1',
+    ledger: flags.has('--ledger'),
+    writeDocs: flags.has('--write-docs'),
+    only,
+    rounds: envNumber('BENCH_ROUNDS', 3, { min: 1, integer: true }),
+    seconds: envNumber('BENCH_SECONDS', 8, { min: 1, integer: true }),
+    warmupSeconds: envNumber('BENCH_WARMUP_SECONDS', 2, { min: 1, integer: true }),
+    ttfbSeconds: envNumber('BENCH_TTFB_SECONDS', 2, { min: 0.1 }),
+    wrkThreads: envNumber('BENCH_WRK_THREADS', 1, { min: 1, integer: true }),
+    ledgerSeconds: envNumber('BENCH_LEDGER_SECONDS', 5, { min: 0.5 }),
+    ledgerWorkers: envNumber('BENCH_LEDGER_WORKERS', 64, { min: 1, integer: true }),
+    ledgerAccounts: envNumber('BENCH_LEDGER_ACCOUNTS', 1000, { min: 1, integer: true }),
+  };
+  if (options.writeDocs && only.length > 0) throw new Error('--only runs a part of the bench: it cannot --write-docs');
+  return options;
+}

@@ -1,0 +1,183 @@
+// The report: every scenario's figures per target, the gateway against the floor, and the
+// targets of issue 10 checked against the floor and direct runs of the same bench run (never
+// against absolute times, which depend on the machine).
+import type { ScenarioResult } from './measure.js';
+import { type SweepGroup, TARGETS } from './scenarios.js';
+import { count, fixed, markdownTable, megabytes, ratio, signed, textTable } from './table.js';
+
+export type Format = 'text' | 'markdown';
+const render = (format: Format, header: string[], rows: string[][], leftAligned = 1) =>
+  format === 'text' ? textTable(header, rows, leftAligned) : markdownTable(header, rows, leftAligned);
+
+export interface TargetCheck {
+  scenario: string;
+  goal: string;
+  met: boolean;
+  figures: string;
+}
+
+const FIGURES_HEADER = [
+  'target',
+  'req/s',
+  'p50 ms',
+  'p99 ms',
+  '+p50 ms',
+  '+p99 ms',
+  'TTFB ms',
+  '+TTFB ms',
+  'CPU ms/req',
+  'sandbox CPU ms/req',
+  'peak RSS MB',
+  'RSS after MB',
+  'errors',
+];
+
+/** One row per target; `+` columns are over direct. */
+function figureRows(result: ScenarioResult): string[][] {
+  return TARGETS.map((target) => {
+    const t = result.targets[target];
+    const added = target === 'direct' ? undefined : result.added[target];
+    return [
+      target,
+      count(t.requestsPerSecond),
+      fixed(t.p50Ms),
+      fixed(t.p99Ms),
+      added ? signed(added.p50Ms) : '',
+      added ? signed(added.p99Ms) : '',
+      fixed(t.ttfbMs, 3),
+      added ? signed(added.ttfbMs, 3) : '',
+      fixed(t.cpuMsPerRequest, 3),
+      target === 'direct' ? '' : fixed(t.sandboxCpuMsPerRequest, 3),
+      megabytes(t.peakRssBytes),
+      megabytes(t.rssAfterBytes),
+      t.errors === 0 ? '0' : `${t.errors} (${(t.errorRate * 100).toFixed(2)}%)`,
+    ];
+  });
+}
+
+/** Each scenario's rows, the scenario named on its first. */
+function scenarioRows(results: ScenarioResult[], label: (r: ScenarioResult) => string): string[][] {
+  return results.flatMap((r) => figureRows(r).map((row, i) => [i === 0 ? label(r) : '', ...row]));
+}
+
+export function figuresTable(results: ScenarioResult[], format: Format): string {
+  return render(
+    format,
+    ['scenario', ...FIGURES_HEADER],
+    scenarioRows(results, (r) => r.name),
+    2,
+  );
+}
+
+export function gatewayToFloorTable(results: ScenarioResult[], format: Format): string {
+  return render(
+    format,
+    ['gateway ÷ floor', 'req/s', 'CPU ms/req', 'gateway − floor p50 ms', 'gateway − floor TTFB ms'],
+    results.map((r) => [
+      r.name,
+      ratio(r.gatewayToFloor.requestsPerSecond),
+      ratio(r.gatewayToFloor.cpuMsPerRequest),
+      signed(r.targets.gateway.p50Ms - r.targets.floor.p50Ms),
+      signed(r.targets.gateway.ttfbMs - r.targets.floor.ttfbMs, 3),
+    ]),
+  );
+}
+
+export function baselineNotes(results: ScenarioResult[]): string[] {
+  return results.filter((r) => r.baseline).map((r) => `${r.name}: direct and floor call ${r.baseline}.`);
+}
+
+/** Runs where not one answer completed: the scenario needs longer than BENCH_SECONDS. */
+export function emptyRunNotes(results: ScenarioResult[]): string[] {
+  return results.flatMap((r) =>
+    TARGETS.filter((target) => r.targets[target].runs.some((run) => run.load.requests === 0)).map(
+      (target) => `${r.name} (${target}): no answer completed within a measured run; lengthen BENCH_SECONDS`,
+    ),
+  );
+}
+
+export function sweepTables(results: ScenarioResult[], groups: SweepGroup[], format: Format): string {
+  const byName = new Map(results.map((r) => [r.name, r]));
+  return groups
+    .map((group) => {
+      const points = group.points.flatMap((p) => {
+        const result = byName.get(p.scenario);
+        return result ? [{ value: p.value, result }] : [];
+      });
+      if (points.length === 0) return undefined;
+      const rows = points.flatMap(({ value, result }) => figureRows(result).map((row, i) => [i === 0 ? value : '', ...row]));
+      const ratios = points.map(
+        ({ value, result }) => `${value}: ${ratio(result.gatewayToFloor.requestsPerSecond)} req/s, ${ratio(result.gatewayToFloor.cpuMsPerRequest)} CPU`,
+      );
+      const heading = format === 'markdown' ? `### ${group.title}` : `${group.title}:`;
+      return [heading, '', render(format, [group.axis, ...FIGURES_HEADER], rows, 2), '', `gateway ÷ floor: ${ratios.join('; ')}`].join('\n');
+    })
+    .filter((table) => table !== undefined)
+    .join('\n\n');
+}
+
+// ── the targets ──────────────────────────────────────────────────────────────────────────────────
+
+const RPS_SHARE = 0.7;
+const CPU_MULTIPLE = 1.5;
+const C1_ADDED_P50_MS = 0.4;
+const C1_ADDED_P99_MS = 2;
+const STREAM_ADDED_TTFB_MS = 0.5;
+
+export function checkTargets(results: ScenarioResult[]): TargetCheck[] {
+  const byName = new Map(results.map((r) => [r.name, r]));
+  const checks: TargetCheck[] = [];
+  const rpsAgainstFloor = (scenario: string) => {
+    const r = byName.get(scenario);
+    if (!r) return;
+    const { gateway, floor } = r.targets;
+    checks.push({
+      scenario,
+      goal: `gateway req/s ≥ ${RPS_SHARE} × floor`,
+      met: r.gatewayToFloor.requestsPerSecond >= RPS_SHARE,
+      figures: `${count(gateway.requestsPerSecond)} / ${count(floor.requestsPerSecond)} req/s = ${ratio(r.gatewayToFloor.requestsPerSecond)}`,
+    });
+  };
+  const cpuAgainstFloor = (scenario: string) => {
+    const r = byName.get(scenario);
+    if (!r) return;
+    const { gateway, floor } = r.targets;
+    const share = r.gatewayToFloor.cpuMsPerRequest;
+    checks.push({
+      scenario,
+      goal: `gateway CPU/req ≤ ${CPU_MULTIPLE} × floor`,
+      met: share !== null && share <= CPU_MULTIPLE,
+      figures: `${fixed(gateway.cpuMsPerRequest, 3)} / ${fixed(floor.cpuMsPerRequest, 3)} ms = ${ratio(share)}`,
+    });
+  };
+  const addedOverDirect = (scenario: string, figure: 'p50Ms' | 'p99Ms' | 'ttfbMs', label: string, limitMs: number) => {
+    const r = byName.get(scenario);
+    if (!r) return;
+    const added = r.added.gateway[figure];
+    checks.push({
+      scenario,
+      goal: `gateway added ${label} ≤ ${limitMs} ms over direct`,
+      met: added <= limitMs,
+      figures: `${fixed(r.targets.gateway[figure], 3)} − ${fixed(r.targets.direct[figure], 3)} ms = ${signed(added, 3)} ms`,
+    });
+  };
+
+  for (const scenario of ['chat-plain-c50', 'chat-plain-c200']) {
+    rpsAgainstFloor(scenario);
+    cpuAgainstFloor(scenario);
+  }
+  addedOverDirect('chat-plain-c1', 'p50Ms', 'p50', C1_ADDED_P50_MS);
+  addedOverDirect('chat-plain-c1', 'p99Ms', 'p99', C1_ADDED_P99_MS);
+  addedOverDirect('chat-stream-200w-c1', 'ttfbMs', 'TTFB', STREAM_ADDED_TTFB_MS);
+  for (const scenario of ['chat-stream-200w-c50', 'messages-translated-stream-c50', 'speech-stream-c50']) rpsAgainstFloor(scenario);
+  return checks;
+}
+
+export function targetsTable(checks: TargetCheck[], format: Format): string {
+  return render(
+    format,
+    ['scenario', 'target', 'result', 'figures (gateway / floor, or gateway − direct)'],
+    checks.map((c) => [c.scenario, c.goal, c.met ? 'MET' : 'NOT MET', c.figures]),
+    4,
+  );
+}

@@ -1,0 +1,48 @@
+// Moves SQLite's checkpoints (the only syncs under synchronous=normal) off the event loop, into a
+// worker thread with its own connection. The writer keeps a high auto-checkpoint limit as a
+// backstop, should the worker ever fall behind or fail.
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+
+/** Pages the write-ahead log may reach before the writer checkpoints by itself (4 KiB pages: 80 MiB). */
+export const BACKSTOP_CHECKPOINT_PAGES = 20_000;
+const CHECKPOINT_INTERVAL_MS = 500;
+
+// Plain CommonJS, so the same code runs from src/ (under tsx) and from dist/. PASSIVE copies what
+// no reader still needs and never waits for or blocks the writer; a failed attempt (busy, a
+// failing disk) is simply tried again at the next interval.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const sqlite = new Database(workerData.file);
+sqlite.pragma('busy_timeout = 5000');
+const timer = setInterval(() => {
+  try { sqlite.pragma('wal_checkpoint(PASSIVE)'); } catch {}
+}, workerData.intervalMs);
+parentPort.on('message', (message) => {
+  if (message !== 'stop') return;
+  clearInterval(timer);
+  sqlite.close();
+  parentPort.close();
+});
+`;
+
+const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+
+export interface Checkpointer {
+  stop(): Promise<void>;
+}
+
+export function startCheckpointer(file: string): Checkpointer {
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { file, driver, intervalMs: CHECKPOINT_INTERVAL_MS } });
+  worker.unref(); // never what keeps the process alive
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  worker.on('error', () => {}); // it exits; the writer's auto-checkpoint takes over
+  return {
+    async stop() {
+      worker.ref(); // until it has exited: a stop awaited with nothing else pending must not end the process first
+      worker.postMessage('stop');
+      await exited;
+    },
+  };
+}

@@ -1,0 +1,133 @@
+// The hot ledger on PostgreSQL: each step is one statement of data-modifying CTEs, so it costs one
+// round trip and commits by itself, and the account row is locked only for that statement instead
+// of across a BEGIN … COMMIT of several round trips. Rows and values are those of billing/ledger.ts's
+// holdFundsIn, settleHoldIn and releaseHoldIn.
+//
+// Every CTE is written with explicit casts: a parameter in a SELECT list has no column to take its
+// type from, and arithmetic on parameters would otherwise be typed by whichever use PostgreSQL sees first.
+import type { HoldEntry, HotLedger, SettleEntry, SettleResult } from './types.js';
+
+/** What the steps need of a pg.Pool (or of anything sending a parameterized query the same way). */
+export interface PostgresQueryable {
+  query(text: string, values: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
+}
+
+// The update only matches when the balance covers the amount; the hold and its ledger row are
+// inserted from its RETURNING rows, so a refused hold writes nothing. Columns left out are null.
+const HOLD = `
+with moved as (
+  update accounts
+  set balance_micros = balance_micros - $3::bigint, held_micros = held_micros + $3::bigint
+  where id = $2::text and balance_micros >= $3::bigint
+  returning id
+), hold as (
+  insert into holds (id, account_id, key_id, amount_micros, state, request_id, model, endpoint, created_at, instance_id, client_request_id)
+  select $1::text, moved.id, $4::text, $3::bigint, 'open', $5::text, $6::text, $7::text, $10::bigint, $8::text, $9::text
+  from moved
+), entry as (
+  insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, hold_id, request_id, model, created_at)
+  select moved.id, 'hold', -$3::bigint, $3::bigint, $1::text, $5::text, $6::text, $10::bigint
+  from moved
+)
+select 1 from moved`;
+
+// `open_hold` locks the hold and, after waiting out a concurrent settle or release, sees the row as
+// that one left it (read committed re-checks a locked row): it tells "not open" apart from "needs
+// the transaction step" exactly. `closed` is the exactly-once gate; every write below hangs off its
+// RETURNING rows, so a hold that is not closed here moves no money. Without an overdraft the charge
+// is least(charge, held) whatever the balance, so the account needs no read before its update;
+// a charge past the hold on an overdraft account is left to the transaction step (capCharge).
+const SETTLE = `
+with open_hold as (
+  select h.id, h.amount_micros, a.overdraft_micros
+  from holds h join accounts a on a.id = h.account_id
+  where h.id = $1::text and h.state = 'open'
+  for update of h
+), closed as (
+  update holds
+  set state = 'settled', charged_micros = least($2::bigint, holds.amount_micros), ended_at = $7::bigint
+  from open_hold
+  where holds.id = open_hold.id and holds.state = 'open' and ($2::bigint <= holds.amount_micros or open_hold.overdraft_micros <= 0)
+  returning holds.id, holds.account_id, holds.key_id, holds.amount_micros, holds.request_id, holds.model, holds.endpoint,
+    holds.client_request_id, holds.charged_micros as charged, $2::bigint - holds.charged_micros as unbilled
+), moved as (
+  update accounts
+  set balance_micros = accounts.balance_micros + (closed.amount_micros - closed.charged), held_micros = accounts.held_micros - closed.amount_micros
+  from closed
+  where accounts.id = closed.account_id
+), entry as (
+  insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, hold_id, request_id, model, created_at)
+  select account_id, 'settle', amount_micros - charged, -amount_micros, id, coalesce($4::text, request_id), model, $7::bigint
+  from closed
+), used as (
+  insert into usage (id, account_id, key_id, hold_id, request_id, model, endpoint, units, amount_micros, created_at, unbilled_micros, flags, client_request_id)
+  select $6::text, account_id, key_id, id, coalesce($4::text, request_id), model, endpoint, $3::text, charged, $7::bigint, unbilled,
+    case when unbilled > 0 then concat_ws(',', $5::text, 'capped') else $5::text end, client_request_id
+  from closed
+)
+select
+  (select count(*) from open_hold) as open,
+  (select charged from closed) as charged,
+  (select unbilled from closed) as unbilled`;
+
+const RELEASE = `
+with closed as (
+  update holds
+  set state = 'released', charged_micros = null, ended_at = $3::bigint
+  where id = $1::text and state = 'open'
+  returning id, account_id, amount_micros, request_id, model
+), moved as (
+  update accounts
+  set balance_micros = accounts.balance_micros + closed.amount_micros, held_micros = accounts.held_micros - closed.amount_micros
+  from closed
+  where accounts.id = closed.account_id
+), entry as (
+  insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, hold_id, request_id, model, note, created_at)
+  select account_id, 'release', amount_micros, -amount_micros, id, request_id, model, $2::text, $3::bigint
+  from closed
+)
+select 1 from closed`;
+
+interface SettleRow {
+  open: number;
+  charged: number | null;
+  unbilled: number | null;
+}
+
+/**
+ * Amounts are not checked here, as in store/accounts.ts: the caller validates them (billing's
+ * requireMicros) before any step runs. bigint results arrive as numbers through the pool's int8 parser.
+ */
+export function postgresHotLedger(pool: PostgresQueryable): HotLedger {
+  return {
+    async hold(entry: HoldEntry): Promise<boolean> {
+      const { rowCount } = await pool.query(HOLD, [
+        entry.holdId,
+        entry.accountId,
+        entry.amountMicros,
+        entry.keyId,
+        entry.requestId,
+        entry.model,
+        entry.endpoint,
+        entry.instanceId,
+        entry.clientRequestId,
+        entry.now,
+      ]);
+      return rowCount === 1;
+    },
+
+    async settle(entry: SettleEntry): Promise<SettleResult> {
+      // Joined as settleHoldIn joins them; 'capped' is appended in SQL, where the cap is known.
+      const flags = entry.flags.length > 0 ? entry.flags.join(',') : null;
+      const { rows } = await pool.query(SETTLE, [entry.holdId, entry.chargeMicros, entry.units, entry.requestId, flags, entry.usageId, entry.now]);
+      const row = rows[0] as SettleRow;
+      if (row.charged !== null && row.unbilled !== null) return { kind: 'applied', chargedMicros: row.charged, unbilledMicros: row.unbilled };
+      return row.open > 0 ? { kind: 'needs-transaction' } : { kind: 'not-open' };
+    },
+
+    async release(entry: { holdId: string; note: string | null; now: number }): Promise<boolean> {
+      const { rowCount } = await pool.query(RELEASE, [entry.holdId, entry.note, entry.now]);
+      return rowCount === 1;
+    },
+  };
+}

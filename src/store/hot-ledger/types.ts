@@ -1,0 +1,45 @@
+// The two money steps every metered call takes (hold, then settle or release), written per store as
+// the fewest statements it needs: no query builder, one transaction (SQLite) or one statement
+// (PostgreSQL) per step. Same rules and same rows as billing/ledger.ts's transaction steps, which
+// the task engine uses inside its own transactions; the contract tests run both.
+
+export interface HoldEntry {
+  holdId: string;
+  accountId: string;
+  keyId: string | null;
+  amountMicros: number;
+  requestId: string;
+  model: string;
+  endpoint: string;
+  instanceId: string | null;
+  clientRequestId: string | null;
+  now: number;
+}
+
+export interface SettleEntry {
+  holdId: string;
+  /** What the usage costs at the model's price, before the cap. */
+  chargeMicros: number;
+  /** JSON of the units used. */
+  units: string;
+  requestId: string | null;
+  flags: string[];
+  usageId: string;
+  now: number;
+}
+
+export type SettleResult =
+  /** The hold was open and is now settled. */
+  | { kind: 'applied'; chargedMicros: number; unbilledMicros: number }
+  /** The hold was not open (ended earlier, or never existed): nothing was written. */
+  | { kind: 'not-open' }
+  /** A charge past the hold on an account with an overdraft: the transaction step decides it (rare). */
+  | { kind: 'needs-transaction' };
+
+export interface HotLedger {
+  /** False when the balance does not cover the amount, or the account does not exist. */
+  hold(entry: HoldEntry): Promise<boolean>;
+  settle(entry: SettleEntry): Promise<SettleResult>;
+  /** False when the hold was not open (ended earlier, or never existed): nothing was written. */
+  release(entry: { holdId: string; note: string | null; now: number }): Promise<boolean>;
+}
