@@ -32,6 +32,7 @@ export function queryContract(ctx: StoreContext): void {
           { name: '006_file_expiry' },
           { name: '007_client_request_ids' },
           { name: '008_idempotency_request_ids' },
+          { name: '009_open_holds_indexes' },
         ]);
         assert.deepEqual(await findAccount(reopened.db, account.id), account);
       } finally {
@@ -56,6 +57,7 @@ export function queryContract(ctx: StoreContext): void {
           { name: '006_file_expiry' },
           { name: '007_client_request_ids' },
           { name: '008_idempotency_request_ids' },
+          { name: '009_open_holds_indexes' },
         ]);
       } finally {
         await Promise.all(stores.map((s) => s.close()));
