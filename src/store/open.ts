@@ -149,21 +149,31 @@ const int8AsNumber: pg.CustomTypesConfig = {
 };
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+// `off` acknowledges a commit before PostgreSQL has flushed it: a killed gateway loses nothing (the
+// server flushes within a fraction of a second), a crash of the database server can lose the last
+// commits. The server's own setting (usually `on`) applies unless the store URL names one.
+const SYNCHRONOUS_COMMIT = ['on', 'off', 'local', 'remote_write', 'remote_apply'];
 
 async function openPostgres(url: string): Promise<Store> {
   const parsed = new URL(url);
   const schema = parsed.searchParams.get('schema');
+  const synchronousCommit = parsed.searchParams.get('synchronous_commit');
   // pg would pass an unknown parameter to the server as a setting and fail the connection.
   parsed.searchParams.delete('schema');
+  parsed.searchParams.delete('synchronous_commit');
   if (schema !== null && !SCHEMA_NAME.test(schema)) {
     throw new Error(`store url: schema must match ${SCHEMA_NAME}, got ${JSON.stringify(schema)}`);
   }
+  if (synchronousCommit !== null && !SYNCHRONOUS_COMMIT.includes(synchronousCommit)) {
+    throw new Error(`store url: synchronous_commit must be one of ${SYNCHRONOUS_COMMIT.join(', ')}, got ${JSON.stringify(synchronousCommit)}`);
+  }
+  // Startup options apply to every connection the pool ever opens, before its first query.
+  const options = [schema && `-c search_path=${schema}`, synchronousCommit && `-c synchronous_commit=${synchronousCommit}`].filter(Boolean).join(' ');
   const pool = new pg.Pool({
     connectionString: parsed.toString(),
     max: 10,
     types: int8AsNumber,
-    // A startup option applies to every connection the pool ever opens, before its first query.
-    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    ...(options ? { options } : {}),
   });
   // An idle connection the server dropped (restart, failover) is emitted here; unheard, it would
   // crash the process. The pool has already discarded it and the next query opens a new one.
@@ -172,7 +182,7 @@ async function openPostgres(url: string): Promise<Store> {
   const store: Store = {
     db,
     dialect: 'postgres',
-    hotLedger: postgresHotLedger({ query: (text, values) => pool.query(text, values).catch(markLostUnlessAnswered) }),
+    hotLedger: postgresHotLedger({ query: (statement) => pool.query(statement).catch(markLostUnlessAnswered) }),
     close: () => db.destroy(),
   };
   if (schema) {

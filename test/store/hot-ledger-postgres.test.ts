@@ -3,6 +3,7 @@
 // the ledger. Each comparison runs both paths on twin accounts with the same pinned clock.
 import assert from 'node:assert/strict';
 import { after, type TestContext, test } from 'node:test';
+import { sql } from 'kysely';
 import pg from 'pg';
 import {
   checkAccountBalance,
@@ -408,5 +409,33 @@ if (baseUrl) {
       /foreign key/,
     );
     assert.equal((await checkAccountBalance(store, account.id)).balanceMicros, 900);
+  });
+
+  test('each step is a prepared statement: parsed and planned once per connection, not per call', async (t) => {
+    const { store, pool, ledger } = await openFixture(t, { poolSize: 1 });
+    const account = await createAccount(store, { name: 'prepared', creditMicros: 10_000, now: NOW });
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await ledger.settle(settleEntry(await hotHold(ledger, account.id), 100))).kind, 'applied');
+      assert.equal(await ledger.release({ holdId: await hotHold(ledger, account.id), note: null, now: NOW + 1 }), true);
+    }
+    // The pool's one connection ran every step above.
+    const { rows } = await pool.query("select name from pg_prepared_statements where name like 'tollroute_%' order by name", []);
+    assert.deepEqual(
+      rows.map((row) => row.name),
+      ['tollroute_hold', 'tollroute_release', 'tollroute_settle'],
+    );
+  });
+
+  test('the store URL may set synchronous_commit for every connection, and a value PostgreSQL lacks is refused by name', async (t) => {
+    const { url, schema } = withTestSchema(postgresUrl);
+    schemas.push(schema);
+    const store = await openStore(`${url}&synchronous_commit=off`);
+    t.after(() => store.close());
+    const { rows } = await sql<{ synchronous_commit: string }>`show synchronous_commit`.execute(store.db);
+    assert.deepEqual(rows, [{ synchronous_commit: 'off' }]);
+    await assert.rejects(
+      openStore(`${url}&synchronous_commit=later`),
+      /synchronous_commit must be one of on, off, local, remote_write, remote_apply, got "later"/,
+    );
   });
 }

