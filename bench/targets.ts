@@ -77,7 +77,9 @@ export async function startTargets(workDir: string, interrupted: Promise<never>)
     const floor = await startNode('bare proxy', [transpiled(BARE_PROXY, workDir), String(floorPort), String(sandboxPort)]);
     started.push(floor);
     const gatewayLogFile = path.join(workDir, 'gateway.log');
-    const gateway = await startNode('gateway', [entry, 'serve', '--config', configFile], { stdoutFile: gatewayLogFile });
+    // e.g. BENCH_GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the gateway under load
+    const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    const gateway = await startNode('gateway', [...nodeArgs, entry, 'serve', '--config', configFile], { stdoutFile: gatewayLogFile });
     started.push(gateway);
     const broken = Promise.race([sandbox.died, floor.died, gateway.died, interrupted]);
     broken.catch(() => {});
