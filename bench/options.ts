@@ -6,6 +6,8 @@ export interface BenchOptions {
   sweep: boolean;
   /** --ledger: the store micro-bench instead of the HTTP one. */
   ledger: boolean;
+  /** --slow-streams: many slow streams held at once, the gateway's memory, every one settled. */
+  slowStreams: boolean;
   /** --write-docs: results into docs/benchmarks.json and docs/benchmarks.md. */
   writeDocs: boolean;
   /** --only a,b: run only the scenarios so named (for development; never with --write-docs). */
@@ -18,6 +20,9 @@ export interface BenchOptions {
   ledgerSeconds: number;
   ledgerWorkers: number;
   ledgerAccounts: number;
+  /** BENCH_SLOW_STREAMS: how many; by default 10 000, or as many as the open-files limit allows. */
+  slowStreamCount: number | undefined;
+  slowStreamWords: number;
 }
 
 function envNumber(name: string, fallback: number, { min = 0, integer = false } = {}): number {
@@ -30,17 +35,19 @@ function envNumber(name: string, fallback: number, { min = 0, integer = false } 
   return value;
 }
 
-export const USAGE = `usage: npm run bench -- [--sweep] [--ledger] [--write-docs] [--only name,name]
+export const USAGE = `usage: npm run bench -- [--sweep] [--ledger] [--slow-streams] [--write-docs] [--only name,name]
 
   (no flag)     the default scenarios: direct, floor and gateway, round by round
   --sweep       the sweep scenarios instead (connections, stream length, request size)
   --ledger      the ledger micro-bench instead (hold+settle pairs/s on SQLite and PostgreSQL)
+  --slow-streams  many streams of one chunk a second held at once: the gateway's memory, every one settled
   --write-docs  write the results into docs/benchmarks.json and docs/benchmarks.md
   --only a,b    run only these scenarios (while developing)
 
 environment: BENCH_ROUNDS (3), BENCH_SECONDS (8), BENCH_WARMUP_SECONDS (2), BENCH_TTFB_SECONDS (2),
   BENCH_WRK_THREADS (1), BENCH_WRK (path of wrk, or "none" for the undici fallback), BENCH_SKIP_BUILD=1, BENCH_KEEP_WORKDIR=1,
   BENCH_SWEEP=1, BENCH_GATEWAY_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=DIR"), BENCH_LEDGER_SECONDS (5), BENCH_LEDGER_WORKERS (64), BENCH_LEDGER_ACCOUNTS (1000),
+  BENCH_SLOW_STREAMS (10000, or what the open-files limit allows), BENCH_SLOW_STREAM_WORDS (150),
   TOLLROUTE_TEST_POSTGRES_URL (postgres://postgres@127.0.0.1:5432/test)`;
 
 export function parseOptions(argv: string[]): BenchOptions {
@@ -50,12 +57,13 @@ export function parseOptions(argv: string[]): BenchOptions {
     const arg = argv[i]!;
     if (arg === '--only') only = (argv[++i] ?? '').split(',').filter(Boolean);
     else if (arg.startsWith('--only=')) only = arg.slice('--only='.length).split(',').filter(Boolean);
-    else if (['--sweep', '--ledger', '--write-docs'].includes(arg)) flags.add(arg);
+    else if (['--sweep', '--ledger', '--slow-streams', '--write-docs'].includes(arg)) flags.add(arg);
     else throw new Error(`unknown argument ${arg}\n${USAGE}`);
   }
   const options: BenchOptions = {
     sweep: flags.has('--sweep') || process.env.BENCH_SWEEP === '1',
     ledger: flags.has('--ledger'),
+    slowStreams: flags.has('--slow-streams'),
     writeDocs: flags.has('--write-docs'),
     only,
     rounds: envNumber('BENCH_ROUNDS', 3, { min: 1, integer: true }),
@@ -66,6 +74,8 @@ export function parseOptions(argv: string[]): BenchOptions {
     ledgerSeconds: envNumber('BENCH_LEDGER_SECONDS', 5, { min: 0.5 }),
     ledgerWorkers: envNumber('BENCH_LEDGER_WORKERS', 64, { min: 1, integer: true }),
     ledgerAccounts: envNumber('BENCH_LEDGER_ACCOUNTS', 1000, { min: 1, integer: true }),
+    slowStreamCount: process.env.BENCH_SLOW_STREAMS ? envNumber('BENCH_SLOW_STREAMS', 0, { min: 1, integer: true }) : undefined,
+    slowStreamWords: envNumber('BENCH_SLOW_STREAM_WORDS', 150, { min: 1, integer: true }),
   };
   if (options.writeDocs && only.length > 0) throw new Error('--only runs a part of the bench: it cannot --write-docs');
   return options;

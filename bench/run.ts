@@ -1,10 +1,11 @@
 // `npm run bench`: the gateway measured against the sandbox called directly and through a bare
 // Node.js proxy (the floor), in the same run, reported as differences and ratios to those, never
 // as absolute pass/fail timings. `--sweep` runs the scenarios of "How cost grows" instead, and
-// `--ledger` the store micro-bench. See docs/benchmarks.md.
+// `--ledger` the store micro-bench, `--slow-streams` many slow streams at once. See docs/benchmarks.md.
 import { runHttpBench } from './http-bench.js';
 import { runLedgerBench } from './ledger-bench.js';
 import { parseOptions } from './options.js';
+import { runSlowStreamsBench } from './slow-streams.js';
 
 async function main(): Promise<number> {
   // Interrupted: the running phase stops at once, and the processes are stopped on the way out.
@@ -21,7 +22,9 @@ async function main(): Promise<number> {
 
   try {
     const options = parseOptions(process.argv.slice(2));
-    return options.ledger ? await runLedgerBench(options, interrupted) : await runHttpBench(options, interrupted);
+    if (options.ledger) return await runLedgerBench(options, interrupted);
+    if (options.slowStreams) return await runSlowStreamsBench(options, interrupted);
+    return await runHttpBench(options, interrupted);
   } catch (error) {
     process.stderr.write(`bench: ${error instanceof Error ? error.message : String(error)}\n`);
     return interruptedBy ? 130 : 1;

@@ -34,7 +34,12 @@ export function buildDist(): void {
   if (build.status !== 0) throw new Error(`npm run build failed (${build.status ?? build.signal})`);
 }
 
-export async function startTargets(workDir: string, interrupted: Promise<never>): Promise<Targets> {
+/** `channelConnections`: each channel's connection limit, when a run holds more calls at once than the default allows. */
+export async function startTargets(
+  workDir: string,
+  interrupted: Promise<never>,
+  { channelConnections }: { channelConnections?: number } = {},
+): Promise<Targets> {
   if (!existsSync(DIST_MAIN)) throw new Error(`${DIST_MAIN} is missing: run npm run build (or leave BENCH_SKIP_BUILD unset)`);
   const [sandboxPort, floorPort, gatewayPort] = [await freePort(), await freePort(), await freePort()];
   const urls = {
@@ -47,7 +52,7 @@ export async function startTargets(workDir: string, interrupted: Promise<never>)
   writeFileSync(
     configFile,
     JSON.stringify({
-      ...sandboxCatalogue(urls.direct),
+      ...withChannelConnections(sandboxCatalogue(urls.direct), channelConnections),
       host: '127.0.0.1',
       port: gatewayPort,
       admin_token: adminToken,
@@ -89,6 +94,12 @@ export async function startTargets(workDir: string, interrupted: Promise<never>)
     await stop();
     throw error;
   }
+}
+
+function withChannelConnections(catalogue: ReturnType<typeof sandboxCatalogue>, connections: number | undefined) {
+  if (connections === undefined) return catalogue;
+  const channels = Object.fromEntries(Object.entries(catalogue.channels ?? {}).map(([name, channel]) => [name, { ...channel, connections }]));
+  return { ...catalogue, channels };
 }
 
 /**
