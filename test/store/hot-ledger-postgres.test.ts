@@ -1,6 +1,8 @@
-// The one-statement hot ledger on PostgreSQL writes the rows billing/ledger.ts's transaction steps
-// write, applies each hold's end exactly once under concurrency, and keeps balance + held equal to
-// the ledger. Each comparison runs both paths on twin accounts with the same pinned clock.
+// The hot ledger on PostgreSQL writes the rows billing/ledger.ts's transaction steps write, applies
+// each hold's end exactly once under concurrency, and keeps balance + held equal to the ledger. Each
+// comparison runs both paths on twin accounts with the same pinned clock. Every step here goes
+// through a batch statement (of one step, when awaited alone); hot-ledger-postgres-batch.test.ts
+// puts many steps in one.
 import assert from 'node:assert/strict';
 import { after, type TestContext, test } from 'node:test';
 import { sql } from 'kysely';
@@ -292,7 +294,7 @@ if (baseUrl) {
       await first(client);
       settling = settle();
       settling.catch(() => {}); // awaited by the caller; a failure here first must not leave it unhandled
-      await waitUntilBlocked(pool, 'open_hold');
+      await waitUntilBlocked(pool, 'named_hold');
       await client.query('commit');
     } finally {
       // Destroyed rather than returned: after a failure it may still be inside its transaction.
@@ -422,7 +424,7 @@ if (baseUrl) {
     const { rows } = await pool.query("select name from pg_prepared_statements where name like 'tollroute_%' order by name", []);
     assert.deepEqual(
       rows.map((row) => row.name),
-      ['tollroute_hold', 'tollroute_release', 'tollroute_settle'],
+      ['tollroute_hold_batch', 'tollroute_release_batch', 'tollroute_settle_batch'],
     );
   });
 
