@@ -11,9 +11,7 @@ import type { HoldEntry, HotLedger, SettleEntry, SettleResult } from '../../src/
 import { newId } from '../../src/store/ids.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import { dropTestSchemas, requirePostgresOrSkip, withTestSchema } from '../helpers/postgres.js';
-
-const NOW = 1_700_000_000_000;
-const UNITS = { input_token: 12, output_token: 30 };
+import { holdRequest, NOW, UNITS } from './fixtures/hot-ledger-entries.js';
 
 const int8AsNumber: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
@@ -40,18 +38,7 @@ function countingPool(pool: pg.Pool, failing: (name: string) => Error | undefine
 }
 
 function holdEntry(accountId: string, amountMicros: number, holdId = newId('hold')): HoldEntry {
-  return {
-    holdId,
-    accountId,
-    keyId: 'key_test',
-    amountMicros,
-    requestId: 'req_hold',
-    model: 'gpt-test',
-    endpoint: '/v1/chat/completions',
-    instanceId: 'inst_test',
-    clientRequestId: 'client-1',
-    now: NOW,
-  };
+  return { holdId, ...holdRequest(accountId, amountMicros) };
 }
 
 function settleEntry(holdId: string, chargeMicros: number, usageId = newId('use')): SettleEntry {

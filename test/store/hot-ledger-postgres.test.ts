@@ -22,15 +22,13 @@ import type { HotLedger, SettleResult } from '../../src/store/hot-ledger/types.j
 import { newId } from '../../src/store/ids.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import { dropTestSchemas, requirePostgresOrSkip, withTestSchema } from '../helpers/postgres.js';
+import { holdRequest, NOW, UNITS } from './fixtures/hot-ledger-entries.js';
 
 // The transaction steps themselves (holdFunds and friends now take the hot path on this store).
 const txHold = (store: Store, request: HoldRequest) => store.db.transaction().execute((trx) => holdFundsIn(trx, request));
 const txSettle = (store: Store, holdId: string, options: SettleOptions) => store.db.transaction().execute((trx) => settleHoldIn(trx, holdId, options));
 const txRelease = (store: Store, holdId: string, options: { note?: string; now?: number }) =>
   store.db.transaction().execute((trx) => releaseHoldIn(trx, holdId, options));
-
-const NOW = 1_700_000_000_000;
-const UNITS = { input_token: 12, output_token: 30 };
 
 // The pool open.ts builds: int8 as a number, the test schema by startup option.
 const int8AsNumber: pg.CustomTypesConfig = {
@@ -42,20 +40,6 @@ interface Fixture {
   store: Store;
   pool: pg.Pool;
   ledger: HotLedger;
-}
-
-function holdRequest(accountId: string, amountMicros = 300) {
-  return {
-    accountId,
-    keyId: 'key_test',
-    amountMicros,
-    requestId: 'req_hold',
-    model: 'gpt-test',
-    endpoint: '/v1/chat/completions',
-    instanceId: 'inst_test',
-    clientRequestId: 'client-1',
-    now: NOW,
-  };
 }
 
 const baseUrl = await requirePostgresOrSkip('PostgreSQL hot ledger tests');

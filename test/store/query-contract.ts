@@ -8,9 +8,28 @@ import { findAccount, setWebhookSecret } from '../../src/store/accounts.js';
 import { findApiKeyByHash, revokeApiKey } from '../../src/store/api-keys.js';
 import { abandonIdempotent, beginIdempotent, completeIdempotent, IDEMPOTENCY_TTL_MS } from '../../src/store/idempotency.js';
 import { migrateToLatest } from '../../src/store/migrations.js';
-import { openStore } from '../../src/store/open.js';
+import { openStore, type Store } from '../../src/store/open.js';
 import { claimDueTasks, findTask, insertTask, startGenerationAttempt } from '../../src/store/tasks.js';
 import type { StoreContext } from './store-context.js';
+
+// In the order they ran on a new store.
+const EVERY_MIGRATION = [
+  '001_initial',
+  '002_task_records_and_assets',
+  '003_money_at_the_edges',
+  '004_task_generation_attempts',
+  '005_webhook_receivers',
+  '006_file_expiry',
+  '007_client_request_ids',
+  '008_idempotency_request_ids',
+  '009_open_holds_indexes',
+].map((name) => ({ name }));
+
+const appliedMigrations = (store: Store) =>
+  store.db
+    .selectFrom('kysely_migration' as never)
+    .select('name' as never)
+    .execute();
 
 export function queryContract(ctx: StoreContext): void {
   describe('migrations', () => {
@@ -19,21 +38,7 @@ export function queryContract(ctx: StoreContext): void {
       await migrateToLatest(ctx.store().db, ctx.store().dialect);
       const reopened = await openStore(ctx.url());
       try {
-        const applied = await reopened.db
-          .selectFrom('kysely_migration' as never)
-          .select('name' as never)
-          .execute();
-        assert.deepEqual(applied, [
-          { name: '001_initial' },
-          { name: '002_task_records_and_assets' },
-          { name: '003_money_at_the_edges' },
-          { name: '004_task_generation_attempts' },
-          { name: '005_webhook_receivers' },
-          { name: '006_file_expiry' },
-          { name: '007_client_request_ids' },
-          { name: '008_idempotency_request_ids' },
-          { name: '009_open_holds_indexes' },
-        ]);
+        assert.deepEqual(await appliedMigrations(reopened), EVERY_MIGRATION);
         assert.deepEqual(await findAccount(reopened.db, account.id), account);
       } finally {
         await reopened.close();
@@ -44,21 +49,7 @@ export function queryContract(ctx: StoreContext): void {
       const url = ctx.makeUrl();
       const stores = await Promise.all([openStore(url), openStore(url)]);
       try {
-        const applied = await stores[0]!.db
-          .selectFrom('kysely_migration' as never)
-          .select('name' as never)
-          .execute();
-        assert.deepEqual(applied, [
-          { name: '001_initial' },
-          { name: '002_task_records_and_assets' },
-          { name: '003_money_at_the_edges' },
-          { name: '004_task_generation_attempts' },
-          { name: '005_webhook_receivers' },
-          { name: '006_file_expiry' },
-          { name: '007_client_request_ids' },
-          { name: '008_idempotency_request_ids' },
-          { name: '009_open_holds_indexes' },
-        ]);
+        assert.deepEqual(await appliedMigrations(stores[0]!), EVERY_MIGRATION);
       } finally {
         await Promise.all(stores.map((s) => s.close()));
       }
