@@ -124,7 +124,8 @@ async function holdStreams(gatewayUrl: string, key: string, total: number, words
   let open = 0;
   let mostOpen = 0;
   let rssAtMostOpen: number | null = null;
-  let baselineRss = rssBytes(gatewayPid);
+  // The gateway before the first stream: what the streams add is measured from here.
+  const baselineRss = rssBytes(gatewayPid);
   let completed = 0;
   let failed = 0;
   let firstFailure: string | null = null;
@@ -171,7 +172,6 @@ async function holdStreams(gatewayUrl: string, key: string, total: number, words
   }
 
   try {
-    baselineRss = rssBytes(gatewayPid);
     const streams: Promise<void>[] = [];
     let opening = 0;
     let slotFreed: (() => void) | undefined;

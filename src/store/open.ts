@@ -143,7 +143,7 @@ function parseInt8(text: string): number {
 }
 
 // Per pool, not pg.types.setTypeParser: the global parser would change every other pg user in the process.
-const int8AsNumber: pg.CustomTypesConfig = {
+export const int8AsNumber: pg.CustomTypesConfig = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
     oid === pg.types.builtins.INT8 && format !== 'binary' ? parseInt8 : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };

@@ -2,54 +2,25 @@
 // ended within a minute by whichever instance sweeps first, restarted or another: a stream is billed
 // the output it recorded as delivered, anything else released; its Idempotency-Keys run again.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { request } from 'undici';
 import { checkAccountBalance } from '../../src/billing/ledger.js';
 import { parseProgress } from '../../src/billing/recovery.js';
-import { sandboxCatalogue } from '../../src/config/sandbox-catalogue.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import { ADMIN_TOKEN, eventually } from '../helpers/gateway.js';
 import { dropTestSchemas, requirePostgresOrSkip, withTestSchema } from '../helpers/postgres.js';
-import { freePort, type ServingProcess, startServe } from '../helpers/processes.js';
+import type { ServingProcess } from '../helpers/processes.js';
+import { callJson, serveOnFreePort, writeServeConfig } from '../helpers/serving.js';
 
 const postgres = await requirePostgresOrSkip('crash recovery across instances on PostgreSQL');
 const RECOVERY = { heartbeat_ms: 100, dead_after_ms: 1_000, sweep_ms: 200, progress_interval_ms: 100 };
 
-function writeConfig(dir: string, sandbox: Sandbox, store: string): string {
-  const file = path.join(dir, 'tollroute.yaml');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      ...sandboxCatalogue(sandbox.url),
-      store,
-      admin_token: ADMIN_TOKEN,
-      log_level: 'warn',
-      data_dir: dir,
-      limits: { default_rpm: 100_000, shutdown_grace_ms: 1_000 },
-      recovery: RECOVERY,
-    }),
-  );
-  return file;
-}
-
-async function serve(configFile: string, dir: string): Promise<{ process: ServingProcess; base: string }> {
-  const port = await freePort();
-  return { process: await startServe({ PORT: String(port), TOLLROUTE_DATA_DIR: dir }, ['--config', configFile]), base: `http://127.0.0.1:${port}` };
-}
-
-async function call(base: string, token: string, method: string, p: string, body?: unknown, headers: Record<string, string> = {}) {
-  const res = await request(`${base}${p}`, {
-    method: method as any,
-    headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }), ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.body.text();
-  return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
-}
+const writeConfig = (dir: string, sandbox: Sandbox, store: string) =>
+  writeServeConfig(dir, sandbox.url, store, { limits: { default_rpm: 100_000, shutdown_grace_ms: 1_000 }, recovery: RECOVERY });
 
 /** Starts a long stream and resolves once `chunks` events have arrived; the stream is left running. */
 async function streamUntil(base: string, key: string, chunks: number) {
@@ -69,13 +40,13 @@ async function streamUntil(base: string, key: string, chunks: number) {
 }
 
 async function crashScene(base: string, sandbox: Sandbox) {
-  const account = (await call(base, ADMIN_TOKEN, 'POST', '/admin/accounts', { name: 'crash', credit_micros: 10_000_000 })).body;
-  const key = (await call(base, ADMIN_TOKEN, 'POST', `/admin/accounts/${account.id}/keys`, {})).body.key as string;
-  await call(sandbox.url, '', 'POST', '/__sandbox/faults', { kind: 'chat', chunk_delay_ms: 20 });
-  await call(sandbox.url, '', 'POST', '/__sandbox/faults', { kind: 'search', delay_ms: 60_000 });
+  const account = (await callJson(base, ADMIN_TOKEN, 'POST', '/admin/accounts', { name: 'crash', credit_micros: 10_000_000 })).body;
+  const key = (await callJson(base, ADMIN_TOKEN, 'POST', `/admin/accounts/${account.id}/keys`, {})).body.key as string;
+  await callJson(sandbox.url, '', 'POST', '/__sandbox/faults', { kind: 'chat', chunk_delay_ms: 20 });
+  await callJson(sandbox.url, '', 'POST', '/__sandbox/faults', { kind: 'search', delay_ms: 60_000 });
   await streamUntil(base, key, 30);
   // A plain call in flight with an Idempotency-Key: its retry must not wait 24 hours.
-  void call(base, key, 'POST', '/v1/search', { Type: 'web', Query: 'cut off' }, { 'idempotency-key': 'in-flight' }).catch(() => {});
+  void callJson(base, key, 'POST', '/v1/search', { Type: 'web', Query: 'cut off' }, { 'idempotency-key': 'in-flight' }).catch(() => {});
   return { accountId: account.id as string, key };
 }
 
@@ -126,7 +97,7 @@ describe('crash recovery', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'tollroute-kill-'));
     const storeUrl = `sqlite:${path.join(dir, 'tollroute.db')}`;
     const configFile = writeConfig(dir, sandbox, storeUrl);
-    const first = await serve(configFile, dir);
+    const first = await serveOnFreePort(configFile, dir);
     const { accountId, key } = await crashScene(first.base, sandbox);
     const store = await openStore(storeUrl);
     cleanups.push(() => store.close());
@@ -136,14 +107,14 @@ describe('crash recovery', () => {
     await first.process.exited;
 
     const killedAt = Date.now();
-    const second = await serve(configFile, dir);
+    const second = await serveOnFreePort(configFile, dir);
     cleanups.push(stop(second));
     const ids = { stream: open.find((h) => h.endpoint === 'chat.completions')!.id, search: open.find((h) => h.endpoint === 'search')!.id };
     await assertRecovered(store, accountId, ids, progressBefore);
     assert.ok(Date.now() - killedAt < 60_000, 'ended within a minute');
 
-    await call(sandbox.url, '', 'DELETE', '/__sandbox/faults');
-    const retried = await call(second.base, key, 'POST', '/v1/search', { Type: 'web', Query: 'cut off' }, { 'idempotency-key': 'in-flight' });
+    await callJson(sandbox.url, '', 'DELETE', '/__sandbox/faults');
+    const retried = await callJson(second.base, key, 'POST', '/v1/search', { Type: 'web', Query: 'cut off' }, { 'idempotency-key': 'in-flight' });
     assert.equal(retried.status, 200, 'the dead instance’s Idempotency-Key runs again');
   });
 
@@ -154,7 +125,7 @@ describe('crash recovery', () => {
     cleanups.push(() => dropTestSchemas(postgres!, [schema]));
     const dir = mkdtempSync(path.join(tmpdir(), 'tollroute-kill-pg-'));
     const configFile = writeConfig(dir, sandbox, url);
-    const [doomed, survivor] = await Promise.all([serve(configFile, dir), serve(configFile, dir)]);
+    const [doomed, survivor] = await Promise.all([serveOnFreePort(configFile, dir), serveOnFreePort(configFile, dir)]);
     cleanups.push(stop(survivor));
     const { accountId } = await crashScene(doomed.base, sandbox);
     const store = await openStore(url);

@@ -1,18 +1,18 @@
 // Two gateway processes on one PostgreSQL: the ledger holds across instances, not just threads.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
 import { chatPromptTokens } from '../../src/billing/estimates.js';
 import { checkAccountBalance } from '../../src/billing/ledger.js';
-import { sandboxCatalogue } from '../../src/config/sandbox-catalogue.js';
 import { startSandbox } from '../../src/sandbox/server.js';
 import { openStore } from '../../src/store/open.js';
 import { ADMIN_TOKEN } from '../helpers/gateway.js';
 import { dropTestSchemas, requirePostgresOrSkip, withTestSchema } from '../helpers/postgres.js';
 import { freePort, type ServingProcess, startServe } from '../helpers/processes.js';
+import { writeServeConfig } from '../helpers/serving.js';
 
 const baseUrl = await requirePostgresOrSkip('PostgreSQL multi-instance gateway tests');
 
@@ -31,12 +31,8 @@ describe('two gateway processes on one PostgreSQL', { skip: !baseUrl }, () => {
     const { url: storeUrl, schema } = withTestSchema(baseUrl!);
     cleanups.push(() => dropTestSchemas(baseUrl!, [schema]));
     const dir = mkdtempSync(path.join(tmpdir(), 'tollroute-pg-'));
-    const configFile = path.join(dir, 'tollroute.yaml');
-    // JSON is YAML: the same catalogue the sandbox serves, on the shared store.
-    writeFileSync(
-      configFile,
-      JSON.stringify({ ...sandboxCatalogue(sandbox.url), store: storeUrl, admin_token: ADMIN_TOKEN, limits: { default_rpm: 100_000 }, log_level: 'warn' }),
-    );
+    // The same catalogue the sandbox serves, on the shared store.
+    const configFile = writeServeConfig(dir, sandbox.url, storeUrl, { limits: { default_rpm: 100_000 } });
 
     const ports = [await freePort(), await freePort()];
     const instances: ServingProcess[] = [];

@@ -2,60 +2,31 @@
 // every task, ends every hold exactly once and sends every callback, and counts a generation it
 // was killed in as an attempt; two processes on one PostgreSQL never finish the same task twice.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { request } from 'undici';
-import { sandboxCatalogue } from '../../src/config/sandbox-catalogue.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.js';
 import { openStore } from '../../src/store/open.js';
 import { ADMIN_TOKEN, eventually } from '../helpers/gateway.js';
 import { dropTestSchemas, requirePostgresOrSkip, withTestSchema } from '../helpers/postgres.js';
-import { freePort, type ServingProcess, startServe } from '../helpers/processes.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
+import { callJson, serveOnFreePort, writeServeConfig } from '../helpers/serving.js';
 
 const postgres = await requirePostgresOrSkip('multi-process task engine on PostgreSQL');
 
-function writeConfig(dir: string, sandbox: Sandbox, store: string, tasks: Record<string, unknown> = {}): string {
-  const file = path.join(dir, 'tollroute.yaml');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      ...sandboxCatalogue(sandbox.url),
-      store,
-      admin_token: ADMIN_TOKEN,
-      log_level: 'warn',
-      data_dir: dir,
-      network: { allow_private_urls: true },
-      limits: { default_rpm: 100_000, shutdown_grace_ms: 2_000 },
-      tasks: { poll_interval_ms: { image: 100, video: 100, erase: 100, minutes: 100 }, tick_ms: 50, lease_ms: 1_500, submit_lease_ms: 1_500, ...tasks },
-      webhooks: { retry_delays_ms: [200, 400, 800] },
-    }),
-  );
-  return file;
-}
-
-async function serveOn(configFile: string, dir: string): Promise<{ process: ServingProcess; base: string }> {
-  const port = await freePort();
-  const process = await startServe({ PORT: String(port), TOLLROUTE_DATA_DIR: dir }, ['--config', configFile]);
-  return { process, base: `http://127.0.0.1:${port}` };
-}
-
-async function call(base: string, token: string, method: string, p: string, body?: unknown) {
-  const res = await request(`${base}${p}`, {
-    method: method as any,
-    headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
+const writeConfig = (dir: string, sandbox: Sandbox, store: string, tasks: Record<string, unknown> = {}) =>
+  writeServeConfig(dir, sandbox.url, store, {
+    network: { allow_private_urls: true },
+    limits: { default_rpm: 100_000, shutdown_grace_ms: 2_000 },
+    tasks: { poll_interval_ms: { image: 100, video: 100, erase: 100, minutes: 100 }, tick_ms: 50, lease_ms: 1_500, submit_lease_ms: 1_500, ...tasks },
+    webhooks: { retry_delays_ms: [200, 400, 800] },
   });
-  const text = await res.body.text();
-  return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
-}
 
 async function accountWithKey(base: string, receiver: Receiver) {
-  const account = (await call(base, ADMIN_TOKEN, 'POST', '/admin/accounts', { name: 'tasks', credit_micros: 50_000_000 })).body;
-  const key = (await call(base, ADMIN_TOKEN, 'POST', `/admin/accounts/${account.id}/keys`, {})).body.key as string;
-  receiver.secret = (await call(base, ADMIN_TOKEN, 'GET', `/admin/accounts/${account.id}/webhook-secret`)).body.secret;
+  const account = (await callJson(base, ADMIN_TOKEN, 'POST', '/admin/accounts', { name: 'tasks', credit_micros: 50_000_000 })).body;
+  const key = (await callJson(base, ADMIN_TOKEN, 'POST', `/admin/accounts/${account.id}/keys`, {})).body.key as string;
+  receiver.secret = (await callJson(base, ADMIN_TOKEN, 'GET', `/admin/accounts/${account.id}/webhook-secret`)).body.secret;
   return { accountId: account.id as string, key };
 }
 
@@ -86,13 +57,13 @@ describe('task recovery', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'tollroute-crash-'));
     const configFile = writeConfig(dir, sandbox, `sqlite:${path.join(dir, 'tollroute.db')}`);
 
-    const first = await serveOn(configFile, dir);
+    const first = await serveOnFreePort(configFile, dir);
     const { accountId, key } = await accountWithKey(first.base, receiver);
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) {
       ids.push(
         (
-          await call(first.base, key, 'POST', '/v1/videos/generations', {
+          await callJson(first.base, key, 'POST', '/v1/videos/generations', {
             model: 'sandbox-video',
             content: [{ type: 'text', text: `clip ${i}` }],
             callback_url: receiver.url,
@@ -101,17 +72,19 @@ describe('task recovery', () => {
       );
     }
     for (let i = 0; i < 2; i++) {
-      ids.push((await call(first.base, key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: `image ${i}`, callback_url: receiver.url })).body.id);
+      ids.push(
+        (await callJson(first.base, key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: `image ${i}`, callback_url: receiver.url })).body.id,
+      );
     }
     first.process.child.kill('SIGKILL');
     await first.process.exited;
 
-    const second = await serveOn(configFile, dir);
+    const second = await serveOnFreePort(configFile, dir);
     cleanups.push(async () => {
       second.process.child.kill('SIGTERM');
       await second.process.exited;
     });
-    const read = (id: string) => call(second.base, key, 'GET', id.startsWith('img_') ? `/v1/images/async/${id}` : `/v1/videos/generations/${id}`);
+    const read = (id: string) => callJson(second.base, key, 'GET', id.startsWith('img_') ? `/v1/images/async/${id}` : `/v1/videos/generations/${id}`);
     await eventually(async () => {
       const states = await Promise.all(ids.map(async (id) => (await read(id)).body.status));
       return states.every((s) => s === 'succeeded');
@@ -122,9 +95,9 @@ describe('task recovery', () => {
     }, 10_000);
     assert.equal(deliveries.size, ids.length);
 
-    const account = (await call(second.base, ADMIN_TOKEN, 'GET', `/admin/accounts/${accountId}`)).body;
+    const account = (await callJson(second.base, ADMIN_TOKEN, 'GET', `/admin/accounts/${accountId}`)).body;
     assert.equal(account.held_micros, 0);
-    const ledger = (await call(second.base, ADMIN_TOKEN, 'GET', `/admin/accounts/${accountId}/ledger?limit=1000`)).body.data;
+    const ledger = (await callJson(second.base, ADMIN_TOKEN, 'GET', `/admin/accounts/${accountId}/ledger?limit=1000`)).body.data;
     assert.equal(assertHoldsEndedOnce(ledger), ids.length);
     assert.equal(account.balance_micros, 50_000_000 - 4 * 5 * 100_000 - 2 * 40_000);
   });
@@ -139,35 +112,35 @@ describe('task recovery', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'tollroute-crash-generation-'));
     const configFile = writeConfig(dir, sandbox, `sqlite:${path.join(dir, 'tollroute.db')}`, { max_generation_attempts: 2 });
     // The first generation is still running when the gateway dies; every later one answers garbage.
-    await call(sandbox.url, '', 'POST', '/__sandbox/faults', { kind: 'images', delay_ms: 10_000, times: 1 });
-    await call(sandbox.url, '', 'POST', '/__sandbox/faults', { kind: 'images', status: 200, body: 'garbage' });
+    await callJson(sandbox.url, '', 'POST', '/__sandbox/faults', { kind: 'images', delay_ms: 10_000, times: 1 });
+    await callJson(sandbox.url, '', 'POST', '/__sandbox/faults', { kind: 'images', status: 200, body: 'garbage' });
     const generations = async () =>
-      (await call(sandbox.url, '', 'GET', '/__sandbox/requests')).body.data.filter((r: { kind: string }) => r.kind === 'images').length;
+      (await callJson(sandbox.url, '', 'GET', '/__sandbox/requests')).body.data.filter((r: { kind: string }) => r.kind === 'images').length;
 
-    const first = await serveOn(configFile, dir);
+    const first = await serveOnFreePort(configFile, dir);
     const { accountId, key } = await accountWithKey(first.base, receiver);
-    const id = (await call(first.base, key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'cut off', callback_url: receiver.url })).body
+    const id = (await callJson(first.base, key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'cut off', callback_url: receiver.url })).body
       .id as string;
     await eventually(async () => (await generations()) === 1);
     first.process.child.kill('SIGKILL');
     await first.process.exited;
 
-    const second = await serveOn(configFile, dir);
+    const second = await serveOnFreePort(configFile, dir);
     cleanups.push(async () => {
       second.process.child.kill('SIGTERM');
       await second.process.exited;
     });
     const done = await eventually(async () => {
-      const { body } = await call(second.base, key, 'GET', `/v1/images/async/${id}`);
+      const { body } = await callJson(second.base, key, 'GET', `/v1/images/async/${id}`);
       return body.status === 'failed' && body;
     }, 20_000);
     assert.equal(done.error, 'the upstream did not complete the work in 2 attempts');
     assert.equal(await generations(), 2, 'one killed generation and one more, never a third');
     const delivery = await eventually(() => receiver.deliveries.find((d) => d.payload.task_id === id), 10_000);
     assert.deepEqual({ status: delivery.payload.status, verified: delivery.verified }, { status: 'failed', verified: true });
-    const account = (await call(second.base, ADMIN_TOKEN, 'GET', `/admin/accounts/${accountId}`)).body;
+    const account = (await callJson(second.base, ADMIN_TOKEN, 'GET', `/admin/accounts/${accountId}`)).body;
     assert.deepEqual({ balance: account.balance_micros, held: account.held_micros }, { balance: 50_000_000, held: 0 });
-    const ledger = (await call(second.base, ADMIN_TOKEN, 'GET', `/admin/accounts/${accountId}/ledger?limit=1000`)).body.data;
+    const ledger = (await callJson(second.base, ADMIN_TOKEN, 'GET', `/admin/accounts/${accountId}/ledger?limit=1000`)).body.data;
     assert.equal(assertHoldsEndedOnce(ledger), 1);
   });
 
@@ -182,7 +155,7 @@ describe('task recovery', () => {
     );
     const dir = mkdtempSync(path.join(tmpdir(), 'tollroute-pg-tasks-'));
     const configFile = writeConfig(dir, sandbox, storeUrl);
-    const instances = [await serveOn(configFile, dir), await serveOn(configFile, dir)];
+    const instances = [await serveOnFreePort(configFile, dir), await serveOnFreePort(configFile, dir)];
     for (const instance of instances) {
       cleanups.push(async () => {
         instance.process.child.kill('SIGTERM');
@@ -195,7 +168,7 @@ describe('task recovery', () => {
         { length: 16 },
         async (_, i) =>
           (
-            await call(instances[i % 2]!.base, key, 'POST', '/v1/videos/generations', {
+            await callJson(instances[i % 2]!.base, key, 'POST', '/v1/videos/generations', {
               model: 'sandbox-video',
               content: [{ type: 'text', text: `shared ${i}` }],
               callback_url: receiver.url,

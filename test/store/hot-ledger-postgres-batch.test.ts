@@ -3,7 +3,7 @@
 // those of the step written alone: refusals exact, each hold ended once, a failing step failing alone.
 import assert from 'node:assert/strict';
 import { after, type TestContext, test } from 'node:test';
-import pg from 'pg';
+import type pg from 'pg';
 import { checkAccountBalance, createAccount, holdFundsIn, releaseHoldIn, settleHoldIn } from '../../src/billing/ledger.js';
 import type { CoalesceLimits } from '../../src/store/hot-ledger/coalesce.js';
 import { type PostgresQueryable, postgresHotLedger } from '../../src/store/hot-ledger/postgres.js';
@@ -11,12 +11,7 @@ import type { HoldEntry, HotLedger, SettleEntry, SettleResult } from '../../src/
 import { newId } from '../../src/store/ids.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import { dropTestSchemas, requirePostgresOrSkip, withTestSchema } from '../helpers/postgres.js';
-import { holdRequest, NOW, UNITS } from './fixtures/hot-ledger-entries.js';
-
-const int8AsNumber: pg.CustomTypesConfig = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === pg.types.builtins.INT8 && format !== 'binary' ? Number : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
-};
+import { holdRequest, NOW, schemaPool, UNITS } from './fixtures/hot-ledger-entries.js';
 
 /** The pool, counting the statements and steps sent under each prepared statement's name. */
 function countingPool(pool: pg.Pool, failing: (name: string) => Error | undefined = () => undefined) {
@@ -58,7 +53,7 @@ if (baseUrl) {
     const { url, schema } = withTestSchema(postgresUrl);
     schemas.push(schema);
     const store = await openStore(url);
-    const pool = new pg.Pool({ connectionString: postgresUrl, max: poolSize, types: int8AsNumber, options: `-c search_path=${schema}` });
+    const pool = schemaPool(postgresUrl, schema, poolSize);
     t.after(async () => {
       await pool.end();
       await store.close();
@@ -249,7 +244,7 @@ if (baseUrl) {
   test('batches locking the same accounts at once, named in opposite orders, never deadlock', async (t) => {
     // Two gateways (two pools, two ledgers) on one schema; a deadlock would show as steps replayed one by one.
     const { store, schema, counted, ledger: forward } = await openFixture(t);
-    const otherPool = new pg.Pool({ connectionString: postgresUrl, max: 10, types: int8AsNumber, options: `-c search_path=${schema}` });
+    const otherPool = schemaPool(postgresUrl, schema, 10);
     t.after(() => otherPool.end());
     const otherCounted = countingPool(otherPool);
     const backward = postgresHotLedger(otherCounted.queryable);

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, type TestContext, test } from 'node:test';
 import { sql } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import {
   checkAccountBalance,
   createAccount,
@@ -22,19 +22,13 @@ import type { HotLedger, SettleResult } from '../../src/store/hot-ledger/types.j
 import { newId } from '../../src/store/ids.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import { dropTestSchemas, requirePostgresOrSkip, withTestSchema } from '../helpers/postgres.js';
-import { holdRequest, NOW, UNITS } from './fixtures/hot-ledger-entries.js';
+import { holdRequest, NOW, schemaPool, UNITS } from './fixtures/hot-ledger-entries.js';
 
 // The transaction steps themselves (holdFunds and friends now take the hot path on this store).
 const txHold = (store: Store, request: HoldRequest) => store.db.transaction().execute((trx) => holdFundsIn(trx, request));
 const txSettle = (store: Store, holdId: string, options: SettleOptions) => store.db.transaction().execute((trx) => settleHoldIn(trx, holdId, options));
 const txRelease = (store: Store, holdId: string, options: { note?: string; now?: number }) =>
   store.db.transaction().execute((trx) => releaseHoldIn(trx, holdId, options));
-
-// The pool open.ts builds: int8 as a number, the test schema by startup option.
-const int8AsNumber: pg.CustomTypesConfig = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === pg.types.builtins.INT8 && format !== 'binary' ? Number : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
-};
 
 interface Fixture {
   store: Store;
@@ -52,7 +46,7 @@ if (baseUrl) {
     const { url, schema } = withTestSchema(postgresUrl);
     schemas.push(schema);
     const store = await openStore(url);
-    const pool = new pg.Pool({ connectionString: postgresUrl, max: poolSize, types: int8AsNumber, options: `-c search_path=${schema}` });
+    const pool = schemaPool(postgresUrl, schema, poolSize);
     t.after(async () => {
       await pool.end();
       await store.close();
