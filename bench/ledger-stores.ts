@@ -12,6 +12,8 @@ const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
 export interface BenchStore {
   name: 'sqlite' | 'postgres';
   store: Store;
+  /** The store's URL, for processes that open it too. */
+  url: string;
   /** Closes the store and removes what it made. */
   dispose(): Promise<void>;
 }
@@ -22,6 +24,7 @@ export async function openSqliteStore(): Promise<BenchStore> {
   return {
     name: 'sqlite',
     store,
+    url: `sqlite:${path.join(dir, 'ledger.db')}`,
     async dispose() {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
@@ -72,6 +75,7 @@ export async function openPostgresStore(baseUrl: string): Promise<BenchStore> {
   return {
     name: 'postgres',
     store,
+    url: url.toString(),
     async dispose() {
       await store.close();
       await drop();

@@ -8,6 +8,8 @@ export interface BenchOptions {
   ledger: boolean;
   /** --slow-streams: many slow streams held at once, the gateway's memory, every one settled. */
   slowStreams: boolean;
+  /** --hot-account: one account billed by two gateway processes on one PostgreSQL. */
+  hotAccount: boolean;
   /** --write-docs: results into docs/benchmarks.json and docs/benchmarks.md. */
   writeDocs: boolean;
   /** --only a,b: run only the scenarios so named (for development; never with --write-docs). */
@@ -35,12 +37,13 @@ function envNumber(name: string, fallback: number, { min = 0, integer = false } 
   return value;
 }
 
-export const USAGE = `usage: npm run bench -- [--sweep] [--ledger] [--slow-streams] [--write-docs] [--only name,name]
+export const USAGE = `usage: npm run bench -- [--sweep] [--ledger] [--slow-streams] [--hot-account] [--write-docs] [--only name,name]
 
   (no flag)     the default scenarios: direct, floor and gateway, round by round
   --sweep       the sweep scenarios instead (connections, stream length, request size)
   --ledger      the ledger micro-bench instead (hold+settle pairs/s on SQLite and PostgreSQL)
   --slow-streams  many streams of one chunk a second held at once: the gateway's memory, every one settled
+  --hot-account   one account billed by two gateway processes on one PostgreSQL: calls/s, the balance exact
   --write-docs  write the results into docs/benchmarks.json and docs/benchmarks.md
   --only a,b    run only these scenarios (while developing)
 
@@ -57,13 +60,14 @@ export function parseOptions(argv: string[]): BenchOptions {
     const arg = argv[i]!;
     if (arg === '--only') only = (argv[++i] ?? '').split(',').filter(Boolean);
     else if (arg.startsWith('--only=')) only = arg.slice('--only='.length).split(',').filter(Boolean);
-    else if (['--sweep', '--ledger', '--slow-streams', '--write-docs'].includes(arg)) flags.add(arg);
+    else if (['--sweep', '--ledger', '--slow-streams', '--hot-account', '--write-docs'].includes(arg)) flags.add(arg);
     else throw new Error(`unknown argument ${arg}\n${USAGE}`);
   }
   const options: BenchOptions = {
     sweep: flags.has('--sweep') || process.env.BENCH_SWEEP === '1',
     ledger: flags.has('--ledger'),
     slowStreams: flags.has('--slow-streams'),
+    hotAccount: flags.has('--hot-account'),
     writeDocs: flags.has('--write-docs'),
     only,
     rounds: envNumber('BENCH_ROUNDS', 3, { min: 1, integer: true }),

@@ -1,7 +1,9 @@
 // `npm run bench`: the gateway measured against the sandbox called directly and through a bare
 // Node.js proxy (the floor), in the same run, reported as differences and ratios to those, never
 // as absolute pass/fail timings. `--sweep` runs the scenarios of "How cost grows" instead, and
-// `--ledger` the store micro-bench, `--slow-streams` many slow streams at once. See docs/benchmarks.md.
+// `--ledger` the store micro-bench, `--slow-streams` many slow streams at once, `--hot-account` one
+// account billed by two gateways on PostgreSQL. See docs/benchmarks.md.
+import { runHotAccountBench } from './hot-account.js';
 import { runHttpBench } from './http-bench.js';
 import { runLedgerBench } from './ledger-bench.js';
 import { parseOptions } from './options.js';
@@ -24,6 +26,7 @@ async function main(): Promise<number> {
     const options = parseOptions(process.argv.slice(2));
     if (options.ledger) return await runLedgerBench(options, interrupted);
     if (options.slowStreams) return await runSlowStreamsBench(options, interrupted);
+    if (options.hotAccount) return await runHotAccountBench(options, interrupted);
     return await runHttpBench(options, interrupted);
   } catch (error) {
     process.stderr.write(`bench: ${error instanceof Error ? error.message : String(error)}\n`);

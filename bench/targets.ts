@@ -122,7 +122,8 @@ async function issueKey(gatewayUrl: string, adminToken: string): Promise<string>
   return key;
 }
 
-async function adminCall<T>(gatewayUrl: string, adminToken: string, p: string, body: unknown): Promise<T> {
+/** A POST to the gateway's admin API; its JSON answer, or an error with the status and body. */
+export async function adminCall<T>(gatewayUrl: string, adminToken: string, p: string, body: unknown): Promise<T> {
   const response = await request(gatewayUrl + p, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },

@@ -8,8 +8,10 @@ import { createProgressRecorder } from './billing/progress.js';
 import { createSettlements } from './billing/settlements.js';
 import { loadTokenizers } from './billing/tokens.js';
 import type { Config } from './config/schema.js';
+import { deleteExpiredSignIns } from './console/sweep.js';
 import { createFileSweeper } from './files/sweep.js';
 import { createKeyResolver } from './http/key-resolver.js';
+import { createKeyUseRecorder, type KeyUseRecorder } from './http/key-use.js';
 import { createMetrics } from './http/metrics.js';
 import { startMetricsServer } from './http/metrics-server.js';
 import { buildServer } from './http/server.js';
@@ -30,6 +32,8 @@ import { createWebhookDeliverer } from './webhooks/deliverer.js';
 export interface Gateway {
   app: FastifyInstance;
   store: Store;
+  /** When keys were last used, written every few seconds; `flush()` writes it now. */
+  keyUse: KeyUseRecorder;
   /** Starts listening; resolves with the base URL. */
   listen(): Promise<string>;
   /** Stops taking requests, lets running ones finish within the grace period, then releases everything. */
@@ -37,7 +41,7 @@ export interface Gateway {
 }
 
 export async function createGateway(config: Config, logger: FastifyBaseLogger): Promise<Gateway> {
-  const store = await openStore(config.store);
+  const store = await openStore(config.store, { log: logger });
   const metrics = createMetrics();
   const upstreams = createUpstreams(config.channels, metrics);
   const limiter = createRateLimiter({
@@ -47,7 +51,9 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
     log: logger,
   });
   metrics.watchLimiter(limiter);
+  const keyUse = createKeyUseRecorder(store, { log: logger });
   const keys = createKeyResolver(store, {
+    onUse: keyUse.used,
     invalidTtlMs: config.limits.invalid_key_cache_ms,
     failures: config.limits.auth_failures_per_minute > 0 ? createAuthFailureLimit({ perMinute: config.limits.auth_failures_per_minute }) : undefined,
     onLookup: (result) => metrics.countKeyLookup(result),
@@ -127,6 +133,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
     intervalMs: config.files.sweep_ms,
     log: logger,
     spool: { dir: uploadSpoolDir(config.data_dir), maxAgeMs: config.limits.request_timeout_ms + 60_000 },
+    expiredRows: (now) => deleteExpiredSignIns(store, now),
   });
   const app = await buildServer({ config, store, pipeline, tasks, keys, metrics, logger, health });
 
@@ -138,6 +145,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
   return {
     app,
     store,
+    keyUse,
     async listen() {
       // Before the first caller: a model's tokenizer takes most of a second to build, and a
       // first call that built it would stall every other connection meanwhile.
@@ -173,7 +181,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
       await settlements.drain(config.limits.shutdown_grace_ms);
       settlements.stop();
       await instance.stop();
-      await Promise.allSettled([engine.stop(), webhooks.stop(), fileSweeper.stop()]);
+      await Promise.allSettled([engine.stop(), webhooks.stop(), fileSweeper.stop(), keyUse.stop()]);
       await Promise.allSettled([upstreams.close(), limiter.close()]);
       await store.close();
     },

@@ -5,6 +5,7 @@ import { pino } from 'pino';
 import { accountsCommand, keysCommand } from './cli/admin.js';
 import { serve } from './cli/serve.js';
 import { ConfigError, type LoadedConfig, loadConfig } from './config/load.js';
+import type { Config } from './config/schema.js';
 import { startSandbox } from './sandbox/server.js';
 import { openStore, type Store } from './store/open.js';
 
@@ -22,10 +23,11 @@ function configOrExit(): LoadedConfig {
   }
 }
 
-async function withStore<T>(work: (store: Store) => Promise<T>): Promise<void> {
-  const store = await openStore(configOrExit().config.store);
+async function withStore<T>(work: (store: Store, config: Config) => Promise<T>): Promise<void> {
+  const { config } = configOrExit();
+  const store = await openStore(config.store);
   try {
-    process.stdout.write(`${JSON.stringify(await work(store), null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify(await work(store, config), null, 2)}\n`);
   } finally {
     await store.close();
   }
@@ -37,7 +39,10 @@ program
   .action(async () => {
     const loaded = configOrExit();
     // Secrets never reach the logs: auth headers are redacted should anything log a request's headers.
-    const logger = pino({ level: loaded.config.log_level, redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'headers.authorization'] });
+    const logger = pino({
+      level: loaded.config.log_level,
+      redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie', 'headers.authorization'],
+    });
     await serve(loaded, logger);
   });
 

@@ -3,7 +3,7 @@ import type { AccountRow } from '../store/accounts.js';
 import type { LedgerRow } from '../store/ledger-rows.js';
 import type { UsageRow } from '../store/usage.js';
 
-const iso = (ms: number) => new Date(ms).toISOString();
+export const iso = (ms: number) => new Date(ms).toISOString();
 
 export const accountView = (a: AccountRow) => ({
   id: a.id,

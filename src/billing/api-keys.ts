@@ -4,7 +4,7 @@ import { type ApiKeyRow, insertApiKey } from '../store/api-keys.js';
 import { newId } from '../store/ids.js';
 import type { Store } from '../store/open.js';
 
-const KEY_PREFIX = 'tr-';
+export const KEY_PREFIX = 'tr-';
 const SHOWN_CHARS = KEY_PREFIX.length + 6;
 
 // sha256 without a salt is enough here: the key is 32 random bytes, not a guessable password,

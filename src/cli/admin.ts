@@ -1,15 +1,17 @@
 // `tollroute accounts …` and `tollroute keys …`: the admin API's operations, straight on the store.
 import { Command } from 'commander';
-import { accountView, ledgerView, usageView } from '../admin/views.js';
+import { accountView, iso, ledgerView, usageView } from '../admin/views.js';
 import { issueApiKey } from '../billing/api-keys.js';
 import { createAccount, creditAccount } from '../billing/ledger.js';
+import type { Config } from '../config/schema.js';
+import { issueLoginLink } from '../console/login-links.js';
 import { findAccount } from '../store/accounts.js';
 import { revokeApiKey } from '../store/api-keys.js';
 import { listLedger } from '../store/ledger-rows.js';
 import type { Store } from '../store/open.js';
 import { listUsage } from '../store/usage.js';
 
-type WithStore = <T>(work: (store: Store) => Promise<T>) => Promise<void>;
+type WithStore = <T>(work: (store: Store, config: Config) => Promise<T>) => Promise<void>;
 
 const micros = (value: string) => {
   if (!/^\d+$/.test(value)) throw new Error(`expected a whole number of micros, got "${value}"`);
@@ -47,6 +49,16 @@ export function accountsCommand(withStore: WithStore): Command {
     .command('usage <id>')
     .action((id: string) =>
       withStore(async (store) => ({ data: (await listUsage(store.db, { accountId: (await accountOrFail(store, id)).id })).map(usageView) })),
+    );
+  accounts
+    .command('login-link <id>')
+    .description('a one-time link that signs the account in to the console (good once, for console.login_link_ttl_ms)')
+    .action((id: string) =>
+      withStore(async (store, config) => {
+        const account = await accountOrFail(store, id);
+        const link = await issueLoginLink(store, { accountId: account.id, publicUrl: config.public_url, ttlMs: config.console.login_link_ttl_ms });
+        return { url: link.url, expires_at: iso(link.expiresAt) };
+      }),
     );
   return accounts;
 }

@@ -147,6 +147,15 @@ export const ConfigSchema = z
       .default({}),
     // The address callers (and upstreams fetching uploaded files) reach this gateway at.
     public_url: z.string().url().optional(),
+    // The account console's sign-in: how long a one-time link may wait to be used, and how long a
+    // session lasts (the cookie's Max-Age and the row's expiry).
+    console: z
+      .object({
+        login_link_ttl_ms: positiveInt.default(15 * 60 * 1000),
+        session_ttl_ms: positiveInt.default(12 * 60 * 60 * 1000),
+      })
+      .strict()
+      .default({}),
     tasks: z
       .object({
         poll_interval_ms: z

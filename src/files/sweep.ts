@@ -1,6 +1,7 @@
 // Expired uploads are deleted by a sweep on every instance: the file on disk first, then its row,
 // so a crash between the two leaves a row the next sweep finishes (never a file nothing points at).
-// The same sweep removes uploads a crashed process left in the spool folder mid-request.
+// The same sweep removes uploads a crashed process left in the spool folder mid-request, and the
+// other rows that expire (console sign-in links and sessions, console/sweep.ts).
 import { readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { deleteFile, expiredFiles } from '../store/files.js';
@@ -63,9 +64,11 @@ export interface FileSweeperOptions {
   log: FileSweepLogger;
   /** Where uploads wait while their request runs, and how long one may. */
   spool: { dir: string; maxAgeMs: number };
+  /** Other rows that expire (console sign-ins), deleted on the same timer; resolves with how many. */
+  expiredRows?: (now: number) => Promise<number>;
 }
 
-export function createFileSweeper({ store, intervalMs, log, spool }: FileSweeperOptions): FileSweeper {
+export function createFileSweeper({ store, intervalMs, log, spool, expiredRows }: FileSweeperOptions): FileSweeper {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<number> | undefined;
   let stopped = false;
@@ -75,6 +78,8 @@ export function createFileSweeper({ store, intervalMs, log, spool }: FileSweeper
       const deleted = await deleteExpiredFiles(store, now);
       const stale = await deleteStaleSpooled(spool.dir, { now, maxAgeMs: spool.maxAgeMs });
       if (deleted > 0 || stale > 0) log.info({ deleted, stale }, 'expired files deleted');
+      const rows = (await expiredRows?.(now)) ?? 0;
+      if (rows > 0) log.info({ rows }, 'expired rows deleted');
       return deleted;
     } catch (error) {
       log.error({ err: error }, 'deleting expired files failed; the next sweep retries');

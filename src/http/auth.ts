@@ -2,6 +2,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { auth, rateLimited } from '../errors.js';
+import type { AuthFailureLimit } from '../limits/auth-failures.js';
 import type { Caller } from '../pipeline/types.js';
 import type { KeyResolver } from './key-resolver.js';
 
@@ -15,6 +16,9 @@ declare module 'fastify' {
 
 const KEY_PREFIX = 'tr-';
 
+/** Whether the request carries a key header at all: then the key alone decides, never a cookie. */
+export const sendsKeyHeader = (request: FastifyRequest): boolean => request.headers.authorization !== undefined || request.headers['x-api-key'] !== undefined;
+
 /**
  * The key from `Authorization: Bearer …` or `x-api-key` (any endpoint, DESIGN section 5). When
  * both are sent, the one that is a tr- key counts: a client may carry another Authorization.
@@ -26,12 +30,19 @@ export function presentedKey(request: FastifyRequest): string | undefined {
   return [bearer, apiKey].find((key) => key?.startsWith(KEY_PREFIX)) ?? bearer ?? apiKey;
 }
 
+/**
+ * Before any lookup: an address that keeps presenting bad credentials (keys, sign-in links,
+ * session cookies) is refused without costing a query.
+ */
+export function refuseFailingAddress(failures: AuthFailureLimit | undefined, address: string): void {
+  const refusedForMs = failures?.refusedForMs(address) ?? 0;
+  if (refusedForMs > 0) throw rateLimited({ retryAfterMs: refusedForMs, message: 'too many failed authentications from this address' });
+}
+
 export function apiKeyHook(keys: KeyResolver) {
   const failures = keys.failures;
   return async function authenticate(request: FastifyRequest) {
-    // Before any lookup: an address that keeps presenting bad keys is refused without costing a query.
-    const refusedForMs = failures?.refusedForMs(request.ip) ?? 0;
-    if (refusedForMs > 0) throw rateLimited({ retryAfterMs: refusedForMs, message: 'too many failed authentications from this address' });
+    refuseFailingAddress(failures, request.ip);
     const key = presentedKey(request);
     // No key, or not one of ours, never reaches the store: a plain 401, not counted against the address.
     if (!key?.startsWith(KEY_PREFIX)) throw auth();

@@ -26,6 +26,8 @@ export interface KeyResolverOptions {
   invalidTtlMs?: number;
   failures?: AuthFailureLimit;
   onLookup?: (result: KeyLookupResult) => void;
+  /** Told of every key that authenticated a request (key-use.ts notes when it was last used). */
+  onUse?: (keyId: string) => void;
   /** The store lookup by key hash; tests count calls through it. */
   lookup?: (keyHash: string) => Promise<ApiKeyRow | undefined>;
   now?: () => number;
@@ -36,7 +38,7 @@ const MAX_ENTRIES = 10_000;
 const MAX_INVALID_ENTRIES = 10_000;
 
 export function createKeyResolver(store: Store, opts: KeyResolverOptions = {}): KeyResolver {
-  const { ttlMs = 1_000, invalidTtlMs = 30_000, now = Date.now, onLookup } = opts;
+  const { ttlMs = 1_000, invalidTtlMs = 30_000, now = Date.now, onLookup, onUse } = opts;
   const lookup = opts.lookup ?? ((keyHash: string) => findApiKeyByHash(store.db, keyHash));
   const cache = new Map<string, { caller: Caller; hash: Buffer; expiresAt: number }>();
   // hash (hex) → when the refusal may be forgotten; a hex hash reveals nothing of the key presented
@@ -54,7 +56,10 @@ export function createKeyResolver(store: Store, opts: KeyResolverOptions = {}): 
       const hash = createHash('sha256').update(key).digest();
       const hex = hash.toString('hex');
       const cached = cache.get(hex);
-      if (cached && cached.expiresAt > now() && timingSafeEqual(cached.hash, hash)) return cached.caller;
+      if (cached && cached.expiresAt > now() && timingSafeEqual(cached.hash, hash)) {
+        onUse?.(cached.caller.keyId);
+        return cached.caller;
+      }
       const refusedUntil = invalid.get(hex);
       if (refusedUntil !== undefined) {
         if (refusedUntil > now()) return undefined;
@@ -74,6 +79,7 @@ export function createKeyResolver(store: Store, opts: KeyResolverOptions = {}): 
       const caller: Caller = { keyId: row.id, accountId: row.account_id, rpm: row.rpm };
       if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
       cache.set(hex, { caller, hash, expiresAt: now() + ttlMs });
+      onUse?.(caller.keyId);
       return caller;
     },
     forgetKey(keyId) {

@@ -8,7 +8,7 @@ import type { Pipeline } from '../pipeline/metered-call.js';
 import type { MeteredEndpoint, StreamAnswer } from '../pipeline/types.js';
 import type { Store } from '../store/open.js';
 import { requireCaller } from './auth.js';
-import { abortOnClientGone } from './client-gone.js';
+import { callSignal } from './call-signal.js';
 import { runIdempotent } from './idempotency.js';
 
 export interface MeteredRoute<Body> extends MeteredEndpoint<Body> {
@@ -74,15 +74,17 @@ export function meteredHandler<Body>(deps: { pipeline: Pipeline; store: Store },
     }
     // A stream stops when the client leaves; a call answered in one piece runs to its end and is
     // settled on real usage (DESIGN §5). Both stop at the call's deadline.
-    const deadline = AbortSignal.timeout(deps.pipeline.callTimeoutMs);
-    const signal = streams ? AbortSignal.any([abortOnClientGone(reply), deadline]) : deadline;
     const modelId = route.modelOf ? route.modelOf(request) : (body as { model?: string } | undefined)?.model;
-    const call = () =>
-      deps.pipeline.run(
+    const call = () => {
+      const { signal, done } = callSignal(reply.raw, { timeoutMs: deps.pipeline.callTimeoutMs, stopsWhenCallerLeaves: streams });
+      const running = deps.pipeline.run(
         route,
         { caller: requireCaller(request), modelId, body, requestId: request.id, clientRequestId: request.clientRequestId, signal },
         request.log,
       );
+      // A call in one piece is over when it returns; a stream, when its response closes (callSignal).
+      return streams ? running : running.finally(done);
+    };
 
     if (!streams) {
       return runIdempotent(

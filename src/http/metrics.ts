@@ -6,6 +6,8 @@ import type { PipelineMetrics } from '../pipeline/metered-call.js';
 import type { ConnectionWaitObserver } from '../upstreams/pool.js';
 import { bearerMatcher } from './auth.js';
 import type { KeyLookupResult } from './key-resolver.js';
+import { MetricsSchema } from './schemas/operations.js';
+import { serializedAsBuilt } from './serialized-as-built.js';
 import type { ServerTimingObserver } from './server-timing.js';
 
 export interface GatewayMetrics extends PipelineMetrics, ConnectionWaitObserver, ServerTimingObserver {
@@ -178,7 +180,7 @@ export function registerRequestMetrics(app: FastifyInstance, metrics: GatewayMet
   });
   if (exposure.port !== undefined) return;
   const allowed = exposure.token ? bearerMatcher(exposure.token) : () => true;
-  app.get('/metrics', async (request, reply) => {
+  app.get('/metrics', { schema: MetricsSchema, ...serializedAsBuilt }, async (request, reply) => {
     if (!allowed(request.headers.authorization)) throw auth('invalid or missing metrics token');
     reply.type(metrics.registry.contentType);
     return metrics.registry.metrics();

@@ -1,5 +1,7 @@
-// Assembles the HTTP server: one plugin per job, the /v1 scope behind API-key authentication.
+// Assembles the HTTP server: one plugin per job, the /v1 scope behind API-key authentication, and
+// the account API beside it, which takes the console's session cookie as well.
 import { randomUUID } from 'node:crypto';
+import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Config } from '../config/schema.js';
@@ -13,9 +15,12 @@ import { answerClientError, describeSchemaError, registerErrorHandlers } from '.
 import { registerJsonBodies, requireMultipartBoundary } from './json-body.js';
 import type { KeyResolver } from './key-resolver.js';
 import { type GatewayMetrics, registerRequestMetrics } from './metrics.js';
+import { registerOpenApi, serveOpenApi } from './openapi.js';
+import { accountRoutes } from './routes/account.js';
 import { adminRoutes } from './routes/admin.js';
 import { assetRoutes } from './routes/assets.js';
 import { chatRoutes } from './routes/chat.js';
+import { consoleRoutes } from './routes/console.js';
 import { eraseRoutes } from './routes/erase.js';
 import { fileServeRoutes, fileUploadRoutes } from './routes/files.js';
 import { healthRoutes } from './routes/health.js';
@@ -25,10 +30,12 @@ import { minutesRoutes } from './routes/minutes.js';
 import { modelRoutes } from './routes/models.js';
 import { responsesRoutes } from './routes/responses.js';
 import { searchRoutes } from './routes/search.js';
+import { signInRoutes, signOutRoutes } from './routes/session.js';
 import { speechRoutes } from './routes/speech.js';
 import { translationRoutes } from './routes/translations.js';
 import { videoRoutes } from './routes/videos.js';
 import { registerServerTiming } from './server-timing.js';
+import { accountAuthHook, type ConsoleSettings } from './session-auth.js';
 import type { TaskRouteDeps } from './task-handler.js';
 
 export interface ServerDeps {
@@ -77,6 +84,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   });
   app.decorateRequest('caller', null);
   app.decorateRequest('clientRequestId', null);
+  app.decorateRequest('consoleSession', null);
 
   let closing = false;
   app.addHook('preClose', async () => {
@@ -100,10 +108,19 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   registerErrorHandlers(app, deps.health);
   registerJsonBodies(app);
   registerServerTiming(app, metrics);
+  await registerOpenApi(app, { publicUrl: config.public_url });
   registerRequestMetrics(app, metrics, config.metrics);
   await app.register(healthRoutes, { store, health: deps.health, isClosing: () => closing });
-  await app.register(adminRoutes, { store, keys, adminToken: config.admin_token });
+  const consoleSettings: ConsoleSettings = { publicUrl: config.public_url, sessionTtlMs: config.console.session_ttl_ms };
+  await app.register(adminRoutes, {
+    store,
+    keys,
+    adminToken: config.admin_token,
+    loginLinks: { publicUrl: config.public_url, ttlMs: config.console.login_link_ttl_ms },
+  });
   await app.register(fileServeRoutes, fileDeps);
+  // The console's pages are public files; what they show comes from the account API below.
+  await app.register(consoleRoutes);
   await app.register(async (v1) => {
     v1.addHook('onRequest', apiKeyHook(keys));
     v1.addHook('onRequest', requireMultipartBoundary);
@@ -125,5 +142,24 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     await v1.register(minutesRoutes, taskDeps);
     await v1.register(assetRoutes, { store, pipeline });
   });
+  // The account API: a key as above, or the console's session cookie. Its own scope, so cookies are
+  // parsed here alone and the metered calls above authenticate exactly as before, by key only.
+  await app.register(async (account) => {
+    await account.register(cookie);
+    account.addHook('onRequest', requireMultipartBoundary);
+    const sessionDeps = { store, keys, settings: consoleSettings };
+    await account.register(signInRoutes, sessionDeps);
+    await account.register(async (signedIn) => {
+      signedIn.addHook('onRequest', accountAuthHook(sessionDeps));
+      await signedIn.register(signOutRoutes, sessionDeps);
+      await signedIn.register(accountRoutes, {
+        store,
+        pipeline,
+        keys,
+        webhooks: { timeoutMs: config.webhooks.timeout_ms, allowPrivate: config.network.allow_private_urls },
+      });
+    });
+  });
+  await serveOpenApi(app, { publicUrl: config.public_url });
   return app;
 }

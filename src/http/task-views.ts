@@ -4,7 +4,7 @@ import type { TaskRow } from '../store/tasks.js';
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** Before the upstream has the task it is simply queued; erase and minutes call every live state `processing` (spec 2.2, 2.4). */
-export function publicStatus(task: TaskRow, { liveAs }: { liveAs?: 'processing' } = {}): string {
+export function publicStatus(task: Pick<TaskRow, 'status'>, { liveAs }: { liveAs?: 'processing' } = {}): string {
   if (task.status === 'submitting' || task.status === 'queued' || task.status === 'processing')
     return liveAs ?? (task.status === 'submitting' ? 'queued' : task.status);
   return task.status;

@@ -3,22 +3,30 @@
 // has landed (or been kept for a retry). A crash can then never leave a caller with a whole answer
 // and the gateway with no bill for it.
 import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
+import { PassThroughTap } from '../upstreams/tap.js';
 import type { StreamMeter } from './types.js';
 
 /**
  * `body` passed through; once the meter has seen the end marker (the adapter's reader sees each
  * chunk before it reaches this point), `settle` runs before that chunk, or before the end, goes on.
+ * A tap of the gateway's own is gated in place; any other body gets a gate stage of its own.
  */
 export function holdEndMarkerForSettle(body: Readable, meter: StreamMeter, settle: () => Promise<void>): Readable {
+  const gate = () => (meter.completed ? settle() : undefined);
+  if (body instanceof PassThroughTap) {
+    body.gateForwarding(gate);
+    return body;
+  }
   const afterSettle = (callback: TransformCallback, chunk?: unknown) => {
-    if (!meter.completed) return callback(null, chunk);
-    settle().then(() => callback(null, chunk), callback);
+    const waiting = gate();
+    if (!waiting) return callback(null, chunk);
+    waiting.then(() => callback(null, chunk), callback);
   };
-  const gate = new Transform({
+  const stage = new Transform({
     transform: (chunk, _encoding, callback) => afterSettle(callback, chunk),
     flush: (callback) => afterSettle(callback),
   });
-  // pipeline: the caller leaving (gate destroyed) stops the upstream, and an upstream error reaches the gate.
-  pipeline(body, gate, () => {});
-  return gate;
+  // pipeline: the caller leaving (stage destroyed) stops the upstream, and an upstream error reaches the stage.
+  pipeline(body, stage, () => {});
+  return stage;
 }

@@ -1,6 +1,6 @@
 // The metered call, written once for every endpoint:
 // model → rate limit → estimate → HOLD → upstream → answer → SETTLE on real usage, or RELEASE.
-import { finished, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { holdFunds } from '../billing/ledger.js';
 import { priceMicros, type Units } from '../billing/prices.js';
 import type { ProgressRecorder } from '../billing/progress.js';
@@ -83,6 +83,13 @@ function firstData(body: Readable): Promise<void> {
 const isDeadline = (reason: unknown) => reason instanceof DOMException && reason.name === 'TimeoutError';
 const callerLeft = (signal: AbortSignal) => signal.aborted && !isDeadline(signal.reason);
 
+/** One call's hold, ended once: `end` after the first returns the first end's promise. */
+interface HoldEnding {
+  /** The end under way or done, once one has begun. */
+  readonly underWay: Promise<void> | undefined;
+  end(bill: Bill, outcome: string): Promise<void>;
+}
+
 export const holdFor = (model: ModelConfig, estimate: Units) => model.hold_micros ?? priceMicros(estimate, model.price);
 
 export function createPipeline(deps: PipelineDeps): Pipeline {
@@ -145,42 +152,62 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     void work.finally(() => pendingSettlements.delete(work));
   }
 
+  /** Ends one call's hold exactly once, whichever way of ending gets there first. */
+  function holdEnding(model: ResolvedModel, holdId: string, estimate: Units, requestId: string, log: PipelineLogger, startedAt: number): HoldEnding {
+    let ending: Promise<void> | undefined;
+    return {
+      get underWay() {
+        return ending;
+      },
+      end(bill, outcome) {
+        if (ending) return ending;
+        observeUpstream(model, outcome, startedAt);
+        ending = endHold(model, holdId, bill, estimate, requestId, log);
+        track(ending);
+        return ending;
+      },
+    };
+  }
+
   /**
-   * Bills a stream when its body ends in any way, or, when it completes, before its end marker goes
-   * out; records its progress while it runs. Returns the answer with the body the caller reads.
+   * Meters a stream from the moment it opens: the chunk that carries its end marker waits until
+   * the hold is settled (the gate is in place before any chunk is read, first data included).
+   * `follow()`, once its first data is in, records its progress and ends the hold when the body
+   * ends in any other way.
    */
-  function settleWhenEnded<Body>(
+  function meterStream<Body>(
     endpoint: MeteredEndpoint<Body>,
     model: ResolvedModel,
     holdId: string,
     answer: StreamAnswer,
     request: MeteredRequest<Body>,
     estimate: Units,
+    ending: HoldEnding,
     log: PipelineLogger,
-    startedAt: number,
-  ): StreamAnswer {
-    const untrack = deps.progress.track(holdId, () => {
-      const delivered = answer.meter.delivered();
-      if (Object.values(delivered).every((count) => !count)) return undefined; // nothing made yet: a crash releases
-      const priced = priceUsage(made(answer.meter, estimate), estimate, model.config);
-      return { units: priced.units as Record<string, number>, charge_micros: priced.chargeMicros };
-    });
-    // The hold is ended once: when the end marker comes (before it goes out), else when the body ends.
-    let ending: Promise<void> | undefined;
-    const endOnce = (error?: Error | null) => {
-      if (ending) return ending;
-      untrack();
+  ): { answer: StreamAnswer; follow(): void } {
+    let untrack: (() => void) | undefined;
+    const endStream = (error?: Error | null) => {
+      if (ending.underWay) return ending.underWay;
+      untrack?.();
       const left = callerLeft(request.signal);
       const bill = streamBill(answer.meter, { callerLeft: left, estimate, billsEstimateWhenLeft: endpoint.billsEstimateWhenLeft === true });
-      observeUpstream(model, bill.kind === 'settle' ? (left ? 'client_gone' : 'ok') : 'interrupted', startedAt);
       if (bill.kind === 'release' && error) log.warn({ err: error, holdId }, 'stream ended early; released');
-      ending = endHold(model, holdId, bill, estimate, request.requestId, log);
-      track(ending);
-      return ending;
+      return ending.end(bill, bill.kind === 'settle' ? (left ? 'client_gone' : 'ok') : 'interrupted');
     };
-    const body = holdEndMarkerForSettle(answer.body, answer.meter, () => endOnce());
-    finished(body, (error) => void endOnce(error));
-    return { ...answer, body };
+    const body = holdEndMarkerForSettle(answer.body, answer.meter, () => endStream());
+    const follow = () => {
+      if (ending.underWay) return; // ended at its end marker already
+      untrack = deps.progress.track(holdId, () => {
+        const delivered = answer.meter.delivered();
+        if (Object.values(delivered).every((count) => !count)) return undefined; // nothing made yet: a crash releases
+        const priced = priceUsage(made(answer.meter, estimate), estimate, model.config);
+        return { units: priced.units as Record<string, number>, charge_micros: priced.chargeMicros };
+      });
+      // 'close' comes once, however the body ends (ended, failed, or destroyed when the caller left):
+      // one listener, where finished() would add a watcher of five.
+      body.once('close', () => void endStream(body.errored ?? (body.readableEnded ? undefined : new Error('the stream closed before its end'))));
+    };
+    return { answer: { ...answer, body }, follow };
   }
 
   async function run<Body>(endpoint: MeteredEndpoint<Body>, request: MeteredRequest<Body>, log: PipelineLogger): Promise<MeteredAnswer> {
@@ -201,29 +228,35 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     });
 
     const startedAt = performance.now();
+    const ending = holdEnding(model, hold.holdId, estimate, request.requestId, log, startedAt);
     let answer: MeteredAnswer;
+    let followStream: (() => void) | undefined;
     try {
       answer = await endpoint.call({ body: request.body, model, estimate, signal: request.signal });
-      // A stream that breaks before its first byte is a failed call: the client gets a 502, not a 200 cut short.
-      if (answer.kind === 'stream') await firstData(answer.body);
+      if (answer.kind === 'stream') {
+        const metered = meterStream(endpoint, model, hold.holdId, answer, request, estimate, ending, log);
+        answer = metered.answer;
+        followStream = metered.follow;
+        // A stream that breaks before its first byte is a failed call: the client gets a 502, not a 200 cut short.
+        await firstData(answer.body);
+      }
       answer.upstreamMs = performance.now() - startedAt;
     } catch (error) {
       // Only streams hear the caller leave (a call answered in one piece runs on to its end).
       const left = callerLeft(request.signal);
-      observeUpstream(model, left ? 'client_gone' : 'error', startedAt);
       const sent = (error as { sent?: unknown } | null)?.sent !== false;
       const bill = unansweredBill({ callerLeft: left, sent, estimate, billsEstimateWhenLeft: endpoint.billsEstimateWhenLeft === true });
-      await endHold(model, hold.holdId, bill, estimate, request.requestId, log);
+      await ending.end(bill, left ? 'client_gone' : 'error');
       throw left ? clientClosed() : upstreamFailure(error, model, log);
     }
 
     if (answer.kind === 'json') {
-      observeUpstream(model, 'ok', startedAt);
       // Written before the answer goes out; a store that refuses keeps it for a retry, and the caller still gets what they paid for.
-      await endHold(model, hold.holdId, { kind: 'settle', units: answer.units, reason: 'answered' }, estimate, request.requestId, log);
+      await ending.end({ kind: 'settle', units: answer.units, reason: 'answered' }, 'ok');
       return answer;
     }
-    return settleWhenEnded(endpoint, model, hold.holdId, answer, request, estimate, log, startedAt);
+    followStream?.();
+    return answer;
   }
 
   return {

@@ -4,8 +4,9 @@ import type { Units } from '../billing/prices.js';
 import type { ModelConfig, ModelType } from '../config/schema.js';
 import type { Upstream } from '../upstreams/pool.js';
 
-/** The authenticated caller, resolved from the API key. */
+/** The authenticated caller, resolved from the API key (or, on the account API, a console session). */
 export interface Caller {
+  /** The key; for a console session signed in by link, which has none, `session:…` (console/sessions.ts). */
   keyId: string;
   accountId: string;
   rpm: number | null;

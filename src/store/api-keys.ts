@@ -4,7 +4,10 @@ import type { ApiKeysTable, DB } from './schema.js';
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 
-const COLUMNS = ['id', 'account_id', 'name', 'key_hash', 'prefix', 'rpm', 'created_at', 'revoked_at'] as const;
+/** A key as its account sees it: no hash. */
+export type AccountKeyRow = Omit<ApiKeyRow, 'key_hash'>;
+
+const COLUMNS = ['id', 'account_id', 'name', 'key_hash', 'prefix', 'rpm', 'created_at', 'revoked_at', 'last_used_at'] as const;
 
 export async function insertApiKey(db: Kysely<DB>, row: Insertable<ApiKeysTable>): Promise<ApiKeyRow> {
   return db.insertInto('api_keys').values(row).returning(COLUMNS).executeTakeFirstOrThrow();
@@ -15,12 +18,47 @@ export async function findApiKeyByHash(db: Kysely<DB>, keyHash: string): Promise
   return db.selectFrom('api_keys').select(COLUMNS).where('key_hash', '=', keyHash).executeTakeFirst();
 }
 
-export async function listApiKeys(db: Kysely<DB>, accountId: string): Promise<ApiKeyRow[]> {
-  return db.selectFrom('api_keys').select(COLUMNS).where('account_id', '=', accountId).orderBy('created_at', 'desc').orderBy('id').execute();
+/** The account's keys, newest first, revoked ones included; with `keyId`, that one key if it is the account's. */
+export async function listAccountKeys(db: Kysely<DB>, { accountId, keyId }: { accountId: string; keyId?: string }): Promise<AccountKeyRow[]> {
+  return db
+    .selectFrom('api_keys')
+    .select(['id', 'account_id', 'name', 'prefix', 'rpm', 'created_at', 'revoked_at', 'last_used_at'])
+    .where('account_id', '=', accountId)
+    .$if(keyId !== undefined, (q) => q.where('id', '=', keyId!))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
 }
 
-// The first revocation time stands; revoking again changes nothing and reports false.
-export async function revokeApiKey(db: Kysely<DB>, { keyId, now }: { keyId: string; now: number }): Promise<boolean> {
-  const result = await db.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', keyId).where('revoked_at', 'is', null).executeTakeFirst();
+/**
+ * The first revocation time stands; revoking again changes nothing and reports false. With
+ * `accountId`, only a key of that account is revoked (another account's is left alone: false).
+ */
+export async function revokeApiKey(db: Kysely<DB>, { keyId, accountId, now }: { keyId: string; accountId?: string; now: number }): Promise<boolean> {
+  const result = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: now })
+    .where('id', '=', keyId)
+    .$if(accountId !== undefined, (q) => q.where('account_id', '=', accountId!))
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
   return result.numUpdatedRows > 0n;
+}
+
+/**
+ * Writes when keys were last used, one statement per key in one transaction; a time never moves
+ * back (another instance may have written a later one).
+ */
+export async function recordKeyUses(db: Kysely<DB>, uses: ReadonlyMap<string, number>): Promise<void> {
+  if (uses.size === 0) return;
+  await db.transaction().execute(async (trx) => {
+    for (const [keyId, at] of uses) {
+      await trx
+        .updateTable('api_keys')
+        .set({ last_used_at: at })
+        .where('id', '=', keyId)
+        .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
+        .execute();
+    }
+  });
 }

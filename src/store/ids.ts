@@ -4,7 +4,7 @@
 // index pages, not one per row (the hot ledger writes several rows per call).
 import { randomFillSync } from 'node:crypto';
 
-export type IdKind = 'acct' | 'key' | 'hold' | 'use' | 'task' | 'evt' | 'file' | 'req' | 'asset' | 'img' | 'vid' | 'erase' | 'min' | 'wh' | 'inst';
+export type IdKind = 'acct' | 'key' | 'hold' | 'use' | 'task' | 'evt' | 'file' | 'req' | 'asset' | 'img' | 'vid' | 'erase' | 'min' | 'wh' | 'inst' | 'link';
 
 // base64url's 64 characters in ASCII order, so that comparing ids as text compares their times.
 const SORTED_DIGITS = '-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz';

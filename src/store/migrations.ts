@@ -16,7 +16,46 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '007_client_request_ids': { up: (db) => addClientRequestIds(db) },
     '008_idempotency_request_ids': { up: (db) => addIdempotencyRequestIds(db) },
     '009_open_holds_indexes': { up: (db) => indexOpenHoldsOnly(db) },
+    '010_account_reads': { up: (db) => indexAccountReads(db) },
+    '011_console_sessions': { up: (db) => addConsoleSessions(db) },
   };
+}
+
+// The account console signs in with a one-time link the operator issues, or with an API key, and
+// then holds a session cookie. Only hashes of the link's token and of the cookie's secret are kept
+// (the session's id is that hash), so a copy of the store signs no one in. The sweep deletes both
+// kinds of row a day after they expire.
+async function addConsoleSessions(db: Kysely<any>): Promise<void> {
+  await db.schema
+    .createTable('console_login_links')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+    .addColumn('token_hash', 'text', (c) => c.notNull().unique())
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addColumn('expires_at', 'bigint', (c) => c.notNull())
+    .addColumn('used_at', 'bigint')
+    .execute();
+  await db.schema.createIndex('console_login_links_expires').on('console_login_links').column('expires_at').execute();
+  await db.schema
+    .createTable('console_sessions')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('account_id', 'text', (c) => c.notNull().references('accounts.id'))
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addColumn('expires_at', 'bigint', (c) => c.notNull())
+    .addColumn('ended_at', 'bigint')
+    // How it was made: exactly one of the two is set.
+    .addColumn('link_id', 'text')
+    .addColumn('key_id', 'text')
+    .execute();
+  await db.schema.createIndex('console_sessions_expires').on('console_sessions').column('expires_at').execute();
+}
+
+// The account API (/v1/account) lists an account's webhook deliveries, which no index led to, and
+// shows when each key was last used: a column the gateway writes in batches, off the calls' path
+// (http/key-use.ts), rather than an index on usage that every settle would have to update.
+async function indexAccountReads(db: Kysely<any>): Promise<void> {
+  await db.schema.createIndex('webhook_outbox_account_created').on('webhook_outbox').columns(['account_id', 'created_at']).execute();
+  await db.schema.alterTable('api_keys').addColumn('last_used_at', 'bigint').execute();
 }
 
 // The sweeps only ever look for open holds, and a hold is open for the length of one call. Indexes

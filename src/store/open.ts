@@ -8,7 +8,7 @@ import { BACKSTOP_CHECKPOINT_PAGES, type Checkpointer, startCheckpointer } from 
 import { markConnectionLost } from './health.js';
 import { postgresHotLedger } from './hot-ledger/postgres.js';
 import { sqliteHotLedger } from './hot-ledger/sqlite.js';
-import type { HotLedger } from './hot-ledger/types.js';
+import type { HotLedger, HotLedgerLog } from './hot-ledger/types.js';
 import { type Dialect, migrateToLatest } from './migrations.js';
 import type { DB } from './schema.js';
 
@@ -27,9 +27,18 @@ export interface Store {
   prepareHotLedger?(): void;
 }
 
+export interface StoreOptions {
+  /** Where the store reports what an operator should know of; nothing is logged without it. */
+  log?: HotLedgerLog;
+}
+
 // `sqlite:./data/tollroute.db`, `sqlite::memory:`, `postgres://…?schema=name`, `postgresql://…`
-export async function openStore(url: string): Promise<Store> {
-  const store = url.startsWith('sqlite:') ? openSqlite(url.slice('sqlite:'.length)) : /^postgres(ql)?:\/\//.test(url) ? await openPostgres(url) : null;
+export async function openStore(url: string, options: StoreOptions = {}): Promise<Store> {
+  const store = url.startsWith('sqlite:')
+    ? openSqlite(url.slice('sqlite:'.length), options)
+    : /^postgres(ql)?:\/\//.test(url)
+      ? await openPostgres(url, options)
+      : null;
   if (!store) throw new Error(`store url: expected sqlite:<path> or postgres://…, got ${redact(url)}`);
   try {
     await migrateToLatest(store.db, store.dialect);
@@ -45,7 +54,7 @@ export async function openStore(url: string): Promise<Store> {
 // crash of the process, but a power loss may undo the last commits; `full` syncs every commit.
 const SQLITE_SYNC_MODES = new Set(['normal', 'full', 'extra']);
 
-function openSqlite(location: string): Store {
+function openSqlite(location: string, options: StoreOptions): Store {
   const [path = '', query = ''] = location.split('?', 2);
   if (!path) throw new Error('store url: sqlite: needs a path or :memory:');
   const synchronous = new URLSearchParams(query).get('synchronous') ?? 'normal';
@@ -81,7 +90,7 @@ function openSqlite(location: string): Store {
     },
     // Its statements are prepared against the tables, so only once they exist.
     prepareHotLedger() {
-      this.hotLedger = sqliteHotLedger(db, sqlite, checkWritable);
+      this.hotLedger = sqliteHotLedger(db, sqlite, checkWritable, options.log);
     },
   };
 }
@@ -154,7 +163,7 @@ const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 // commits. The server's own setting (usually `on`) applies unless the store URL names one.
 const SYNCHRONOUS_COMMIT = ['on', 'off', 'local', 'remote_write', 'remote_apply'];
 
-async function openPostgres(url: string): Promise<Store> {
+async function openPostgres(url: string, storeOptions: StoreOptions): Promise<Store> {
   const parsed = new URL(url);
   const schema = parsed.searchParams.get('schema');
   const synchronousCommit = parsed.searchParams.get('synchronous_commit');
@@ -182,7 +191,7 @@ async function openPostgres(url: string): Promise<Store> {
   const store: Store = {
     db,
     dialect: 'postgres',
-    hotLedger: postgresHotLedger({ query: (statement) => pool.query(statement).catch(markLostUnlessAnswered) }),
+    hotLedger: postgresHotLedger({ query: (statement) => pool.query(statement).catch(markLostUnlessAnswered) }, undefined, storeOptions.log),
     close: () => db.destroy(),
   };
   if (schema) {

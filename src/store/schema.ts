@@ -1,6 +1,6 @@
 // Row types of every table, as Kysely sees them. Money is integer micros, instants are epoch
 // milliseconds (BIGINT on PostgreSQL, INTEGER on SQLite; both read back as JS numbers).
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 
 export interface AccountsTable {
   id: string;
@@ -29,6 +29,8 @@ export interface ApiKeysTable {
   rpm: number | null;
   created_at: number;
   revoked_at: number | null;
+  /** When the key last authenticated a request, to within the key-use recorder's flush interval. */
+  last_used_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export type HoldState = 'open' | 'settled' | 'released';
@@ -176,6 +178,31 @@ export interface FilesTable {
   expires_at: number;
 }
 
+/** A one-time sign-in link to the account console: only the token's hash is kept. */
+export interface ConsoleLoginLinksTable {
+  id: string;
+  account_id: string;
+  token_hash: string; // sha256 hex of the token in the link
+  created_at: number;
+  expires_at: number;
+  /** When it signed someone in; a link is good once. */
+  used_at: number | null;
+}
+
+/** A signed-in console: the cookie carries a random secret, the row its hash. */
+export interface ConsoleSessionsTable {
+  id: string; // sha256 hex of the cookie's secret
+  account_id: string;
+  created_at: number;
+  expires_at: number;
+  /** When it was signed out. */
+  ended_at: number | null;
+  /** The login link it was made with, or else… */
+  link_id: string | null;
+  /** …the API key it was made with (revoking the key ends the session). */
+  key_id: string | null;
+}
+
 export interface DB {
   accounts: AccountsTable;
   instances: InstancesTable;
@@ -188,4 +215,6 @@ export interface DB {
   webhook_outbox: WebhookOutboxTable;
   files: FilesTable;
   assets: AssetsTable;
+  console_login_links: ConsoleLoginLinksTable;
+  console_sessions: ConsoleSessionsTable;
 }

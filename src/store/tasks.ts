@@ -1,5 +1,6 @@
 // Queries on `tasks`: asynchronous upstream work, claimed by background loops with leases.
 import type { Insertable, Kysely, Selectable } from 'kysely';
+import { olderThan, type Position } from './keyset.js';
 import type { Dialect } from './migrations.js';
 import type { DB, TaskKind, TaskStatus, TasksTable } from './schema.js';
 
@@ -41,18 +42,43 @@ export async function findTask(db: Kysely<DB>, id: string): Promise<TaskRow | un
   return db.selectFrom('tasks').select(COLUMNS).where('id', '=', id).executeTakeFirst();
 }
 
-/** A task of this account by its own id or its upstream id: another account's is as good as absent. */
+/**
+ * A task of this account (of `kind`, if given) by its own id or its upstream id: another account's
+ * is as good as absent.
+ */
 export async function findAccountTask(
   db: Kysely<DB>,
-  { accountId, kind, id }: { accountId: string; kind: TaskKind; id: string },
+  { accountId, kind, id }: { accountId: string; kind?: TaskKind; id: string },
 ): Promise<TaskRow | undefined> {
   return db
     .selectFrom('tasks')
     .select(COLUMNS)
     .where('account_id', '=', accountId)
-    .where('kind', '=', kind)
+    .$if(kind !== undefined, (q) => q.where('kind', '=', kind!))
     .where((eb) => eb.or([eb('id', '=', id), eb('upstream_id', '=', id)]))
     .executeTakeFirst();
+}
+
+// What a listing shows: the request and result stay behind (a minutes transcript can be large).
+const LIST_COLUMNS = ['id', 'kind', 'model', 'status', 'upstream_id', 'request_id', 'error', 'created_at', 'updated_at', 'finished_at'] as const;
+export type TaskListRow = Pick<TaskRow, (typeof LIST_COLUMNS)[number]>;
+
+/** The account's tasks newest first, on the (account_id, created_at) index; `olderThan` pages back. */
+export async function listAccountTasks(
+  db: Kysely<DB>,
+  { accountId, kind, statuses, olderThan: after, limit }: { accountId: string; kind?: TaskKind; statuses?: TaskStatus[]; olderThan?: Position; limit: number },
+): Promise<TaskListRow[]> {
+  return db
+    .selectFrom('tasks')
+    .select(LIST_COLUMNS)
+    .where('account_id', '=', accountId)
+    .$if(kind !== undefined, (q) => q.where('kind', '=', kind!))
+    .$if(statuses !== undefined, (q) => q.where('status', 'in', statuses!))
+    .$if(after !== undefined, (q) => q.where(olderThan(after!)))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
 }
 
 /**

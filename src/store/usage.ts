@@ -1,5 +1,6 @@
 // Queries on `usage`: one row per settled call, what was used and what it cost.
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import { type Insertable, type Kysely, type RawBuilder, type Selectable, type SelectQueryBuilder, sql } from 'kysely';
+import { olderThan, type Position } from './keyset.js';
 import type { DB, UsageTable } from './schema.js';
 
 export type UsageRow = Selectable<UsageTable>;
@@ -20,22 +21,78 @@ const COLUMNS = [
   'client_request_id',
 ] as const;
 
+/** Which of an account's usage rows: each field given narrows the set; `fromMs` inclusive, `toMs` exclusive. */
+export interface UsageFilter {
+  accountId: string;
+  fromMs?: number;
+  toMs?: number;
+  model?: string;
+  endpoint?: string;
+  keyId?: string;
+}
+
 export async function insertUsage(db: Kysely<DB>, row: Insertable<UsageTable>): Promise<void> {
   await db.insertInto('usage').values(row).execute();
 }
 
-// Newest first; `before` (an instant, exclusive) pages back through older rows.
+// Every condition is on the row's own columns: the (account_id, created_at) index serves them all.
+const whereUsage =
+  ({ accountId, fromMs, toMs, model, endpoint, keyId }: UsageFilter) =>
+  <O>(query: SelectQueryBuilder<DB, 'usage', O>) =>
+    query
+      .where('account_id', '=', accountId)
+      .$if(fromMs !== undefined, (q) => q.where('created_at', '>=', fromMs!))
+      .$if(toMs !== undefined, (q) => q.where('created_at', '<', toMs!))
+      .$if(model !== undefined, (q) => q.where('model', '=', model!))
+      .$if(endpoint !== undefined, (q) => q.where('endpoint', '=', endpoint!))
+      .$if(keyId !== undefined, (q) => q.where('key_id', '=', keyId!));
+
+/** Newest first; `olderThan` (where the previous page ended) pages back through older rows. */
 export async function listUsage(
   db: Kysely<DB>,
-  { accountId, limit = 100, before }: { accountId: string; limit?: number; before?: number },
+  { limit = 100, olderThan: after, ...filter }: UsageFilter & { limit?: number; olderThan?: Position },
 ): Promise<UsageRow[]> {
   return db
     .selectFrom('usage')
     .select(COLUMNS)
-    .where('account_id', '=', accountId)
-    .$if(before !== undefined, (q) => q.where('created_at', '<', before!))
+    .$call(whereUsage(filter))
+    .$if(after !== undefined, (q) => q.where(olderThan(after!)))
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(limit)
     .execute();
+}
+
+export const MS_PER_DAY = 86_400_000;
+
+export interface SpendRow<Group> {
+  group: Group;
+  requests: number;
+  amountMicros: number;
+}
+
+/**
+ * Requests and amounts summed per UTC day (days since 1970-01-01: instants are UTC epoch
+ * milliseconds, so whole-number division needs no time-zone function in either dialect), in order.
+ */
+export function spendByDay(db: Kysely<DB>, filter: UsageFilter): Promise<SpendRow<number>[]> {
+  return sumUsage(db, filter, sql<number>`created_at / ${sql.lit(MS_PER_DAY)}`);
+}
+
+/** Requests and amounts summed per model, in the store's order of model ids. */
+export function spendByModel(db: Kysely<DB>, filter: UsageFilter): Promise<SpendRow<string>[]> {
+  return sumUsage(db, filter, sql<string>`model`);
+}
+
+// The grouping expression is a literal, not a parameter: PostgreSQL must see the selected and the
+// grouped expression as the same text. SUM(bigint) is numeric on PostgreSQL: cast back to bigint.
+async function sumUsage<Group>(db: Kysely<DB>, filter: UsageFilter, group: RawBuilder<Group>): Promise<SpendRow<Group>[]> {
+  const rows = await db
+    .selectFrom('usage')
+    .select((eb) => [group.as('grp'), eb.fn.countAll<number>().as('requests'), sql<number>`cast(sum(amount_micros) as bigint)`.as('amount')])
+    .$call(whereUsage(filter))
+    .groupBy(group)
+    .orderBy(group)
+    .execute();
+  return rows.map((row) => ({ group: row.grp as Group, requests: Number(row.requests), amountMicros: Number(row.amount) }));
 }

@@ -4,6 +4,7 @@
 // lock held open; a row under an unexpired lease is an attempt in flight.
 import { randomBytes } from 'node:crypto';
 import { type Kysely, type Selectable, sql } from 'kysely';
+import { olderThan, type Position } from './keyset.js';
 import type { Dialect } from './migrations.js';
 import type { DB, WebhookOutboxTable } from './schema.js';
 
@@ -210,4 +211,65 @@ export async function findWebhook(db: Kysely<DB>, id: string): Promise<WebhookRo
 
 export async function listWebhooksForTask(db: Kysely<DB>, taskId: string): Promise<WebhookRow[]> {
   return db.selectFrom('webhook_outbox').select(COLUMNS).where('task_id', '=', taskId).orderBy('created_at').orderBy('id').execute();
+}
+
+// What an account sees of its deliveries: the payload is the task's own record, readable elsewhere.
+const DELIVERY_COLUMNS = [
+  'id',
+  'task_id',
+  'event_id',
+  'url',
+  'state',
+  'attempts',
+  'next_attempt_at',
+  'last_status',
+  'last_error',
+  'created_at',
+  'delivered_at',
+] as const;
+export type DeliveryRow = Pick<WebhookRow, (typeof DELIVERY_COLUMNS)[number]>;
+
+/** The account's webhooks newest first (of one task, if given), on (account_id, created_at); `olderThan` pages back. */
+export async function listAccountWebhooks(
+  db: Kysely<DB>,
+  { accountId, taskId, olderThan: after, limit }: { accountId: string; taskId?: string; olderThan?: Position; limit: number },
+): Promise<DeliveryRow[]> {
+  return db
+    .selectFrom('webhook_outbox')
+    .select(DELIVERY_COLUMNS)
+    .where('account_id', '=', accountId)
+    .$if(taskId !== undefined, (q) => q.where('task_id', '=', taskId!))
+    .$if(after !== undefined, (q) => q.where(olderThan(after!)))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+/**
+ * Redelivery: re-arms a dropped row of the account in place — pending, due now, no lease, a fresh
+ * attempt budget (attempts back to 0) — so the deliverer claims it as it claims any due row. The
+ * same row, not a new one carrying the same event id: the outbox's lease rules then guarantee one
+ * attempt in flight at a time across instances, the delivery keeps its id and event id, and a
+ * second redeliver while it is pending is refused instead of queueing a twin. Only a dropped row
+ * changes (a pending one still has attempts to come, a delivered one is done), in one conditional
+ * UPDATE, so two concurrent requests re-arm it once. Undefined when nothing was re-armed.
+ */
+export async function rearmDroppedWebhook(
+  db: Kysely<DB>,
+  { id, accountId, now }: { id: string; accountId: string; now: number },
+): Promise<DeliveryRow | undefined> {
+  return db
+    .updateTable('webhook_outbox')
+    .set({ state: 'pending', attempts: 0, next_attempt_at: now, lease_until: null, last_status: null, last_error: null })
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .where('state', '=', 'dropped')
+    .returning(DELIVERY_COLUMNS)
+    .executeTakeFirst();
+}
+
+/** One delivery of the account, as the account sees it; undefined for another account's or an unknown id. */
+export async function findAccountWebhook(db: Kysely<DB>, { id, accountId }: { id: string; accountId: string }): Promise<DeliveryRow | undefined> {
+  return db.selectFrom('webhook_outbox').select(DELIVERY_COLUMNS).where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
 }

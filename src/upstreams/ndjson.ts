@@ -1,8 +1,9 @@
 // Newline-delimited JSON on the side of a pass-through: each complete line is shown to an
 // observer (for usage), then passed on as it came. Never more than one partial line is held.
 
-import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { feedTap, PassThroughTap } from './tap.js';
 
 /** Called for every parsed line; throw to fail the stream (an upstream error object, say). */
 export type NdjsonObserver = (value: any) => void;
@@ -31,24 +32,9 @@ export function observeNdjson(body: Readable, observe: NdjsonObserver): Readable
     for (const line of complete.split('\n')) look(line);
     return complete;
   };
-  const tap = new Transform({
-    transform(chunk: Buffer, _encoding, callback: TransformCallback) {
-      try {
-        const out = take(decoder.write(chunk), false);
-        callback(null, out.length > 0 ? out : undefined);
-      } catch (error) {
-        callback(error as Error);
-      }
-    },
-    flush(callback: TransformCallback) {
-      try {
-        const out = take(decoder.end(), true);
-        callback(null, out.length > 0 ? out : undefined);
-      } catch (error) {
-        callback(error as Error);
-      }
-    },
+  const tap = new PassThroughTap((chunk) => {
+    const out = chunk ? take(decoder.write(chunk), false) : take(decoder.end(), true);
+    return out.length > 0 ? out : undefined;
   });
-  pipeline(body, tap, () => {});
-  return tap;
+  return feedTap(body, tap);
 }

@@ -1,8 +1,9 @@
 // Server-sent events on the side of a pass-through: frames the byte stream into events, lets a
 // reader look at each one (for usage) and decide whether it goes on to the client unchanged.
 
-import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { feedTap, PassThroughTap } from './tap.js';
 
 export interface SseEvent {
   event: string | undefined;
@@ -54,23 +55,17 @@ class SseFramer {
 }
 
 /**
- * A Transform that forwards each complete event as soon as its closing blank line arrives:
+ * A tap that forwards each complete event as soon as its closing blank line arrives:
  * never a timer, never more than one partial event held.
  */
-export function createSseTap(read: SseReader, rewrite?: (raw: string) => string): Transform {
+export function createSseTap(read: SseReader, rewrite?: (raw: string) => string): PassThroughTap {
   const framer = new SseFramer();
-  const forward = (events: { raw: string; separator: string }[]) => {
+  return new PassThroughTap((chunk) => {
     let out = '';
-    for (const { raw, separator } of events) if (read(parseSseEvent(raw)) !== false) out += (rewrite ? rewrite(raw) : raw) + separator;
+    for (const { raw, separator } of chunk ? framer.push(chunk) : framer.end()) {
+      if (read(parseSseEvent(raw)) !== false) out += (rewrite ? rewrite(raw) : raw) + separator;
+    }
     return out.length > 0 ? out : undefined;
-  };
-  return new Transform({
-    transform(chunk: Buffer, _encoding, callback: TransformCallback) {
-      callback(null, forward(framer.push(chunk)));
-    },
-    flush(callback: TransformCallback) {
-      callback(null, forward(framer.end()));
-    },
   });
 }
 
@@ -102,9 +97,8 @@ export function observeSseJson(
     }
     return observe(value);
   }, renameModel(options.modelAlias));
-  // pipeline: an upstream that breaks destroys the tap, and the tap's error reaches the reader.
-  pipeline(body, tap, () => {});
-  return tap;
+  // An upstream that breaks fails the tap, and a caller that leaves stops the upstream.
+  return feedTap(body, tap);
 }
 
 /** The channel's model id and the public one the caller asked for. */

@@ -7,11 +7,10 @@
 // receiver (the callback URL's origin) and in all, and a claim takes only what those bounds
 // leave free, so a receiver that hangs holds its own few slots for at most timeoutMs each while
 // its backlog stays unclaimed in the store, and everyone else's rows go out when they are due.
-import { safeRequest } from '../net/safe-request.js';
 import { findAccount } from '../store/accounts.js';
 import type { Store } from '../store/open.js';
 import { claimDueWebhooks, type DeliveryOutcome, recordDeliveryAttempt, type WebhookRow } from '../store/webhook-outbox.js';
-import { signWebhook, WEBHOOK_HEADERS } from './sign.js';
+import { sendSignedWebhook } from './send.js';
 
 /** What the deliverer logs with; a pino logger fits. */
 export interface WebhookLog {
@@ -55,7 +54,6 @@ export interface WebhookDeliverer {
   deliverDue(): Promise<number>;
 }
 
-const USER_AGENT = 'tollroute-webhooks';
 const LAST_ERROR_LIMIT = 500;
 // Only the status matters; a receiver's long answer is not read.
 const RESPONSE_BYTES_READ = 1024;
@@ -156,27 +154,18 @@ export function createWebhookDeliverer({
     // Read at send time: a secret rotated between attempts signs every later attempt.
     const account = await findAccount(store.db, row.account_id);
     if (!account) return { error: `account ${row.account_id} not found` };
-    const timestamp = Math.floor(now() / 1000);
-    try {
-      const response = await safeRequest(row.url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': USER_AGENT,
-          [WEBHOOK_HEADERS.timestamp]: String(timestamp),
-          [WEBHOOK_HEADERS.signature]: signWebhook(account.webhook_secret, timestamp, row.payload),
-          [WEBHOOK_HEADERS.eventId]: row.event_id,
-        },
-        body: row.payload,
-        timeoutMs,
-        allowPrivate,
-        maxResponseBytes: RESPONSE_BYTES_READ,
-        field: 'callback_url',
-      });
-      return { status: response.status };
-    } catch (error) {
-      return { error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
-    }
+    const answer = await sendSignedWebhook({
+      url: row.url,
+      secret: account.webhook_secret,
+      eventId: row.event_id,
+      payload: row.payload,
+      timeoutMs,
+      allowPrivate,
+      maxResponseBytes: RESPONSE_BYTES_READ,
+      field: 'callback_url',
+      now,
+    });
+    return answer.error === undefined ? { status: answer.status } : { error: answer.error };
   }
 
   /** Claims now, or right after the claim in flight: claims never overlap, and none is lost. */

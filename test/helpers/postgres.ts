@@ -1,6 +1,6 @@
 // Finding the test PostgreSQL, and a throwaway schema per test so runs never see each other.
 import { randomBytes } from 'node:crypto';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import pg from 'pg';
 
 // trust auth on the CI/dev box; the user is explicit because $USER may be unset in containers.
@@ -58,4 +58,21 @@ export async function dropTestSchemas(baseUrl: string, schemas: string[]): Promi
   } finally {
     await client.end();
   }
+}
+
+/** Fresh schemas (each store URL and schema name), one per call, every one dropped after the file's tests. */
+export function freshSchemas(baseUrl: string): () => { url: string; schema: string } {
+  const schemas: string[] = [];
+  after(() => dropTestSchemas(baseUrl, schemas));
+  return () => {
+    const fresh = withTestSchema(baseUrl);
+    schemas.push(fresh.schema);
+    return fresh;
+  };
+}
+
+/** Store URLs on fresh schemas, one per call, every one dropped after the file's tests (for the store contracts). */
+export function freshSchemaUrls(baseUrl: string): () => string {
+  const nextSchema = freshSchemas(baseUrl);
+  return () => nextSchema().url;
 }

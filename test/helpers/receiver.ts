@@ -16,12 +16,14 @@ export interface Receiver {
   deliveries: Delivery[];
   /** Statuses to answer, in order; after they run out, 200. */
   answers: number[];
+  /** The body every answer carries; empty unless a test sets it. */
+  answerBody: string;
   secret: string;
   close(): Promise<void>;
 }
 
 export async function startReceiver(secret = ''): Promise<Receiver> {
-  const receiver: Receiver = { url: '', deliveries: [], answers: [], secret, close: async () => {} };
+  const receiver: Receiver = { url: '', deliveries: [], answers: [], answerBody: '', secret, close: async () => {} };
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
@@ -35,7 +37,7 @@ export async function startReceiver(secret = ''): Promise<Receiver> {
         receivedAt: Date.now(),
       });
       res.statusCode = receiver.answers.shift() ?? 200;
-      res.end();
+      res.end(receiver.answerBody);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

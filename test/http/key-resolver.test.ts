@@ -13,7 +13,9 @@ function setup() {
   const rows = new Map<string, ApiKeyRow>();
   const lookups: string[] = [];
   const results: KeyLookupResult[] = [];
+  const used: string[] = [];
   const resolver = createKeyResolver({} as Store, {
+    onUse: (keyId) => void used.push(keyId),
     ttlMs: 1_000,
     invalidTtlMs: 30_000,
     now: () => nowMs,
@@ -33,11 +35,12 @@ function setup() {
       rpm: null,
       created_at: nowMs,
       revoked_at: null,
+      last_used_at: null,
     };
     rows.set(row.key_hash, row);
     return row;
   };
-  return { resolver, rows, lookups, results, issue, advance: (ms: number) => void (nowMs += ms) };
+  return { resolver, rows, lookups, results, used, issue, advance: (ms: number) => void (nowMs += ms) };
 }
 
 test('an invalid key presented again and again is looked up once per invalid_key_cache_ms', async () => {
@@ -92,4 +95,13 @@ test('the invalid-key cache is bounded: a flood of distinct keys evicts the olde
   assert.equal(lookups.length, 10_001);
   await resolver.resolve('tr-bad-0'); // evicted first
   assert.equal(lookups.length, 10_002);
+});
+
+test('every authentication of a valid key is told as a use, from memory or from the store; a refused key never is', async () => {
+  const { resolver, issue, used } = setup();
+  issue('tr-valid-key');
+  await resolver.resolve('tr-valid-key'); // looked up
+  await resolver.resolve('tr-valid-key'); // from memory
+  await resolver.resolve('tr-not-a-key');
+  assert.deepEqual(used, ['key_1', 'key_1']);
 });

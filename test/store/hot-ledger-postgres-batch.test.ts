@@ -2,16 +2,16 @@
 // per kind. These tests put many steps in one batch and check that each step's outcome and rows are
 // those of the step written alone: refusals exact, each hold ended once, a failing step failing alone.
 import assert from 'node:assert/strict';
-import { after, type TestContext, test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import type pg from 'pg';
 import { checkAccountBalance, createAccount, holdFundsIn, releaseHoldIn, settleHoldIn } from '../../src/billing/ledger.js';
 import type { CoalesceLimits } from '../../src/store/hot-ledger/coalesce.js';
 import { type PostgresQueryable, postgresHotLedger } from '../../src/store/hot-ledger/postgres.js';
 import type { HoldEntry, HotLedger, SettleEntry, SettleResult } from '../../src/store/hot-ledger/types.js';
 import { newId } from '../../src/store/ids.js';
-import { openStore, type Store } from '../../src/store/open.js';
-import { dropTestSchemas, requirePostgresOrSkip, withTestSchema } from '../helpers/postgres.js';
-import { holdRequest, NOW, schemaPool, UNITS } from './fixtures/hot-ledger-entries.js';
+import type { Store } from '../../src/store/open.js';
+import { freshSchemas, requirePostgresOrSkip } from '../helpers/postgres.js';
+import { holdRequest, NOW, openSchemaStore, schemaPool, UNITS } from './fixtures/hot-ledger-entries.js';
 
 /** The pool, counting the statements and steps sent under each prepared statement's name. */
 function countingPool(pool: pg.Pool, failing: (name: string) => Error | undefined = () => undefined) {
@@ -42,24 +42,18 @@ function settleEntry(holdId: string, chargeMicros: number, usageId = newId('use'
 
 const baseUrl = await requirePostgresOrSkip('PostgreSQL hot ledger batch tests');
 if (baseUrl) {
-  const schemas: string[] = [];
-  after(() => dropTestSchemas(baseUrl, schemas));
+  const nextSchema = freshSchemas(baseUrl);
   const postgresUrl = baseUrl;
 
   async function openFixture(
     t: TestContext,
     { poolSize = 10, limits, failing }: { poolSize?: number; limits?: CoalesceLimits; failing?: (name: string) => Error | undefined } = {},
   ) {
-    const { url, schema } = withTestSchema(postgresUrl);
-    schemas.push(schema);
-    const store = await openStore(url);
-    const pool = schemaPool(postgresUrl, schema, poolSize);
-    t.after(async () => {
-      await pool.end();
-      await store.close();
-    });
+    const { store, pool, schema } = await openSchemaStore(t, postgresUrl, nextSchema(), poolSize);
     const counted = countingPool(pool, failing);
-    return { store, pool, schema, counted, ledger: postgresHotLedger(counted.queryable, limits) };
+    const warnings: { msg: string; obj: Record<string, unknown> }[] = [];
+    const log = { warn: (obj: object, msg: string) => warnings.push({ msg, obj: obj as Record<string, unknown> }) };
+    return { store, pool, schema, counted, warnings, ledger: postgresHotLedger(counted.queryable, limits, log) };
   }
 
   async function balanceOf(store: Store, accountId: string) {
@@ -206,14 +200,18 @@ if (baseUrl) {
     assert.deepEqual(await balanceOf(store, account.id), { balance: 10_000 - 2_600 - 300, held: 2_600 });
   });
 
-  test('a batch statement that fails (a deadlock, say) is replayed step by step, each step applied once', async (t) => {
+  test('a batch statement that fails (a deadlock, say) is replayed step by step, each step applied once, and logged', async (t) => {
     const deadlock = Object.assign(new Error('deadlock detected'), { code: '40P01' });
-    const { store, counted, ledger } = await openFixture(t, { failing: (name) => (name.endsWith('_batch') ? deadlock : undefined) });
+    const { store, counted, ledger, warnings } = await openFixture(t, { failing: (name) => (name.endsWith('_batch') ? deadlock : undefined) });
     const account = await createAccount(store, { name: 'replayed', creditMicros: 1_000, now: NOW });
     const placed = await Promise.all([100, 200, 300, 500].map((amount) => ledger.hold(holdEntry(account.id, amount))));
     assert.deepEqual(placed, [true, true, true, false]);
     assert.deepEqual([counted.count('tollroute_hold_batch'), counted.count('tollroute_hold')], [1, 4]);
     assert.deepEqual(await balanceOf(store, account.id), { balance: 400, held: 600 });
+    assert.deepEqual(
+      warnings.map((w) => [w.msg, w.obj.kind, w.obj.steps, (w.obj.err as Error).message]),
+      [['a batch of ledger steps failed; writing its steps one by one', 'hold', 4, 'deadlock detected']],
+    );
   });
 
   test('a settle past the hold on an overdraft account is left open for the transaction step; the others of its batch are applied', async (t) => {

@@ -4,7 +4,7 @@
 // through a batch statement (of one step, when awaited alone); hot-ledger-postgres-batch.test.ts
 // puts many steps in one.
 import assert from 'node:assert/strict';
-import { after, type TestContext, test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { sql } from 'kysely';
 import type pg from 'pg';
 import {
@@ -21,8 +21,8 @@ import { postgresHotLedger } from '../../src/store/hot-ledger/postgres.js';
 import type { HotLedger, SettleResult } from '../../src/store/hot-ledger/types.js';
 import { newId } from '../../src/store/ids.js';
 import { openStore, type Store } from '../../src/store/open.js';
-import { dropTestSchemas, requirePostgresOrSkip, withTestSchema } from '../helpers/postgres.js';
-import { holdRequest, NOW, schemaPool, UNITS } from './fixtures/hot-ledger-entries.js';
+import { freshSchemas, requirePostgresOrSkip } from '../helpers/postgres.js';
+import { holdRequest, NOW, openSchemaStore, UNITS } from './fixtures/hot-ledger-entries.js';
 
 // The transaction steps themselves (holdFunds and friends now take the hot path on this store).
 const txHold = (store: Store, request: HoldRequest) => store.db.transaction().execute((trx) => holdFundsIn(trx, request));
@@ -38,19 +38,11 @@ interface Fixture {
 
 const baseUrl = await requirePostgresOrSkip('PostgreSQL hot ledger tests');
 if (baseUrl) {
-  const schemas: string[] = [];
-  after(() => dropTestSchemas(baseUrl, schemas));
+  const nextSchema = freshSchemas(baseUrl);
   const postgresUrl = baseUrl; // narrowed to a string inside the functions below too
 
   async function openFixture(t: TestContext, { poolSize = 10 }: { poolSize?: number } = {}): Promise<Fixture> {
-    const { url, schema } = withTestSchema(postgresUrl);
-    schemas.push(schema);
-    const store = await openStore(url);
-    const pool = schemaPool(postgresUrl, schema, poolSize);
-    t.after(async () => {
-      await pool.end();
-      await store.close();
-    });
+    const { store, pool } = await openSchemaStore(t, postgresUrl, nextSchema(), poolSize);
     return { store, pool, ledger: postgresHotLedger(pool) };
   }
 
@@ -407,8 +399,7 @@ if (baseUrl) {
   });
 
   test('the store URL may set synchronous_commit for every connection, and a value PostgreSQL lacks is refused by name', async (t) => {
-    const { url, schema } = withTestSchema(postgresUrl);
-    schemas.push(schema);
+    const { url } = nextSchema();
     const store = await openStore(`${url}&synchronous_commit=off`);
     t.after(() => store.close());
     const { rows } = await sql<{ synchronous_commit: string }>`show synchronous_commit`.execute(store.db);

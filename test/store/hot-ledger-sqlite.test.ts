@@ -15,13 +15,19 @@ import { openStore, type Store } from '../../src/store/open.js';
 const dir = mkdtempSync(join(tmpdir(), 'tollroute-hot-ledger-'));
 let n = 0;
 after(() => rmSync(dir, { recursive: true, force: true }));
-const freshStore = (query = '') => openStore(`sqlite:${join(dir, `s${++n}.db`)}${query}`);
+const freshStore = (query = '', options = {}) => openStore(`sqlite:${join(dir, `s${++n}.db`)}${query}`, options);
 
 const holdOf = (accountId: string, amountMicros: number, requestId = 'req_1') =>
   ({ accountId, amountMicros, requestId, model: 'm', endpoint: 'chat' }) as const;
 
-async function withStore(run: (store: Store) => Promise<void>, query = '') {
-  const store = await freshStore(query);
+/** What the store logged, each warning as its message and fields. */
+function recordingLog() {
+  const warnings: { msg: string; obj: Record<string, unknown> }[] = [];
+  return { warnings, log: { warn: (obj: object, msg: string) => warnings.push({ msg, obj: obj as Record<string, unknown> }) } };
+}
+
+async function withStore(run: (store: Store) => Promise<void>, query = '', log = recordingLog().log) {
+  const store = await freshStore(query, { log });
   try {
     await run(store);
   } finally {
@@ -53,24 +59,34 @@ describe('SQLite hot ledger', () => {
       assert.equal((await findAccount(store.db, account.id))?.balance_micros, 500);
     }));
 
-  test('a step that fails is undone alone: the rest of its batch commits', () =>
-    withStore(async (store) => {
-      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
-      const hold = await holdFunds(store, holdOf(account.id, 1_000));
-      // A usage row with the id the settle will use already exists: its insert fails after the hold was closed.
-      await sql`insert into usage (id, account_id, model, endpoint, units, amount_micros, created_at) values ('use_taken', ${account.id}, 'm', 'chat', '{}', 0, 0)`.execute(
-        store.db,
-      );
-      const [failed, other] = await Promise.allSettled([
-        store.hotLedger!.settle({ holdId: hold.holdId, chargeMicros: 100, units: '{}', requestId: null, flags: [], usageId: 'use_taken', now: 1 }),
-        holdFunds(store, holdOf(account.id, 2_000, 'req_2')),
-      ]);
-      assert.equal(failed.status, 'rejected');
-      assert.equal(other.status, 'fulfilled');
-      assert.equal((await findHold(store.db, hold.holdId))?.state, 'open', 'the failed settle closed nothing');
-      assert.deepEqual(await findAccount(store.db, account.id).then((a) => [a?.balance_micros, a?.held_micros]), [7_000, 3_000]);
-      assert.equal((await checkAccountBalance(store, account.id)).consistent, true);
-    }));
+  test('a step that fails is undone alone, the rest of its batch commits, and the replay is logged', () => {
+    const recorded = recordingLog();
+    return withStore(
+      async (store) => {
+        const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+        const hold = await holdFunds(store, holdOf(account.id, 1_000));
+        // A usage row with the id the settle will use already exists: its insert fails after the hold was closed.
+        await sql`insert into usage (id, account_id, model, endpoint, units, amount_micros, created_at) values ('use_taken', ${account.id}, 'm', 'chat', '{}', 0, 0)`.execute(
+          store.db,
+        );
+        const [failed, other] = await Promise.allSettled([
+          store.hotLedger!.settle({ holdId: hold.holdId, chargeMicros: 100, units: '{}', requestId: null, flags: [], usageId: 'use_taken', now: 1 }),
+          holdFunds(store, holdOf(account.id, 2_000, 'req_2')),
+        ]);
+        assert.equal(failed.status, 'rejected');
+        assert.equal(other.status, 'fulfilled');
+        assert.equal((await findHold(store.db, hold.holdId))?.state, 'open', 'the failed settle closed nothing');
+        assert.deepEqual(await findAccount(store.db, account.id).then((a) => [a?.balance_micros, a?.held_micros]), [7_000, 3_000]);
+        assert.equal((await checkAccountBalance(store, account.id)).consistent, true);
+        assert.deepEqual(
+          recorded.warnings.map((w) => [w.msg, w.obj.steps]),
+          [['a batch of ledger steps failed; writing its steps one by one', 2]],
+        );
+      },
+      '',
+      recorded.log,
+    );
+  });
 
   test('a store that refuses writes fails every step of the batch and writes nothing', () =>
     withStore(async (store) => {

@@ -23,6 +23,8 @@ const EVERY_MIGRATION = [
   '007_client_request_ids',
   '008_idempotency_request_ids',
   '009_open_holds_indexes',
+  '010_account_reads',
+  '011_console_sessions',
 ].map((name) => ({ name }));
 
 const appliedMigrations = (store: Store) =>
@@ -95,6 +97,7 @@ export function queryContract(ctx: StoreContext): void {
           rpm: 60,
           created_at: 7,
           revoked_at: null,
+          last_used_at: null,
         },
       ]);
       assert.ok(key.startsWith(row.prefix) && row.prefix.length <= 12, `prefix ${row.prefix} is a short head of the key`);

@@ -4,7 +4,16 @@ import { describe, test } from 'node:test';
 import { createAccount } from '../../src/billing/ledger.js';
 import { migrateToLatest } from '../../src/store/migrations.js';
 import { openStore } from '../../src/store/open.js';
-import { claimDueWebhooks, enqueueWebhook, findWebhook, listWebhooksForTask, recordDeliveryAttempt, type WebhookRow } from '../../src/store/webhook-outbox.js';
+import {
+  claimDueWebhooks,
+  enqueueWebhook,
+  findAccountWebhook,
+  findWebhook,
+  listWebhooksForTask,
+  rearmDroppedWebhook,
+  recordDeliveryAttempt,
+  type WebhookRow,
+} from '../../src/store/webhook-outbox.js';
 import { storePerTest } from '../store/store-context.js';
 
 const T0 = 1_700_000_000_000;
@@ -168,7 +177,7 @@ export function runOutboxContract(label: string, makeUrl: () => string): void {
       assert.deepEqual(ids(await claim(T0 + 5_000)), ['evt_1']);
     });
 
-    test('delivered and dropped rows are final: never claimed again', async () => {
+    test('delivered and dropped rows are final: never claimed again (unless a dropped one is re-armed)', async () => {
       const delivered = await enqueue(1);
       const dropped = await enqueue(2);
       await claim(T0);
@@ -194,6 +203,49 @@ export function runOutboxContract(label: string, makeUrl: () => string): void {
         last_error: 'RequestTimeoutError: no complete answer within 10000 ms',
       });
       assert.deepEqual(ids(await claim(T0 + 10 * LEASE)), []);
+    });
+
+    test('a dropped row re-armed by its account is pending and due now with a fresh attempt budget, same id and event id, claimed once', async () => {
+      const row = await enqueue(1);
+      await claim(T0);
+      assert.equal(await recordDeliveryAttempt(db(), { id: row.id, attempts: 1, outcome: 'dropped', lastStatus: 503, now: T0 + 10 }), true);
+      // as after a whole schedule: the contract is about the row, not the schedule
+      await db().updateTable('webhook_outbox').set({ attempts: 4 }).where('id', '=', row.id).execute();
+      assert.equal(await rearmDroppedWebhook(db(), { id: row.id, accountId: 'acct_other', now: T0 + 100 }), undefined, "another account's row");
+      assert.equal((await findWebhook(db(), row.id))?.state, 'dropped');
+
+      const rearmed = await rearmDroppedWebhook(db(), { id: row.id, accountId: row.account_id, now: T0 + 100 });
+      assert.deepEqual(rearmed, await findAccountWebhook(db(), { id: row.id, accountId: row.account_id }));
+      assert.deepEqual(await findWebhook(db(), row.id), {
+        ...row,
+        state: 'pending',
+        attempts: 0,
+        next_attempt_at: T0 + 100,
+        lease_until: null,
+        last_status: null,
+        last_error: null,
+      });
+      assert.equal(await rearmDroppedWebhook(db(), { id: row.id, accountId: row.account_id, now: T0 + 101 }), undefined, 'pending: not re-armed twice');
+      assert.deepEqual(ids(await claim(T0 + 100)), ['evt_1']);
+      assert.deepEqual(ids(await claim(T0 + 101)), [], 'under its lease, one attempt at a time');
+      assert.equal(await recordDeliveryAttempt(db(), { id: row.id, attempts: 1, outcome: 'delivered', lastStatus: 200, now: T0 + 120 }), true);
+      assert.equal(await rearmDroppedWebhook(db(), { id: row.id, accountId: row.account_id, now: T0 + 200 }), undefined, 'delivered: final');
+      assert.equal(await findAccountWebhook(db(), { id: row.id, accountId: 'acct_other' }), undefined);
+    });
+
+    test('two re-arms of one dropped row racing on two connections re-arm it once', async () => {
+      const row = await enqueue(1);
+      await claim(T0);
+      assert.equal(await recordDeliveryAttempt(db(), { id: row.id, attempts: 1, outcome: 'dropped', now: T0 + 10 }), true);
+      const other = await openStore(ctx.url());
+      try {
+        const results = await Promise.all(
+          [ctx.store(), other, ctx.store(), other].map((store) => rearmDroppedWebhook(store.db, { id: row.id, accountId: row.account_id, now: T0 + 100 })),
+        );
+        assert.equal(results.filter((r) => r !== undefined).length, 1);
+      } finally {
+        await other.close();
+      }
     });
 
     test('an attempt recorded against a row that moved on changes nothing', async () => {

@@ -1,23 +1,42 @@
 // The operator's admin API (DESIGN section 8), guarded by the admin token.
 import type { FastifyPluginAsync } from 'fastify';
-import { accountView, ledgerView, usageView } from '../../admin/views.js';
+import { accountView, iso, ledgerView, usageView } from '../../admin/views.js';
 import { issueApiKey } from '../../billing/api-keys.js';
-import { createAccount, creditAccount, newWebhookSecret } from '../../billing/ledger.js';
+import { createAccount, creditAccount } from '../../billing/ledger.js';
+import { rotateWebhookSecret } from '../../billing/webhook-secret.js';
+import { issueLoginLink } from '../../console/login-links.js';
 import { notFound } from '../../errors.js';
-import { findAccount, setWebhookSecret } from '../../store/accounts.js';
+import { findAccount } from '../../store/accounts.js';
 import { revokeApiKey } from '../../store/api-keys.js';
 import { listLedger } from '../../store/ledger-rows.js';
 import type { Store } from '../../store/open.js';
 import { listUsage } from '../../store/usage.js';
 import { adminTokenHook } from '../auth.js';
 import type { KeyResolver } from '../key-resolver.js';
-import { LimitParam, readLimit } from '../schemas/query.js';
+import {
+  AdminRotateWebhookSecretSchema,
+  AdminUsageSchema,
+  AdminWebhookSecretSchema,
+  CreateAccountSchema,
+  CreditAccountSchema,
+  GetAccountSchema,
+  IssueKeySchema,
+  LedgerSchema,
+  LoginLinkSchema,
+  RevokeKeySchema,
+} from '../schemas/admin.js';
+import { readLimit } from '../schemas/query.js';
+import { serializedAsBuilt } from '../serialized-as-built.js';
 
-const micros = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
-const IdParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1 } } } as const;
-const ListQuery = { type: 'object', properties: { limit: LimitParam } } as const;
+export interface AdminRouteDeps {
+  store: Store;
+  keys: KeyResolver;
+  adminToken: string;
+  /** Where console sign-in links point, and how long one may wait to be used. */
+  loginLinks: { publicUrl: string; ttlMs: number };
+}
 
-export const adminRoutes: FastifyPluginAsync<{ store: Store; keys: KeyResolver; adminToken: string }> = async (app, { store, keys, adminToken }) => {
+export const adminRoutes: FastifyPluginAsync<AdminRouteDeps> = async (app, { store, keys, adminToken, loginLinks }) => {
   app.addHook('onRequest', adminTokenHook(adminToken));
 
   const accountOr404 = async (id: string) => {
@@ -27,14 +46,8 @@ export const adminRoutes: FastifyPluginAsync<{ store: Store; keys: KeyResolver; 
   };
 
   app.post('/admin/accounts', {
-    schema: {
-      body: {
-        type: 'object',
-        required: ['name'],
-        additionalProperties: false,
-        properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, credit_micros: micros, overdraft_micros: micros },
-      },
-    },
+    schema: CreateAccountSchema,
+    ...serializedAsBuilt,
     handler: async (request, reply) => {
       const { name, credit_micros, overdraft_micros } = request.body as { name: string; credit_micros?: number; overdraft_micros?: number };
       reply.code(201);
@@ -42,20 +55,13 @@ export const adminRoutes: FastifyPluginAsync<{ store: Store; keys: KeyResolver; 
     },
   });
 
-  app.get('/admin/accounts/:id', { schema: { params: IdParams } }, async (request) => {
+  app.get('/admin/accounts/:id', { schema: GetAccountSchema, ...serializedAsBuilt }, async (request) => {
     return accountView(await accountOr404((request.params as { id: string }).id));
   });
 
   app.post('/admin/accounts/:id/credit', {
-    schema: {
-      params: IdParams,
-      body: {
-        type: 'object',
-        required: ['amount_micros'],
-        additionalProperties: false,
-        properties: { amount_micros: { ...micros, minimum: 1 }, note: { type: 'string', maxLength: 500 } },
-      },
-    },
+    schema: CreditAccountSchema,
+    ...serializedAsBuilt,
     handler: async (request) => {
       const { amount_micros, note } = request.body as { amount_micros: number; note?: string };
       return accountView(await creditAccount(store, { accountId: (request.params as { id: string }).id, amountMicros: amount_micros, note }));
@@ -63,14 +69,8 @@ export const adminRoutes: FastifyPluginAsync<{ store: Store; keys: KeyResolver; 
   });
 
   app.post('/admin/accounts/:id/keys', {
-    schema: {
-      params: IdParams,
-      body: {
-        type: ['object', 'null'],
-        additionalProperties: false,
-        properties: { name: { type: 'string', maxLength: 200 }, rpm: { type: 'integer', minimum: 1 } },
-      },
-    },
+    schema: IssueKeySchema,
+    ...serializedAsBuilt,
     handler: async (request, reply) => {
       const account = await accountOr404((request.params as { id: string }).id);
       const { name, rpm } = (request.body ?? {}) as { name?: string; rpm?: number };
@@ -81,7 +81,15 @@ export const adminRoutes: FastifyPluginAsync<{ store: Store; keys: KeyResolver; 
     },
   });
 
-  app.delete('/admin/keys/:id', { schema: { params: IdParams } }, async (request) => {
+  // A one-time link that signs the account's holder in to the console; the token is shown this once.
+  app.post('/admin/accounts/:id/login-links', { schema: LoginLinkSchema, ...serializedAsBuilt }, async (request, reply) => {
+    const account = await accountOr404((request.params as { id: string }).id);
+    const link = await issueLoginLink(store, { accountId: account.id, ...loginLinks });
+    reply.code(201).header('cache-control', 'no-store');
+    return { url: link.url, expires_at: iso(link.expiresAt) };
+  });
+
+  app.delete('/admin/keys/:id', { schema: RevokeKeySchema, ...serializedAsBuilt }, async (request) => {
     const { id } = request.params as { id: string };
     const revoked = await revokeApiKey(store.db, { keyId: id, now: Date.now() });
     if (!revoked) throw notFound(`key ${id} not found or already revoked`);
@@ -89,25 +97,25 @@ export const adminRoutes: FastifyPluginAsync<{ store: Store; keys: KeyResolver; 
     return { id, revoked: true };
   });
 
-  app.get('/admin/accounts/:id/ledger', { schema: { params: IdParams, querystring: ListQuery } }, async (request) => {
+  app.get('/admin/accounts/:id/ledger', { schema: LedgerSchema, ...serializedAsBuilt }, async (request) => {
     const account = await accountOr404((request.params as { id: string }).id);
     return { data: (await listLedger(store.db, { accountId: account.id, limit: readLimit(request.query) })).map(ledgerView) };
   });
 
-  app.get('/admin/accounts/:id/usage', { schema: { params: IdParams, querystring: ListQuery } }, async (request) => {
+  app.get('/admin/accounts/:id/usage', { schema: AdminUsageSchema, ...serializedAsBuilt }, async (request) => {
     const account = await accountOr404((request.params as { id: string }).id);
     return { data: (await listUsage(store.db, { accountId: account.id, limit: readLimit(request.query) })).map(usageView) };
   });
 
-  app.get('/admin/accounts/:id/webhook-secret', { schema: { params: IdParams } }, async (request) => {
+  app.get('/admin/accounts/:id/webhook-secret', { schema: AdminWebhookSecretSchema, ...serializedAsBuilt }, async (request) => {
     const account = await accountOr404((request.params as { id: string }).id);
     return { secret: account.webhook_secret };
   });
 
-  app.post('/admin/accounts/:id/webhook-secret', { schema: { params: IdParams } }, async (request) => {
-    const account = await accountOr404((request.params as { id: string }).id);
-    const secret = newWebhookSecret();
-    await setWebhookSecret(store.db, { accountId: account.id, secret });
+  app.post('/admin/accounts/:id/webhook-secret', { schema: AdminRotateWebhookSecretSchema, ...serializedAsBuilt }, async (request) => {
+    const { id } = request.params as { id: string };
+    const secret = await rotateWebhookSecret(store, id);
+    if (!secret) throw notFound(`account ${id} not found`);
     return { secret };
   });
 };

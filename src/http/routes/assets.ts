@@ -5,11 +5,14 @@ import type { Pipeline } from '../../pipeline/metered-call.js';
 import { listAssets } from '../../store/assets.js';
 import type { Store } from '../../store/open.js';
 import { requireCaller } from '../auth.js';
-import { LimitParam, readLimit } from '../schemas/query.js';
+import { AssetsSchema } from '../schemas/files.js';
+import { readLimit } from '../schemas/query.js';
+import { serializedAsBuilt } from '../serialized-as-built.js';
 
 export const assetRoutes: FastifyPluginAsync<{ store: Store; pipeline: Pipeline }> = async (app, deps) => {
   app.get('/v1/assets', {
-    schema: { querystring: { type: 'object', properties: { kind: { type: 'string', enum: ['image', 'video'] }, limit: LimitParam } } },
+    schema: AssetsSchema,
+    ...serializedAsBuilt,
     handler: async (request) => {
       const caller = requireCaller(request);
       await deps.pipeline.admit(caller, request.log);

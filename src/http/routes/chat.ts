@@ -9,11 +9,13 @@ import { createChatCompletion, streamChatCompletion } from '../../upstreams/open
 import type { ChatRequest } from '../../upstreams/openai-chat/types.js';
 import { completionText, tokensOf } from '../../upstreams/openai-chat/usage.js';
 import { meteredHandler } from '../metered-handler.js';
-import { ChatCompletionBody } from '../schemas/chat.js';
+import { ChatCompletionSchema } from '../schemas/chat.js';
+import { serializedAsBuilt } from '../serialized-as-built.js';
 
 export const chatRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }> = async (app, deps) => {
   app.post('/v1/chat/completions', {
-    schema: { body: ChatCompletionBody },
+    schema: ChatCompletionSchema,
+    ...serializedAsBuilt,
     handler: meteredHandler<ChatRequest>(deps, {
       endpoint: 'chat.completions',
       // OpenAI's clients raise a `data:` object carrying `error`.

@@ -5,21 +5,12 @@ import { findAccountTask } from '../../store/tasks.js';
 import type { EraseTaskRequest } from '../../tasks/kinds/erase.js';
 import type { VideoResult } from '../../tasks/kinds/video.js';
 import { requireCaller } from '../auth.js';
+import { EraseCreateSchema, EraseTaskSchema } from '../schemas/tasks.js';
+import { serializedAsBuilt } from '../serialized-as-built.js';
 import { type TaskRouteDeps, taskCreateHandler, taskReadHandler } from '../task-handler.js';
 import { taskCreatedView, taskRecordView } from '../task-views.js';
 
 const MAX_SOURCE_AGE_MS = 23 * 60 * 60 * 1000;
-
-const EraseBody = {
-  type: 'object',
-  required: ['video_task_id'],
-  additionalProperties: false,
-  properties: {
-    video_task_id: { type: 'string', minLength: 1 },
-    callback_url: { type: 'string', minLength: 1 },
-    model: { type: 'string', minLength: 1 },
-  },
-} as const;
 
 export const eraseRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps) => {
   // The request names no model: the configured erase model serves it (an explicit one may be given).
@@ -46,7 +37,8 @@ export const eraseRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps) 
   }
 
   app.post('/v1/videos/erase-subtitle', {
-    schema: { body: EraseBody },
+    schema: EraseCreateSchema,
+    ...serializedAsBuilt,
     handler: taskCreateHandler(deps, {
       kind: 'erase',
       normalise,
@@ -60,6 +52,8 @@ export const eraseRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps) 
     }),
   });
   app.get('/v1/videos/erase-subtitle/:taskId', {
+    schema: EraseTaskSchema,
+    ...serializedAsBuilt,
     handler: taskReadHandler(deps, { kind: 'erase', view: (task) => taskRecordView(task, { liveAs: 'processing' }) }),
   });
 };

@@ -16,6 +16,8 @@ import type { Store } from '../../store/open.js';
 import { requireCaller } from '../auth.js';
 import { attachmentDisposition, FILE_SECURITY_HEADERS, servedContentType } from '../file-headers.js';
 import { runIdempotent } from '../idempotency.js';
+import { FileDeleteSchema, FileServeSchema, FileUploadSchema } from '../schemas/files.js';
+import { serializedAsBuilt } from '../serialized-as-built.js';
 import { admitUpload, endUnreadUpload, spoolFile, tooLarge } from '../uploads.js';
 
 export interface FilesDeps {
@@ -36,7 +38,7 @@ export const fileUploadRoutes: FastifyPluginAsync<FilesDeps> = async (app, deps)
   const { files } = deps;
   const maxFileBytes = Math.min(files.max_file_bytes, deps.uploadLimitBytes);
 
-  app.post('/v1/files', { onSend: endUnreadUpload }, async (request, reply) => {
+  app.post('/v1/files', { schema: FileUploadSchema, ...serializedAsBuilt, onSend: endUnreadUpload }, async (request, reply) => {
     // Storing a file is free; an account that cannot pay for anything may not fill the disk either.
     const caller = await admitUpload(deps, request, files.upload_min_balance_micros);
     // A full quota is refused before the body; otherwise the upload may take what room is left.
@@ -98,7 +100,7 @@ export const fileUploadRoutes: FastifyPluginAsync<FilesDeps> = async (app, deps)
     }
   });
 
-  app.delete('/v1/files/:id', async (request) => {
+  app.delete('/v1/files/:id', { schema: FileDeleteSchema, ...serializedAsBuilt }, async (request) => {
     const caller = requireCaller(request);
     await deps.pipeline.admit(caller, request.log);
     const { id } = request.params as { id: string };
@@ -113,7 +115,7 @@ export const fileUploadRoutes: FastifyPluginAsync<FilesDeps> = async (app, deps)
 };
 
 export const fileServeRoutes: FastifyPluginAsync<Pick<FilesDeps, 'store'>> = async (app, deps) => {
-  app.get('/files/:id/:name', async (request, reply) => {
+  app.get('/files/:id/:name', { schema: FileServeSchema, ...serializedAsBuilt }, async (request, reply) => {
     const { id } = request.params as { id: string };
     const file = isFileId(id) ? await findFile(deps.store.db, { id, now: Date.now() }) : undefined;
     const handle = file && (await openIfPresent(file.storage_path));

@@ -4,9 +4,11 @@ import { sql } from 'kysely';
 import { GatewayError, unavailable } from '../../errors.js';
 import type { StoreHealth } from '../../store/health.js';
 import type { Store } from '../../store/open.js';
+import { HealthSchema } from '../schemas/operations.js';
+import { serializedAsBuilt } from '../serialized-as-built.js';
 
 export const healthRoutes: FastifyPluginAsync<{ store: Store; health: StoreHealth; isClosing: () => boolean }> = async (app, { store, health, isClosing }) => {
-  app.get('/healthz', async () => {
+  app.get('/healthz', { schema: HealthSchema, ...serializedAsBuilt }, async () => {
     if (isClosing()) throw unavailable();
     // Reads may still work while writes fail: a gateway that cannot record charges is not healthy.
     const problem = health.problem;

@@ -4,20 +4,9 @@ import type { FastifyPluginAsync } from 'fastify';
 import { countTokens } from '../../billing/tokens.js';
 import type { TaskRow } from '../../store/tasks.js';
 import type { ImageTaskRequest } from '../../tasks/kinds/image.js';
+import { ImagesAsyncSchema, ImageTaskSchema } from '../schemas/tasks.js';
+import { serializedAsBuilt } from '../serialized-as-built.js';
 import { type TaskRouteDeps, taskCreateHandler, taskReadHandler } from '../task-handler.js';
-
-const ImagesAsyncBody = {
-  type: 'object',
-  required: ['model', 'prompt'],
-  properties: {
-    model: { type: 'string', minLength: 1 },
-    prompt: { type: 'string', minLength: 1, maxLength: 32_000 },
-    n: { type: 'integer', minimum: 1, maximum: 10 },
-    size: { type: 'string', minLength: 1 },
-    response_format: { type: 'string', enum: ['url', 'b64_json'] },
-    callback_url: { type: 'string', minLength: 1 },
-  },
-} as const;
 
 const seconds = (ms: number) => Math.floor(ms / 1000);
 const PUBLIC_STATUS: Record<string, string> = {
@@ -46,7 +35,8 @@ type ImagesAsyncRequest = ImageTaskRequest & { callback_url?: string };
 
 export const imageRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps) => {
   app.post('/v1/images/async', {
-    schema: { body: ImagesAsyncBody },
+    schema: ImagesAsyncSchema,
+    ...serializedAsBuilt,
     handler: taskCreateHandler<ImagesAsyncRequest>(deps, {
       kind: 'image',
       normalise: (body) => body as ImagesAsyncRequest,
@@ -63,5 +53,9 @@ export const imageRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps) 
     }),
   });
 
-  app.get('/v1/images/async/:taskId', { handler: taskReadHandler(deps, { kind: 'image', view: imageTaskView }) });
+  app.get('/v1/images/async/:taskId', {
+    schema: ImageTaskSchema,
+    ...serializedAsBuilt,
+    handler: taskReadHandler(deps, { kind: 'image', view: imageTaskView }),
+  });
 };

@@ -17,7 +17,8 @@ import { streamChatAsMessages } from '../../upstreams/openai-chat/messages-strea
 import { chatToMessage } from '../../upstreams/openai-chat/to-messages.js';
 import { completionText, tokensOf } from '../../upstreams/openai-chat/usage.js';
 import { meteredHandler } from '../metered-handler.js';
-import { MessagesBody } from '../schemas/messages.js';
+import { MessagesSchema } from '../schemas/messages.js';
+import { serializedAsBuilt } from '../serialized-as-built.js';
 
 const SSE = 'text/event-stream; charset=utf-8';
 
@@ -72,7 +73,8 @@ async function callViaChat({ body, model, estimate, signal }: CallArgs<MessagesR
 
 export const messagesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }> = async (app, deps) => {
   app.post('/v1/messages', {
-    schema: { body: MessagesBody },
+    schema: MessagesSchema,
+    ...serializedAsBuilt,
     preValidation: requireVersion,
     handler: meteredHandler<MessagesRequest>(deps, {
       endpoint: 'messages',

@@ -3,6 +3,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { MINUTES_MODELS, type MinutesRequest, normaliseMinutesRequest } from '../../tasks/minutes-request.js';
 import { checkedFileUrl } from '../file-url.js';
+import { MinutesCreateSchema, MinutesTaskSchema } from '../schemas/tasks.js';
+import { serializedAsBuilt } from '../serialized-as-built.js';
 import { type TaskRouteDeps, taskCreateHandler, taskReadHandler } from '../task-handler.js';
 import { taskRecordView } from '../task-views.js';
 
@@ -13,6 +15,8 @@ const SUMMARY_TOKENS_PER_SECOND = { input: 4, output: 0.4 };
 
 export const minutesRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps) => {
   app.post('/v1/audio/minutes', {
+    schema: MinutesCreateSchema,
+    ...serializedAsBuilt,
     handler: taskCreateHandler<MinutesRequest>(deps, {
       kind: 'minutes',
       normalise: async (body) => {
@@ -43,5 +47,9 @@ export const minutesRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps
       }),
     }),
   });
-  app.get('/v1/audio/minutes/:taskId', { handler: taskReadHandler(deps, { kind: 'minutes', view: (task) => taskRecordView(task, { liveAs: 'processing' }) }) });
+  app.get('/v1/audio/minutes/:taskId', {
+    schema: MinutesTaskSchema,
+    ...serializedAsBuilt,
+    handler: taskReadHandler(deps, { kind: 'minutes', view: (task) => taskRecordView(task, { liveAs: 'processing' }) }),
+  });
 };

@@ -1,10 +1,11 @@
 // GET /v1/models: the configured catalogue, OpenAI's list shape plus `model_type`.
 import type { FastifyPluginAsync } from 'fastify';
-import { MODEL_TYPES } from '../../config/schema.js';
 import { notFound } from '../../errors.js';
 import type { Catalogue } from '../../pipeline/catalogue.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import { requireCaller } from '../auth.js';
+import { GetModelSchema, ListModelsSchema } from '../schemas/models.js';
+import { serializedAsBuilt } from '../serialized-as-built.js';
 
 const modelView = ({ id, config }: ReturnType<Catalogue['list']>[number]) => ({
   id,
@@ -19,13 +20,14 @@ export const modelRoutes: FastifyPluginAsync<{ pipeline: Pipeline }> = async (ap
   // Reads are free but still count against the key's requests per minute.
   app.addHook('preHandler', async (request) => pipeline.admit(requireCaller(request), request.log));
   app.get('/v1/models', {
-    schema: { querystring: { type: 'object', properties: { type: { type: 'string', enum: [...MODEL_TYPES] } } } },
+    schema: ListModelsSchema,
+    ...serializedAsBuilt,
     handler: async (request) => {
       const { type } = request.query as { type?: string };
       return { object: 'list', data: catalogue.list(type).map(modelView) };
     },
   });
-  app.get('/v1/models/:id', async (request) => {
+  app.get('/v1/models/:id', { schema: GetModelSchema, ...serializedAsBuilt }, async (request) => {
     const { id } = request.params as { id: string };
     const found = catalogue.list().find((m) => m.id === id);
     if (!found) throw notFound(`no model named ${id}`);

@@ -9,7 +9,8 @@ import type { Store } from '../../store/open.js';
 import { UpstreamHttpError } from '../../upstreams/http.js';
 import { createResponse, responsesTokens, streamResponse } from '../../upstreams/openai-responses/client.js';
 import { meteredHandler } from '../metered-handler.js';
-import { ResponsesBody } from '../schemas/responses.js';
+import { ResponsesSchema } from '../schemas/responses.js';
+import { serializedAsBuilt } from '../serialized-as-built.js';
 
 interface ResponsesRequest {
   model: string;
@@ -28,7 +29,8 @@ const REQUEST_REFUSED = new Set([400, 422]);
 
 export const responsesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }> = async (app, deps) => {
   app.post('/v1/responses', {
-    schema: { body: ResponsesBody },
+    schema: ResponsesSchema,
+    ...serializedAsBuilt,
     handler: meteredHandler<ResponsesRequest>(deps, {
       endpoint: 'responses',
       // The recorded streams nest the error; the SDK type has it at the top: both, as openai-node reads either.

@@ -5,7 +5,8 @@ import type { Pipeline } from '../../pipeline/metered-call.js';
 import type { Store } from '../../store/open.js';
 import { search } from '../../upstreams/volc-search/client.js';
 import { meteredHandler } from '../metered-handler.js';
-import { SearchBody } from '../schemas/search.js';
+import { SearchSchema } from '../schemas/search.js';
+import { serializedAsBuilt } from '../serialized-as-built.js';
 
 const MODEL_FOR_TYPE: Record<string, string> = { web: 'vendor-web-search', global: 'vendor-global-search' };
 const DEFAULT_COUNT = 10;
@@ -34,7 +35,8 @@ function searchModel(request: FastifyRequest): string {
 
 export const searchRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }> = async (app, deps) => {
   app.post('/v1/search', {
-    schema: { body: SearchBody },
+    schema: SearchSchema,
+    ...serializedAsBuilt,
     preValidation: async (request) => {
       if ((request.body as SearchRequest | undefined)?.SearchType === 'image') throw invalidRequest('SearchType: image search is not supported; use web');
     },

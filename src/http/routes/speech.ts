@@ -9,7 +9,8 @@ import { streamSpeech } from '../../upstreams/volc-speech/client.js';
 import { AUDIO_FORMATS, type AudioFormat, linesToAudio, streamingWavHeader } from '../../upstreams/volc-speech/to-audio.js';
 import { characterCount } from '../../upstreams/volc-speech/usage.js';
 import { meteredHandler } from '../metered-handler.js';
-import { OpenAiSpeechBody, UnidirectionalSpeechBody, UnidirectionalSpeechQuery } from '../schemas/speech.js';
+import { OpenAiSpeechSchema, UnidirectionalSpeechSchema } from '../schemas/speech.js';
+import { serializedAsBuilt } from '../serialized-as-built.js';
 
 interface UnidirectionalBody {
   req_params: { text: string; speaker: string; [field: string]: unknown };
@@ -39,7 +40,8 @@ function speechModel(request: FastifyRequest): string {
 export const speechRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }> = async (app, deps) => {
   // (deps.pipeline is the metered call; `pipeline` above is node's stream joiner)
   app.post('/v1/audio/speech/unidirectional', {
-    schema: { body: UnidirectionalSpeechBody, querystring: UnidirectionalSpeechQuery },
+    schema: UnidirectionalSpeechSchema,
+    ...serializedAsBuilt,
     handler: meteredHandler<UnidirectionalBody>(deps, {
       endpoint: 'audio.speech.unidirectional',
       // The upstream's own server-error line (volcengine-formats 1.4).
@@ -59,7 +61,8 @@ export const speechRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store
   });
 
   app.post('/v1/audio/speech', {
-    schema: { body: OpenAiSpeechBody },
+    schema: OpenAiSpeechSchema,
+    ...serializedAsBuilt,
     handler: meteredHandler<OpenAiSpeech>(deps, {
       endpoint: 'audio.speech',
       modelType: 'tts',

@@ -19,6 +19,8 @@ import { translationWavProblem } from '../../upstreams/volc-ast/wav.js';
 import { inspectWavFile } from '../../upstreams/volc-ast/wav-file.js';
 import { requireCaller } from '../auth.js';
 import { meteredHandler } from '../metered-handler.js';
+import { TranslationsSchema } from '../schemas/translations.js';
+import { serializedAsBuilt } from '../serialized-as-built.js';
 import { admitUpload, endUnreadUpload, keepPartError, type SpooledFile, spoolFile, tooLarge, uploadSpoolDir } from '../uploads.js';
 
 interface TranslationRequest {
@@ -193,5 +195,5 @@ export const translationRoutes: FastifyPluginAsync<TranslationDeps> = async (app
     }
   };
 
-  app.post('/v1/audio/translations', { onSend: endUnreadUpload, handler: handleUpload });
+  app.post('/v1/audio/translations', { schema: TranslationsSchema, ...serializedAsBuilt, onSend: endUnreadUpload, handler: handleUpload });
 };

@@ -8,6 +8,8 @@ import { finishTask, type TaskRow } from '../../store/tasks.js';
 import { normaliseVideoRequest, type VideoRequest, videoHoldSeconds } from '../../tasks/video-request.js';
 import { cancelArkTask, getArkTask } from '../../upstreams/ark/client.js';
 import { UpstreamHttpError } from '../../upstreams/http.js';
+import { ArkCancelSchema, ArkCreateSchema, ArkTaskSchema, VideoCreateSchema, VideoTaskSchema } from '../schemas/tasks.js';
+import { serializedAsBuilt } from '../serialized-as-built.js';
 import { callerTask, type TaskCreateSpec, type TaskRouteDeps, taskCreateHandler, taskReadHandler } from '../task-handler.js';
 import { taskCreatedView, taskRecordView } from '../task-views.js';
 
@@ -43,23 +45,31 @@ function createSpec(view: (task: TaskRow) => unknown, createdVia: 'gateway' | 'a
 
 export const videoRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps) => {
   app.post('/v1/videos/generations', {
+    schema: VideoCreateSchema,
+    ...serializedAsBuilt,
     handler: taskCreateHandler(
       deps,
       createSpec((task) => taskCreatedView(task), 'gateway'),
     ),
   });
-  app.get('/v1/videos/generations/:taskId', { handler: taskReadHandler(deps, { kind: 'video', view: (task) => taskRecordView(task) }) });
+  app.get('/v1/videos/generations/:taskId', {
+    schema: VideoTaskSchema,
+    ...serializedAsBuilt,
+    handler: taskReadHandler(deps, { kind: 'video', view: (task) => taskRecordView(task) }),
+  });
 
   for (const prefix of ARK_PREFIXES) {
     const path = `${prefix}/contents/generations/tasks`;
     app.post(path, {
+      schema: ArkCreateSchema,
+      ...serializedAsBuilt,
       handler: taskCreateHandler(
         deps,
         createSpec((task) => ({ id: task.upstream_id, model: task.model, status: 'queued', created_at: new Date(task.created_at).toISOString() }), 'ark'),
       ),
     });
-    app.get(`${path}/:taskId`, { handler: taskReadHandler(deps, { kind: 'video', view: arkRecordView }) });
-    app.delete(`${path}/:taskId`, async (request) => {
+    app.get(`${path}/:taskId`, { schema: ArkTaskSchema, ...serializedAsBuilt, handler: taskReadHandler(deps, { kind: 'video', view: arkRecordView }) });
+    app.delete(`${path}/:taskId`, { schema: ArkCancelSchema, ...serializedAsBuilt }, async (request) => {
       const task = await callerTask(deps, request, 'video');
       if (task.status !== 'queued' || !task.upstream_id)
         throw invalidRequest(`only a queued task can be cancelled; this one is ${task.status === 'submitting' ? 'queued' : task.status}`);

@@ -1,10 +1,15 @@
 // POST /v1/messages: the messages format's required fields; the rest is checked by the translator
 // or passed to a messages-native upstream as the caller sent it.
+import { ANTHROPIC_VERSION } from '../../upstreams/anthropic/client.js';
+import { METERED_ERRORS } from './errors.js';
+import { headers, IdempotencyKeyHeader } from './headers.js';
 
 /** `then` applies to a block or source whose `type` is `type`. */
 const whenType = (type: string, then: object) => ({ if: { required: ['type'], properties: { type: { const: type } } }, then });
 const text = { type: 'string' } as const;
-const blocks = { type: 'array', items: { $ref: '#/definitions/block' } } as const;
+// Named distinctly: the OpenAPI document lists the body's definitions among its shared schemas,
+// where a reference to `#/definitions/…` becomes `#/components/schemas/…` (openapi.ts).
+const blocks = { type: 'array', items: { $ref: '#/definitions/MessagesContentBlock' } } as const;
 
 /** Where a block's bytes come from: the sources of src/upstreams/anthropic/types.ts, each with its own fields. */
 const source = (types: readonly string[]) => ({
@@ -39,11 +44,12 @@ const ContentBlock = {
 
 export const MessagesBody = {
   type: 'object',
+  description: 'A messages-format request; fields not named here go to a messages-native upstream as sent.',
   required: ['model', 'max_tokens', 'messages'],
-  definitions: { block: ContentBlock },
+  definitions: { MessagesContentBlock: ContentBlock },
   properties: {
-    model: { type: 'string', minLength: 1 },
-    max_tokens: { type: 'integer', minimum: 1 },
+    model: { type: 'string', minLength: 1, description: 'A chat model of GET /v1/models, messages-native or OpenAI-style (translated both ways).' },
+    max_tokens: { type: 'integer', minimum: 1, description: 'The output cap held for; above the model’s maximum is a 400.' },
     messages: {
       type: 'array',
       minItems: 1,
@@ -79,3 +85,49 @@ export const MessagesBody = {
     metadata: { type: 'object', properties: { user_id: { type: ['string', 'null'] } } },
   },
 } as const;
+
+/** Documented only (the route answers it as built): the message the call produced. */
+const Message = {
+  type: 'object',
+  description: 'The message: a messages-native upstream’s as it sent it (with the public model id), or one translated from a chat completion.',
+  properties: {
+    id: { type: 'string' },
+    type: { type: 'string', enum: ['message'] },
+    role: { type: 'string', enum: ['assistant'] },
+    content: { type: 'array', items: { type: 'object', properties: { type: { type: 'string' }, text: { type: 'string' } } } },
+    model: { type: 'string' },
+    stop_reason: { type: ['string', 'null'] },
+    stop_sequence: { type: ['string', 'null'] },
+    usage: {
+      type: 'object',
+      description: 'What the call is billed on.',
+      properties: { input_tokens: { type: 'integer' }, output_tokens: { type: 'integer' } },
+    },
+  },
+} as const;
+
+const VersionHeader = {
+  type: 'string',
+  enum: [ANTHROPIC_VERSION],
+  description: 'The messages version: one of anthropic-version and vendor-version is required, with this value.',
+} as const;
+
+export const MessagesSchema = {
+  tags: ['chat'],
+  summary: 'A message (messages format), plain or streamed, from any chat model.',
+  description: 'Takes the key as `x-api-key` or `Authorization: Bearer`. Held, settled and refunded as a chat completion is.',
+  body: MessagesBody,
+  docsOnly: {
+    headers: headers({ 'anthropic-version': VersionHeader, 'vendor-version': VersionHeader, ...IdempotencyKeyHeader }),
+  },
+  response: {
+    200: {
+      description: 'The message; with `stream: true`, the messages event stream (message_start … message_stop).',
+      content: {
+        'application/json': { schema: Message },
+        'text/event-stream': { schema: { type: 'string', description: 'Named events of the messages format; a failure ends with an `error` event.' } },
+      },
+    },
+    ...METERED_ERRORS,
+  },
+};

@@ -30,6 +30,9 @@ export interface CoalesceLimits {
   minShare: number;
 }
 
+/** Told of a batch statement that failed, before its steps are written one by one (for the log). */
+export type BatchFailed = (error: unknown, steps: number) => void;
+
 interface Waiting<Entry, Result> {
   entry: Entry;
   resolve(result: Result): void;
@@ -37,7 +40,11 @@ interface Waiting<Entry, Result> {
 }
 
 /** Returns the function a caller awaits: it resolves once the statement holding its step has committed. */
-export function coalesce<Entry, Result>(step: BatchedStep<Entry, Result>, limits: CoalesceLimits): (entry: Entry) => Promise<Result> {
+export function coalesce<Entry, Result>(
+  step: BatchedStep<Entry, Result>,
+  limits: CoalesceLimits,
+  onBatchFailed?: BatchFailed,
+): (entry: Entry) => Promise<Result> {
   let waiting: Waiting<Entry, Result>[] = [];
   let inFlight = 0;
   let scheduled = false;
@@ -57,7 +64,7 @@ export function coalesce<Entry, Result>(step: BatchedStep<Entry, Result>, limits
     const steps = waiting.slice(0, Math.min(limits.maxBatch, share));
     waiting = waiting.slice(steps.length);
     inFlight += 1;
-    void writeTogether(step, steps).then((undecided) => {
+    void writeTogether(step, steps, onBatchFailed).then((undecided) => {
       inFlight -= 1;
       schedule();
       return writeOneByOne(step, undecided); // outside the limit: they are rare, and the next batch need not wait for them
@@ -73,7 +80,11 @@ export function coalesce<Entry, Result>(step: BatchedStep<Entry, Result>, limits
 }
 
 /** Writes the steps in one statement and returns those it left undecided: all of them if it failed. Never rejects. */
-async function writeTogether<Entry, Result>(step: BatchedStep<Entry, Result>, steps: Waiting<Entry, Result>[]): Promise<Waiting<Entry, Result>[]> {
+async function writeTogether<Entry, Result>(
+  step: BatchedStep<Entry, Result>,
+  steps: Waiting<Entry, Result>[],
+  onBatchFailed: BatchFailed | undefined,
+): Promise<Waiting<Entry, Result>[]> {
   const targets = new Set<string>();
   const batch: Waiting<Entry, Result>[] = [];
   for (const s of steps) {
@@ -82,7 +93,10 @@ async function writeTogether<Entry, Result>(step: BatchedStep<Entry, Result>, st
     targets.add(target);
     batch.push(s);
   }
-  const results = await step.writeBatch(batch.map((s) => s.entry)).catch(() => batch.map(() => undefined));
+  const results = await step.writeBatch(batch.map((s) => s.entry)).catch((error: unknown) => {
+    onBatchFailed?.(error, batch.length);
+    return batch.map(() => undefined);
+  });
   const decided = new Set<Waiting<Entry, Result>>();
   batch.forEach((s, i) => {
     const result = results[i];

@@ -61,6 +61,14 @@ select n from accepted`;
 // when a hold is open, since a hold's account exists). Every write hangs off `closed`'s RETURNING rows.
 // Each CTE carries its steps' columns along instead of joining another CTE back by key: PostgreSQL
 // joins CTEs by nested loops at the sizes it assumes, which is quadratic at the sizes batches reach.
+// The accounts of the batch's open holds, locked in id order before any hold is ended (as HOLD_BATCH
+// locks its accounts), so two batches naming the same accounts never wait on each other in a circle.
+const LOCK_ACCOUNTS_OF_OPEN_HOLDS = `locked as materialized (
+  select a.id
+  from (select distinct account_id from named_hold where state = 'open' order by account_id) named
+    cross join lateral (select id from accounts where id = named.account_id for no key update) a
+)`;
+
 const SETTLE_BATCH = `
 with step as (
   select *
@@ -70,11 +78,7 @@ with step as (
   select s.*, h.account_id, h.amount_micros, h.state, (select overdraft_micros from accounts where id = h.account_id) as overdraft_micros
   from (select * from step order by hold_id) s
     cross join lateral (select account_id, amount_micros, state from holds where id = s.hold_id for no key update) h
-), locked as materialized (
-  select a.id
-  from (select distinct account_id from named_hold where state = 'open' order by account_id) named
-    cross join lateral (select id from accounts where id = named.account_id for no key update) a
-), settling as materialized (
+), ${LOCK_ACCOUNTS_OF_OPEN_HOLDS}, settling as materialized (
   select *, least(charge, amount_micros) as charged
   from named_hold
   where state = 'open' and (charge <= amount_micros or overdraft_micros <= 0) and (select count(*) from locked) > 0
@@ -113,11 +117,7 @@ with step as (
   select s.*, h.account_id, h.amount_micros, h.state
   from (select * from step order by hold_id) s
     cross join lateral (select account_id, amount_micros, state from holds where id = s.hold_id for no key update) h
-), locked as materialized (
-  select a.id
-  from (select distinct account_id from named_hold where state = 'open' order by account_id) named
-    cross join lateral (select id from accounts where id = named.account_id for no key update) a
-), releasing as materialized (
+), ${LOCK_ACCOUNTS_OF_OPEN_HOLDS}, releasing as materialized (
   select * from named_hold where state = 'open' and (select count(*) from locked) > 0
 ), closed as (
   update holds

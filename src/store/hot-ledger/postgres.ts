@@ -15,7 +15,7 @@
 // type from, and arithmetic on parameters would otherwise be typed by whichever use PostgreSQL sees first.
 import { type CoalesceLimits, coalesce } from './coalesce.js';
 import { holdBatch, type ReleaseEntry, releaseBatch, settleBatch } from './postgres-batch.js';
-import type { HoldEntry, HotLedger, SettleEntry, SettleResult } from './types.js';
+import type { HoldEntry, HotLedger, HotLedgerLog, SettleEntry, SettleResult } from './types.js';
 
 /** What the steps need of a pg.Pool (or of anything sending a parameterized query the same way). */
 export interface PostgresQueryable {
@@ -108,13 +108,23 @@ interface SettleRow {
  * Amounts are not checked here, as in store/accounts.ts: the caller validates them (billing's
  * requireMicros) before any step runs. bigint results arrive as numbers through the pool's int8 parser.
  */
-export function postgresHotLedger(pool: PostgresQueryable, limits: CoalesceLimits = DEFAULT_LIMITS): HotLedger {
+export function postgresHotLedger(pool: PostgresQueryable, limits: CoalesceLimits = DEFAULT_LIMITS, log?: HotLedgerLog): HotLedger {
   const single = singleSteps(pool);
   const byHold = (entry: { holdId: string }) => entry.holdId;
+  const failed = (kind: string) => (error: unknown, steps: number) =>
+    log?.warn({ err: error, kind, steps }, 'a batch of ledger steps failed; writing its steps one by one');
   return {
-    hold: coalesce<HoldEntry, boolean>({ writeBatch: (entries) => holdBatch(pool, entries), writeOne: single.hold, target: byHold }, limits),
-    settle: coalesce<SettleEntry, SettleResult>({ writeBatch: (entries) => settleBatch(pool, entries), writeOne: single.settle, target: byHold }, limits),
-    release: coalesce<ReleaseEntry, boolean>({ writeBatch: (entries) => releaseBatch(pool, entries), writeOne: single.release, target: byHold }, limits),
+    hold: coalesce<HoldEntry, boolean>({ writeBatch: (entries) => holdBatch(pool, entries), writeOne: single.hold, target: byHold }, limits, failed('hold')),
+    settle: coalesce<SettleEntry, SettleResult>(
+      { writeBatch: (entries) => settleBatch(pool, entries), writeOne: single.settle, target: byHold },
+      limits,
+      failed('settle'),
+    ),
+    release: coalesce<ReleaseEntry, boolean>(
+      { writeBatch: (entries) => releaseBatch(pool, entries), writeOne: single.release, target: byHold },
+      limits,
+      failed('release'),
+    ),
   };
 }
 

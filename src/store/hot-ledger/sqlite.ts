@@ -7,7 +7,7 @@ import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { capCharge } from '../../billing/charge-cap.js';
 import type { DB } from '../schema.js';
-import type { HoldEntry, HotLedger, SettleEntry, SettleResult } from './types.js';
+import type { HoldEntry, HotLedger, HotLedgerLog, SettleEntry, SettleResult } from './types.js';
 
 interface ClosedHold {
   account_id: string;
@@ -59,7 +59,7 @@ function statements(sqlite: Database.Database) {
  * The steps share the one connection with Kysely: a batch runs inside Kysely's connection lock, so
  * it never lands inside a transaction Kysely has open.
  */
-export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, checkWritable: () => void): HotLedger {
+export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, checkWritable: () => void, log?: HotLedgerLog): HotLedger {
   const sql = statements(sqlite);
   let queue: PendingStep[] = [];
   let scheduled = false;
@@ -172,6 +172,7 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, check
         } catch (error) {
           if (steps.length === 1) return steps[0]!.reject(error);
           // The batch was undone as a whole: each step again in its own transaction, so only the one at fault fails.
+          log?.warn({ err: error, steps: steps.length }, 'a batch of ledger steps failed; writing its steps one by one');
           for (const step of steps) {
             try {
               checkWritable();

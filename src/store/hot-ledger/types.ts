@@ -43,3 +43,8 @@ export interface HotLedger {
   /** False when the hold was not open (ended earlier, or never existed): nothing was written. */
   release(entry: { holdId: string; note: string | null; now: number }): Promise<boolean>;
 }
+
+/** Where the hot ledger reports what an operator should know of (a failed batch, replayed step by step). */
+export interface HotLedgerLog {
+  warn(obj: object, msg: string): void;
+}

@@ -1,0 +1,113 @@
+// The console's one way to reach the gateway: same-origin fetches to the account API, which the
+// session cookie authenticates. Errors carry the API's own message ({"error": "…"}) to show as is.
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Fired when the gateway no longer knows the session (expired, signed out elsewhere, its key revoked). */
+export const SIGNED_OUT = 'tollroute:signed-out';
+const SESSION = '/v1/account/session';
+
+export async function api<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
+  const response = await fetch(path, {
+    method,
+    credentials: 'same-origin',
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (response.status === 204) return undefined as T;
+  const answer = await response.json().catch(() => undefined);
+  // A refused sign-in is the sign-in page's to show; any other 401 means the session is over.
+  if (response.status === 401 && path !== SESSION) dispatchEvent(new Event(SIGNED_OUT));
+  if (!response.ok) throw new ApiError(response.status, typeof answer?.error === 'string' ? answer.error : `the gateway answered ${response.status}`);
+  return answer as T;
+}
+
+/** A query string of the filters that are set. */
+export function query(params: Record<string, string | undefined>): string {
+  const set = Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== '');
+  return set.length === 0 ? '' : `?${new URLSearchParams(set).toString()}`;
+}
+
+// ---- what the API answers (README "Your account")
+
+export interface Account {
+  id: string;
+  name: string;
+  balance_micros: number;
+  held_micros: number;
+  overdraft_micros: number;
+  created_at: string;
+}
+
+export interface ApiKey {
+  id: string;
+  prefix: string;
+  name: string | null;
+  rpm: number | null;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface UsageRow {
+  id: string;
+  model: string;
+  endpoint: string;
+  units: Record<string, number>;
+  amount_micros: number;
+  request_id: string | null;
+  created_at: string;
+}
+
+export interface Task {
+  id: string;
+  kind: 'image' | 'video' | 'erase' | 'minutes';
+  model: string;
+  status: 'queued' | 'processing' | 'succeeded' | 'failed' | 'cancelled';
+  error: { code: string; message: string } | null;
+  created_at: string;
+  finished_at: string | null;
+}
+
+export interface Page<T> {
+  data: T[];
+  next_cursor: string | null;
+}
+
+export interface Spend {
+  day?: string;
+  model?: string;
+  requests: number;
+  amount_micros: number;
+}
+
+export interface WebhookDelivery {
+  id: string;
+  task_id: string;
+  event_id: string;
+  url: string;
+  state: 'pending' | 'delivered' | 'dropped';
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: string;
+  next_attempt_at: string | null;
+  delivered_at: string | null;
+}
+
+/** The receiver's answer to a test event, or why it could not be reached. */
+export interface TestEventResult {
+  event_id: string;
+  status_code?: number;
+  response_ms?: number;
+  body_excerpt?: string;
+  signature_header_sent?: boolean;
+  error?: string;
+}

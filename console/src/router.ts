@@ -1,0 +1,31 @@
+// A small client-side router under /dashboard: links change the history, the gateway answers
+// index.html on every /dashboard path, so a reload or a shared address opens the same page.
+import { useEffect, useState } from 'preact/hooks';
+
+export const BASE = '/dashboard';
+
+export type Route = 'overview' | 'keys' | 'usage' | 'tasks' | 'settings' | 'login';
+
+const ROUTES: Record<string, Route> = { '': 'overview', login: 'login', keys: 'keys', usage: 'usage', tasks: 'tasks', settings: 'settings' };
+
+export function routeOf(pathname: string): Route | undefined {
+  const rest = pathname.startsWith(BASE) ? pathname.slice(BASE.length) : pathname;
+  return ROUTES[rest.replace(/^\/+|\/+$/g, '')];
+}
+
+export const pathOf = (route: Route) => (route === 'overview' ? `${BASE}/` : `${BASE}/${route}`);
+
+export function navigate(route: Route): void {
+  history.pushState(null, '', pathOf(route));
+  dispatchEvent(new PopStateEvent('popstate'));
+}
+
+export function useRoute(): Route | undefined {
+  const [route, setRoute] = useState(() => routeOf(location.pathname));
+  useEffect(() => {
+    const update = () => setRoute(routeOf(location.pathname));
+    addEventListener('popstate', update);
+    return () => removeEventListener('popstate', update);
+  }, []);
+  return route;
+}

@@ -1,0 +1,18 @@
+// Builds the account console into dist/console, served by the gateway under /dashboard
+// (src/http/routes/console.ts). Run as `vite build console`, so this folder is the root.
+import { defineConfig } from 'vite';
+
+export default defineConfig({
+  base: '/dashboard/',
+  // Preact's JSX through esbuild's own transform: no Babel, nothing beyond Vite to install.
+  esbuild: { jsx: 'automatic', jsxImportSource: 'preact' },
+  resolve: { alias: { react: 'preact/compat', 'react-dom': 'preact/compat' } },
+  build: {
+    outDir: '../dist/console',
+    emptyOutDir: true,
+    // Hashed names under assets/: the gateway serves them as immutable.
+    assetsDir: 'assets',
+    target: 'es2022',
+    reportCompressedSize: true,
+  },
+});

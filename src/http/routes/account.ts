@@ -1,0 +1,139 @@
+// The account API (/v1/account): what an account holder scripts with its own tr- key, or uses from
+// the console with its session cookie (session-auth.ts), scoped to that key's or session's account. Another account's key or task is answered 404 exactly like a missing one, so ids
+// reveal nothing. Reads charge nothing but count against the key's rate limit, like task reads.
+// Usage and spend are in account-usage.ts.
+import type { FastifyPluginAsync } from 'fastify';
+import { deliveryView, keyView, taskListView } from '../../account/views.js';
+import { accountView } from '../../admin/views.js';
+import { issueApiKey } from '../../billing/api-keys.js';
+import { rotateWebhookSecret } from '../../billing/webhook-secret.js';
+import { notFound } from '../../errors.js';
+import type { Pipeline } from '../../pipeline/metered-call.js';
+import { type AccountRow, findAccount } from '../../store/accounts.js';
+import { listAccountKeys, revokeApiKey } from '../../store/api-keys.js';
+import type { Store } from '../../store/open.js';
+import type { TaskKind, TaskStatus } from '../../store/schema.js';
+import { findAccountTask, listAccountTasks } from '../../store/tasks.js';
+import { listAccountWebhooks } from '../../store/webhook-outbox.js';
+import { requireCaller } from '../auth.js';
+import { readPage, toPage } from '../cursor.js';
+import type { KeyResolver } from '../key-resolver.js';
+import {
+  AccountSchema,
+  CreateKeySchema,
+  ListDeliveriesSchema,
+  ListKeysSchema,
+  ListTasksSchema,
+  RevokeKeySchema,
+  RotateWebhookSecretSchema,
+  WebhookSecretSchema,
+} from '../schemas/account.js';
+import { accountUsageRoutes } from './account-usage.js';
+import { type AccountWebhookDeps, accountWebhookRoutes } from './account-webhooks.js';
+
+export interface AccountRouteDeps {
+  store: Store;
+  pipeline: Pipeline;
+  keys: KeyResolver;
+  webhooks: AccountWebhookDeps['webhooks'];
+}
+
+// A task still being submitted is shown as queued (task-views.ts), so a filter on queued takes both.
+const STORED_STATUSES: Record<string, TaskStatus[]> = {
+  queued: ['submitting', 'queued'],
+  processing: ['processing'],
+  succeeded: ['succeeded'],
+  failed: ['failed'],
+  cancelled: ['cancelled'],
+};
+
+export const accountRoutes: FastifyPluginAsync<AccountRouteDeps> = async (app, deps) => {
+  const { store, pipeline, keys } = deps;
+  const db = store.db;
+
+  app.addHook('preHandler', async (request) => {
+    await pipeline.admit(requireCaller(request), request.log);
+  });
+  // Registered after the hook, so the usage and webhook routes are rate-limited too.
+  await app.register(accountUsageRoutes, { store });
+  await app.register(accountWebhookRoutes, { store, webhooks: deps.webhooks });
+
+  const callerAccount = async (accountId: string): Promise<AccountRow> => {
+    const account = await findAccount(db, accountId);
+    // A live key's account exists; answered 404 rather than 500 should one ever go while its key works.
+    if (!account) throw notFound(`account ${accountId} not found`);
+    return account;
+  };
+
+  app.get('/v1/account', { schema: AccountSchema }, async (request) => accountView(await callerAccount(requireCaller(request).accountId)));
+
+  app.get('/v1/account/keys', { schema: ListKeysSchema }, async (request) => {
+    return { data: (await listAccountKeys(db, { accountId: requireCaller(request).accountId })).map(keyView) };
+  });
+
+  app.post('/v1/account/keys', { schema: CreateKeySchema }, async (request, reply) => {
+    const caller = requireCaller(request);
+    const { name } = request.body as { name: string };
+    // The new key gets the rate limit of the key creating it, never the gateway default: a key the
+    // operator slowed down cannot make itself a faster one, nor can a console session signed in
+    // with it. A session signed in by the operator's link has no key: its keys get the default, as
+    // a key the operator issues without an rpm does (console/sessions.ts).
+    const { key, row } = await issueApiKey(store, { accountId: caller.accountId, name, rpm: caller.rpm });
+    reply.code(201).header('cache-control', 'no-store');
+    return { ...keyView({ ...row, last_used_at: null }), key };
+  });
+
+  app.delete('/v1/account/keys/:id', { schema: RevokeKeySchema }, async (request) => {
+    const { accountId } = requireCaller(request);
+    const { id } = request.params as { id: string };
+    // The key this very request came with may be revoked too: it is how a holder stops a leaked key
+    // at once, and nothing is lost that the operator cannot give back (a new key). This answer
+    // still goes out; the key's next request is refused.
+    await revokeApiKey(db, { keyId: id, accountId, now: Date.now() });
+    const [key] = await listAccountKeys(db, { accountId, keyId: id });
+    if (!key) throw notFound(`key ${id} not found`);
+    // Refused from memory at once here, as the admin revocation does; other instances stop serving
+    // it from their caches within a second (key-resolver.ts). Console sessions signed in with it
+    // are refused from their next request on (they read the key's state with the session).
+    keys.forgetKey(id);
+    return keyView(key);
+  });
+
+  app.get('/v1/account/tasks', { schema: ListTasksSchema }, async (request) => {
+    const { kind, status } = request.query as { kind?: TaskKind; status?: string };
+    const { limit, olderThan } = readPage(request.query);
+    const rows = await listAccountTasks(db, {
+      accountId: requireCaller(request).accountId,
+      kind,
+      statuses: status === undefined ? undefined : STORED_STATUSES[status],
+      olderThan,
+      limit: limit + 1,
+    });
+    return toPage(rows, limit, taskListView);
+  });
+
+  app.get('/v1/account/webhook-deliveries', { schema: ListDeliveriesSchema }, async (request) => {
+    const { accountId } = requireCaller(request);
+    const { task_id: taskRef } = request.query as { task_id?: string };
+    const { limit, olderThan } = readPage(request.query);
+    const task = taskRef === undefined ? undefined : await findAccountTask(db, { accountId, id: taskRef });
+    if (taskRef !== undefined && !task) throw notFound(`task ${taskRef} not found`);
+    const rows = await listAccountWebhooks(db, { accountId, taskId: task?.id, olderThan, limit: limit + 1 });
+    return toPage(rows, limit, deliveryView);
+  });
+
+  // The secret goes to its owner only, never to a log (request lines carry no bodies) or a cache.
+  app.get('/v1/account/webhook-secret', { schema: WebhookSecretSchema }, async (request, reply) => {
+    const account = await callerAccount(requireCaller(request).accountId);
+    reply.header('cache-control', 'no-store');
+    return { secret: account.webhook_secret };
+  });
+
+  app.post('/v1/account/webhook-secret', { schema: RotateWebhookSecretSchema }, async (request, reply) => {
+    const { accountId } = requireCaller(request);
+    const secret = await rotateWebhookSecret(store, accountId);
+    if (!secret) throw notFound(`account ${accountId} not found`);
+    reply.header('cache-control', 'no-store');
+    return { secret };
+  });
+};

@@ -1,0 +1,155 @@
+// The operator's admin API (/admin), behind the admin token: what each route takes and answers.
+import { AccountSchema, Secret, Usage } from './account.js';
+import { errorResponse, errorResponses } from './errors.js';
+import { LimitParam } from './query.js';
+
+const micros = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
+const instant = { type: 'string', format: 'date-time' } as const;
+const tags = ['admin'];
+
+const IdParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', minLength: 1, description: 'The account id (acct_…), or for DELETE /admin/keys the key id.' } },
+} as const;
+const ListQuery = { type: 'object', properties: { limit: { ...LimitParam, description: 'At most this many rows, newest first: 1 to 1000.' } } } as const;
+
+const ERRORS = {
+  ...errorResponses(400),
+  ...errorResponse(401, 'No admin token, or a wrong one.'),
+  ...errorResponses(404, 503),
+};
+
+const Account = AccountSchema.response[200];
+
+export const CreateAccountSchema = {
+  tags,
+  summary: 'Creates an account, with an opening credit if given.',
+  body: {
+    type: 'object',
+    required: ['name'],
+    additionalProperties: false,
+    properties: {
+      name: { type: 'string', minLength: 1, maxLength: 200 },
+      credit_micros: { ...micros, description: 'An opening credit, in micros.' },
+      overdraft_micros: { ...micros, description: 'How far below zero a settle may take the balance (0 by default).' },
+    },
+  },
+  response: { 201: { ...Account, description: 'The account.' }, ...ERRORS },
+};
+
+export const GetAccountSchema = { tags, summary: 'An account.', params: IdParams, response: { 200: Account, ...ERRORS } };
+
+export const CreditAccountSchema = {
+  tags,
+  summary: 'Credits an account (a ledger row).',
+  params: IdParams,
+  body: {
+    type: 'object',
+    required: ['amount_micros'],
+    additionalProperties: false,
+    properties: { amount_micros: { ...micros, minimum: 1 }, note: { type: 'string', maxLength: 500, description: 'Kept on the ledger row.' } },
+  },
+  response: { 200: { ...Account, description: 'The account after the credit.' }, ...ERRORS },
+};
+
+export const IssueKeySchema = {
+  tags,
+  summary: 'Issues an API key on an account.',
+  params: IdParams,
+  body: {
+    type: ['object', 'null'],
+    additionalProperties: false,
+    properties: {
+      name: { type: 'string', maxLength: 200 },
+      rpm: { type: 'integer', minimum: 1, description: 'Requests per minute; the gateway default when absent.' },
+    },
+  },
+  response: {
+    201: {
+      description: 'The key, shown this once: only its hash is stored.',
+      type: 'object',
+      properties: {
+        id: { type: 'string' },
+        key: { type: 'string', description: 'The API key (tr-…).' },
+        prefix: { type: 'string' },
+        name: { type: ['string', 'null'] },
+        rpm: { type: ['integer', 'null'] },
+        created_at: instant,
+      },
+    },
+    ...ERRORS,
+  },
+};
+
+export const LoginLinkSchema = {
+  tags,
+  summary: 'A one-time console sign-in link for the account’s holder.',
+  params: IdParams,
+  response: {
+    201: {
+      description: 'The link (its token is shown this once), good once until it expires.',
+      type: 'object',
+      properties: { url: { type: 'string', description: '<public_url>/dashboard/login#token=…' }, expires_at: instant },
+    },
+    ...ERRORS,
+  },
+};
+
+export const RevokeKeySchema = {
+  tags,
+  summary: 'Revokes a key at once.',
+  params: IdParams,
+  response: {
+    200: { description: 'Revoked.', type: 'object', properties: { id: { type: 'string' }, revoked: { type: 'boolean', enum: [true] } } },
+    ...ERRORS,
+  },
+};
+
+const LedgerRow = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    kind: { type: 'string', enum: ['credit', 'hold', 'settle', 'release'] },
+    amount_micros: { type: 'integer', description: 'What the row did to the account’s total (balance + held).' },
+    balance_delta_micros: { type: 'integer' },
+    held_delta_micros: { type: 'integer' },
+    hold_id: { type: ['string', 'null'] },
+    request_id: { type: ['string', 'null'] },
+    model: { type: ['string', 'null'] },
+    note: { type: ['string', 'null'] },
+    created_at: instant,
+  },
+} as const;
+
+const list = (item: object, description: string) => ({ description, type: 'object', properties: { data: { type: 'array', items: item } } });
+
+export const LedgerSchema = {
+  tags,
+  summary: 'The account’s ledger, newest first: every movement of its funds.',
+  params: IdParams,
+  querystring: ListQuery,
+  response: { 200: list(LedgerRow, 'The ledger rows.'), ...ERRORS },
+};
+
+export const AdminUsageSchema = {
+  tags,
+  summary: 'The account’s usage records, newest first.',
+  params: IdParams,
+  querystring: ListQuery,
+  response: { 200: list(Usage, 'The usage rows.'), ...ERRORS },
+};
+
+export const AdminWebhookSecretSchema = {
+  tags,
+  summary: 'The account’s webhook signing secret.',
+  params: IdParams,
+  response: { 200: { ...Secret, description: 'The current secret.' }, ...ERRORS },
+};
+
+export const AdminRotateWebhookSecretSchema = {
+  tags,
+  summary: 'Replaces the account’s webhook signing secret.',
+  params: IdParams,
+  response: { 200: { ...Secret, description: 'The new secret.' }, ...ERRORS },
+};

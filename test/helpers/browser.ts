@@ -1,0 +1,63 @@
+// A headless Chromium for the console's browser tests: Debian's build (TOLLROUTE_CHROMIUM, else
+// /usr/bin/chromium), driven by playwright-core, which downloads no browser of its own. Each page
+// is watched for anything going wrong that the test did not announce: console errors, uncaught
+// exceptions, failed requests and answers of 400 or more.
+import { existsSync } from 'node:fs';
+import { type Browser, chromium, type Page } from 'playwright-core';
+
+export const CHROMIUM = process.env.TOLLROUTE_CHROMIUM ?? '/usr/bin/chromium';
+
+// Quiet and offline: nothing but the pages under test reaches the network.
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/**
+ * Why the browser tests cannot run here, or undefined when they can. With
+ * TOLLROUTE_REQUIRE_BROWSER=1 (CI) a missing browser is an error, not a reason to skip.
+ */
+export function browserMissing(): string | undefined {
+  if (existsSync(CHROMIUM)) return undefined;
+  const reason = `no Chromium at ${CHROMIUM}: install it (apt-get install -y chromium) or set TOLLROUTE_CHROMIUM to its path`;
+  if (process.env.TOLLROUTE_REQUIRE_BROWSER === '1') throw new Error(`TOLLROUTE_REQUIRE_BROWSER=1 but ${reason}`);
+  return `skipped: ${reason}`;
+}
+
+/** Playwright's launch gives the browser a fresh, temporary user-data dir of its own, removed on close. */
+export const launchBrowser = (): Promise<Browser> => chromium.launch({ executablePath: CHROMIUM, args: ARGS, timeout: 60_000 });
+
+/** What went wrong on a page, and the error answers the test announced beforehand. */
+export class PageWatch {
+  readonly problems: string[] = [];
+  private readonly expected: { status: number; path: string }[] = [];
+
+  constructor(page: Page) {
+    page.on('console', (message) => {
+      // Chromium also logs every error answer as "Failed to load resource"; the answer itself is judged below.
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource: the server responded with a status of')) {
+        this.problems.push(`console error: ${message.text()}`);
+      }
+    });
+    page.on('pageerror', (error) => this.problems.push(`uncaught: ${error.message}`));
+    page.on('requestfailed', (request) => this.problems.push(`request failed: ${request.method()} ${request.url()} (${request.failure()?.errorText})`));
+    page.on('response', (response) => {
+      if (response.status() < 400) return;
+      const path = new URL(response.url()).pathname;
+      const index = this.expected.findIndex((e) => e.status === response.status() && e.path === path);
+      if (index >= 0) this.expected.splice(index, 1);
+      else this.problems.push(`unexpected ${response.status()} on ${response.request().method()} ${response.url()}`);
+    });
+  }
+
+  /** The next answer `status` on `path` is one the test provokes. */
+  expect(status: number, path: string): void {
+    this.expected.push({ status, path });
+  }
+}

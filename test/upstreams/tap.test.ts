@@ -1,0 +1,127 @@
+// The pass-through tap and the end-marker gate: chunks go on as they arrive, the one that completes
+// the stream waits for the settle, and an upstream that breaks or a caller that leaves ends both sides.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { PassThrough, Readable } from 'node:stream';
+import { test } from 'node:test';
+import { holdEndMarkerForSettle } from '../../src/pipeline/end-marker-gate.js';
+import type { StreamMeter } from '../../src/pipeline/types.js';
+import { observeSseJson } from '../../src/upstreams/sse.js';
+import { PassThroughTap } from '../../src/upstreams/tap.js';
+
+/** An SSE body fed by hand, read through the tap with a meter that completes at `[DONE]`. */
+function sseThroughTap() {
+  const upstream = new PassThrough();
+  const meter = { completed: false, failed: false, delivered: () => ({}), reported: () => undefined } as unknown as StreamMeter & { completed: boolean };
+  const body = observeSseJson(upstream, () => undefined, { onDone: () => Object.assign(meter, { completed: true }) });
+  const received: string[] = [];
+  return { upstream, meter, body, received };
+}
+
+/** A promise with its resolver, for a settle the test lets land when it chooses. */
+function pendingSettle() {
+  let land = () => {};
+  const landed = new Promise<void>((resolve) => {
+    land = resolve;
+  });
+  let asked = 0;
+  const settle = () => {
+    asked += 1;
+    return landed;
+  };
+  return { settle, land, asked: () => asked };
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+test("the gateway's own tap is gated in place: no second stream stage is added", () => {
+  const { body, meter } = sseThroughTap();
+  assert.ok(body instanceof PassThroughTap);
+  assert.equal(
+    holdEndMarkerForSettle(body, meter, async () => {}),
+    body,
+  );
+});
+
+test('chunks before the end marker go on at once; the end marker waits for the settle to land', async () => {
+  const { upstream, meter, body, received } = sseThroughTap();
+  const settlement = pendingSettle();
+  const gated = holdEndMarkerForSettle(body, meter, settlement.settle);
+  gated.on('data', (chunk) => received.push(String(chunk)));
+
+  upstream.write('data: {"n":1}\n\n');
+  await tick();
+  assert.deepEqual(received, ['data: {"n":1}\n\n']);
+  assert.equal(settlement.asked(), 0);
+
+  upstream.write('data: [DONE]\n\n');
+  await tick();
+  assert.deepEqual(received, ['data: {"n":1}\n\n'], 'the end marker is held while the settle is outstanding');
+  assert.equal(settlement.asked(), 1);
+
+  settlement.land();
+  await tick();
+  assert.deepEqual(received, ['data: {"n":1}\n\n', 'data: [DONE]\n\n']);
+});
+
+test('a body of another kind gets a gate stage of its own, with the same rule', async () => {
+  const meter = { completed: false } as StreamMeter & { completed: boolean };
+  const source = new PassThrough();
+  const settlement = pendingSettle();
+  const gated = holdEndMarkerForSettle(source, meter, settlement.settle);
+  assert.notEqual(gated, source);
+  const received: string[] = [];
+  gated.on('data', (chunk) => received.push(String(chunk)));
+  source.write('audio-1');
+  await tick();
+  meter.completed = true;
+  source.write('audio-2 and the end');
+  await tick();
+  assert.deepEqual(received, ['audio-1']);
+  settlement.land();
+  await tick();
+  assert.deepEqual(received, ['audio-1', 'audio-2 and the end']);
+});
+
+test('an upstream body that fails fails the tap with its error', async () => {
+  const { upstream, body } = sseThroughTap();
+  body.resume();
+  const failed = once(body, 'error');
+  upstream.destroy(new Error('upstream socket reset'));
+  const [error] = await failed;
+  assert.equal((error as Error).message, 'upstream socket reset');
+});
+
+test('an upstream body that closes without its end or an error breaks the tap', async () => {
+  const { upstream, body } = sseThroughTap();
+  body.resume();
+  const failed = once(body, 'error');
+  upstream.destroy();
+  const [error] = await failed;
+  assert.match((error as Error).message, /closed before its end/);
+});
+
+test('a caller that leaves (the tap destroyed) destroys the upstream body', async () => {
+  const { upstream, body } = sseThroughTap();
+  body.resume();
+  upstream.write('data: {"n":1}\n\n');
+  await tick();
+  body.destroy();
+  await once(upstream, 'close');
+  assert.equal(upstream.destroyed, true);
+});
+
+test('a whole upstream body ends the tap with everything forwarded, an unterminated last event included', async () => {
+  const upstream = Readable.from([Buffer.from('data: {"n":1}\n\n'), Buffer.from('data: [DONE]')]);
+  const body = observeSseJson(upstream, () => undefined);
+  const chunks: string[] = [];
+  for await (const chunk of body) chunks.push(String(chunk));
+  assert.equal(chunks.join(''), 'data: {"n":1}\n\ndata: [DONE]\n\n');
+  assert.equal(upstream.destroyed, true);
+});
+
+test('a tap takes one gate only', () => {
+  const tap = new PassThroughTap(() => undefined);
+  tap.gateForwarding(() => undefined);
+  assert.throws(() => tap.gateForwarding(() => undefined), /already has a gate/);
+});
