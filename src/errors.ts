@@ -31,7 +31,7 @@ export const MESSAGES = {
 
 export const invalidRequest = (message: string) => new GatewayError(400, 'invalid_request_error', message);
 export const auth = (message: string = MESSAGES.auth) => new GatewayError(401, 'auth_error', message);
-export const billing = () => new GatewayError(402, 'billing_error', MESSAGES.billing);
+export const billing = (message: string = MESSAGES.billing) => new GatewayError(402, 'billing_error', message);
 /** Refused whoever the caller is (a cross-site request with the console's cookie); typed like 409 and 422. */
 export const forbidden = (message: string) => new GatewayError(403, 'invalid_request_error', message);
 export const notFound = (message: string) => new GatewayError(404, 'not_found_error', message);

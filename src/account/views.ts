@@ -3,6 +3,7 @@
 import { iso, usageView } from '../admin/views.js';
 import { publicStatus } from '../http/task-views.js';
 import type { AccountKeyRow } from '../store/api-keys.js';
+import type { KeySpend } from '../store/key-spend.js';
 import type { TaskListRow } from '../store/tasks.js';
 import { MS_PER_DAY, type SpendRow, type UsageRow } from '../store/usage.js';
 import type { DeliveryRow } from '../store/webhook-outbox.js';
@@ -10,15 +11,23 @@ import { csvLine } from './csv.js';
 
 const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
 
-/** Never the key itself nor its hash: the prefix is all the store keeps that a person can recognise. */
-export const keyView = (row: AccountKeyRow) => ({
+/**
+ * Never the key itself nor its hash: the prefix is all the store keeps that a person can recognise.
+ * `spend` is what a capped key has spent or holds this UTC day and month (store/key-spend.ts).
+ */
+export const keyView = (row: AccountKeyRow, spend: KeySpend | null = null) => ({
   id: row.id,
   prefix: row.prefix,
   name: row.name,
   rpm: row.rpm,
+  allowed_models: row.allowed_models === null ? null : (JSON.parse(row.allowed_models) as string[]),
+  daily_cap_micros: row.daily_cap_micros,
+  monthly_cap_micros: row.monthly_cap_micros,
+  expires_at: isoOrNull(row.expires_at),
   created_at: iso(row.created_at),
   last_used_at: isoOrNull(row.last_used_at),
   revoked_at: isoOrNull(row.revoked_at),
+  spend: spend && { day_micros: spend.dayMicros, month_micros: spend.monthMicros },
 });
 
 /** One line per task of any kind; the kind's own GET has the whole record (result included). */
@@ -70,6 +79,7 @@ const USAGE_CSV_COLUMNS = [
   'request_id',
   'client_request_id',
   'hold_id',
+  'upstream_ms',
 ] as const satisfies readonly (keyof ReturnType<typeof usageView>)[];
 
 export const USAGE_CSV_HEADER = csvLine(USAGE_CSV_COLUMNS);

@@ -41,5 +41,6 @@ export const usageView = (row: UsageRow) => ({
   client_request_id: row.client_request_id,
   key_id: row.key_id,
   hold_id: row.hold_id,
+  upstream_ms: row.upstream_ms,
   created_at: iso(row.created_at),
 });

@@ -1,5 +1,6 @@
 // Issuing API keys: the caller sees the key once; the store keeps its hash and a display prefix.
 import { createHash, randomBytes } from 'node:crypto';
+import type { KeyLimitColumnValues } from '../account/key-limits-input.js';
 import { type ApiKeyRow, insertApiKey } from '../store/api-keys.js';
 import { newId } from '../store/ids.js';
 import type { Store } from '../store/open.js';
@@ -15,7 +16,13 @@ export function hashApiKey(key: string): string {
 
 export async function issueApiKey(
   store: Store,
-  { accountId, name = null, rpm = null, now = Date.now() }: { accountId: string; name?: string | null; rpm?: number | null; now?: number },
+  {
+    accountId,
+    name = null,
+    rpm = null,
+    limits = {},
+    now = Date.now(),
+  }: { accountId: string; name?: string | null; rpm?: number | null; limits?: KeyLimitColumnValues; now?: number },
 ): Promise<{ key: string; row: ApiKeyRow }> {
   const key = `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
   const row = await insertApiKey(store.db, {
@@ -27,6 +34,7 @@ export async function issueApiKey(
     rpm,
     created_at: now,
     revoked_at: null,
+    ...limits,
   });
   return { key, row };
 }

@@ -12,6 +12,7 @@ import type { Store } from '../store/open.js';
 import type { DB } from '../store/schema.js';
 import { insertUsage } from '../store/usage.js';
 import { capCharge } from './charge-cap.js';
+import { hasSpendCap, type KeyLimits, moveKeySpend, reserveKeySpend } from './key-limits.js';
 
 // `now` is optional everywhere: production uses the clock, tests pin it to compare whole rows.
 
@@ -77,12 +78,15 @@ export interface HoldRequest {
   instanceId?: string | null;
   /** The caller's own x-request-id, if it sent one. */
   clientRequestId?: string | null;
+  /** The key's limits: with a spend cap, the hold also reserves in the key's spend counters. */
+  keyLimits?: KeyLimits;
   now?: number;
 }
 
 export async function holdFunds(store: Store, request: HoldRequest): Promise<{ holdId: string; amountMicros: number }> {
   requireMicros('amountMicros', request.amountMicros, { min: 0 });
-  if (!store.hotLedger) return store.db.transaction().execute((trx) => holdFundsIn(trx, request));
+  // A capped key's hold reserves in its spend counters too: only the transaction step does that.
+  if (!store.hotLedger || hasSpendCap(request.keyLimits)) return store.db.transaction().execute((trx) => holdFundsIn(trx, request));
   const holdId = newId('hold');
   const held = await store.hotLedger.hold({
     holdId,
@@ -113,6 +117,7 @@ export async function holdFundsIn(
     taskId = null,
     instanceId = null,
     clientRequestId = null,
+    keyLimits,
     now = Date.now(),
   }: HoldRequest,
 ): Promise<{ holdId: string; amountMicros: number }> {
@@ -121,6 +126,8 @@ export async function holdFundsIn(
   if (!(await moveToHeld(trx, { accountId, amountMicros }))) {
     throw (await findAccount(trx, accountId)) ? billing() : notFound(`account ${accountId} not found`);
   }
+  // After the account's row, as every step takes them; a cap passed throws and rolls all back.
+  const capPeriods = keyId !== null && hasSpendCap(keyLimits) ? await reserveKeySpend(trx, { keyId, accountId, limits: keyLimits, amountMicros, now }) : null;
   await insertHold(trx, {
     id: holdId,
     account_id: accountId,
@@ -137,6 +144,7 @@ export async function holdFundsIn(
     instance_id: instanceId,
     progress: null,
     client_request_id: clientRequestId,
+    cap_periods: capPeriods,
   });
   await insertLedgerRow(
     trx,
@@ -161,6 +169,8 @@ export interface SettleOptions {
   requestId?: string;
   /** Notes for the operator on the usage row (`clamped` when usage figures were made sane). */
   flags?: string[];
+  /** The channel's answer time, kept on the usage row. */
+  upstreamMs?: number;
   now?: number;
 }
 
@@ -175,7 +185,7 @@ export interface SettleOutcome {
 export async function settleHold(store: Store, holdId: string, options: SettleOptions): Promise<SettleOutcome> {
   requireMicros('chargeMicros', options.chargeMicros, { min: 0 });
   if (store.hotLedger) {
-    const { chargeMicros, units, requestId, flags = [], now = Date.now() } = options;
+    const { chargeMicros, units, requestId, flags = [], upstreamMs, now = Date.now() } = options;
     const result = await store.hotLedger.settle({
       holdId,
       chargeMicros,
@@ -184,9 +194,11 @@ export async function settleHold(store: Store, holdId: string, options: SettleOp
       flags,
       usageId: newId('use'),
       now,
+      upstreamMs: upstreamMs === undefined ? null : Math.round(upstreamMs),
     });
     if (result.kind === 'applied') return { applied: true, chargedMicros: result.chargedMicros, unbilledMicros: result.unbilledMicros };
-    if (result.kind === 'not-open') return { applied: false, chargedMicros: (await endedHold(store.db, holdId)).charged_micros ?? 0, unbilledMicros: 0 };
+    // Otherwise the transaction step decides: a hold ended earlier (rare) it reports as not applied;
+    // a hold that reserved in a key's spend caps, or a charge past the hold, it applies.
   }
   return store.db.transaction().execute((trx) => settleHoldIn(trx, holdId, options));
 }
@@ -199,7 +211,7 @@ export async function settleHold(store: Store, holdId: string, options: SettleOp
 export async function settleHoldIn(
   trx: Kysely<DB>,
   holdId: string,
-  { chargeMicros, units, requestId, flags = [], now = Date.now() }: SettleOptions,
+  { chargeMicros, units, requestId, flags = [], upstreamMs, now = Date.now() }: SettleOptions,
 ): Promise<SettleOutcome> {
   requireMicros('chargeMicros', chargeMicros, { min: 0 });
   const hold = await closeHold(trx, { id: holdId, state: 'settled', chargedMicros: chargeMicros, now });
@@ -244,15 +256,17 @@ export async function settleHoldIn(
     unbilled_micros: unbilled,
     flags: allFlags.length > 0 ? allFlags.join(',') : null,
     client_request_id: hold.client_request_id,
+    upstream_ms: upstreamMs === undefined ? null : Math.round(upstreamMs),
   });
+  if (hold.cap_periods !== null && hold.key_id !== null)
+    await moveKeySpend(trx, { keyId: hold.key_id, capPeriods: hold.cap_periods, deltaMicros: charged - hold.amount_micros });
   return { applied: true, chargedMicros: charged, unbilledMicros: unbilled };
 }
 
 export async function releaseHold(store: Store, holdId: string, options: { note?: string; now?: number } = {}): Promise<{ applied: boolean }> {
-  if (!store.hotLedger) return store.db.transaction().execute((trx) => releaseHoldIn(trx, holdId, options));
-  if (await store.hotLedger.release({ holdId, note: options.note ?? null, now: options.now ?? Date.now() })) return { applied: true };
-  await endedHold(store.db, holdId);
-  return { applied: false };
+  if (store.hotLedger && (await store.hotLedger.release({ holdId, note: options.note ?? null, now: options.now ?? Date.now() }))) return { applied: true };
+  // Not released there: ended earlier (rare), or reserved in a key's spend caps; the transaction step tells.
+  return store.db.transaction().execute((trx) => releaseHoldIn(trx, holdId, options));
 }
 
 /** The release step inside a caller's transaction. */
@@ -285,6 +299,8 @@ export async function releaseHoldIn(
       now,
     }),
   );
+  if (hold.cap_periods !== null && hold.key_id !== null)
+    await moveKeySpend(trx, { keyId: hold.key_id, capPeriods: hold.cap_periods, deltaMicros: -hold.amount_micros });
   return { applied: true };
 }
 

@@ -9,7 +9,16 @@ import type { Store } from '../store/open.js';
 import { releaseHold, type SettleOutcome, settleHold } from './ledger.js';
 
 export type HoldEnd =
-  | { kind: 'settle'; holdId: string; model: string; chargeMicros: number; units: Record<string, number>; requestId?: string; flags?: string[] }
+  | {
+      kind: 'settle';
+      holdId: string;
+      model: string;
+      chargeMicros: number;
+      units: Record<string, number>;
+      requestId?: string;
+      flags?: string[];
+      upstreamMs?: number;
+    }
   | { kind: 'release'; holdId: string; note: string };
 
 export interface SettlementLogger {
@@ -55,7 +64,13 @@ export function createSettlements(deps: {
 
   async function apply(job: HoldEnd) {
     if (job.kind === 'release') return releaseHold(store, job.holdId, { note: job.note });
-    const outcome = await settleHold(store, job.holdId, { chargeMicros: job.chargeMicros, units: job.units, requestId: job.requestId, flags: job.flags });
+    const outcome = await settleHold(store, job.holdId, {
+      chargeMicros: job.chargeMicros,
+      units: job.units,
+      requestId: job.requestId,
+      flags: job.flags,
+      upstreamMs: job.upstreamMs,
+    });
     if (outcome.applied) {
       deps.metrics.addBilled(job.model, outcome.chargedMicros);
       if (outcome.unbilledMicros > 0) {

@@ -1,6 +1,7 @@
 // Authentication hooks: API keys for /v1, the admin token for /admin.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
+import { isExpired } from '../billing/key-limits.js';
 import { auth, rateLimited } from '../errors.js';
 import type { AuthFailureLimit } from '../limits/auth-failures.js';
 import type { Caller } from '../pipeline/types.js';
@@ -51,6 +52,8 @@ export function apiKeyHook(keys: KeyResolver) {
       failures?.recordFailure(request.ip);
       throw auth();
     }
+    // Checked here, not by the resolver's cache: a cached key stops at its expiry to the millisecond.
+    if (isExpired(caller.limits, Date.now())) throw auth(`this API key expired at ${new Date(caller.limits!.expiresAt!).toISOString()}`);
     request.caller = caller;
   };
 }

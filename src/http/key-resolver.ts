@@ -1,6 +1,7 @@
 // API key → caller, from memory where possible. A revoked key is forgotten at once here;
 // other instances learn within the cache's short lifetime.
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { limitsOf } from '../billing/key-limits.js';
 import type { AuthFailureLimit } from '../limits/auth-failures.js';
 import type { Caller } from '../pipeline/types.js';
 import { type ApiKeyRow, findApiKeyByHash } from '../store/api-keys.js';
@@ -9,6 +10,8 @@ import type { Store } from '../store/open.js';
 export interface KeyResolver {
   resolve(key: string): Promise<Caller | undefined>;
   forgetKey(keyId: string): void;
+  /** Drops a key from memory, so its next request reads its limits afresh (after they changed). */
+  refreshKey(keyId: string): void;
   /** Failed authentications per client address; absent when not limited. */
   failures?: AuthFailureLimit;
 }
@@ -77,10 +80,15 @@ export function createKeyResolver(store: Store, opts: KeyResolverOptions = {}): 
       const stored = Buffer.from(row.key_hash, 'hex');
       if (stored.length !== hash.length || !timingSafeEqual(stored, hash)) return undefined;
       const caller: Caller = { keyId: row.id, accountId: row.account_id, rpm: row.rpm };
+      const limits = limitsOf(row);
+      if (limits) caller.limits = limits; // absent, not undefined, keeps an unlimited key's caller small
       if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
       cache.set(hex, { caller, hash, expiresAt: now() + ttlMs });
       onUse?.(caller.keyId);
       return caller;
+    },
+    refreshKey(keyId) {
+      for (const [hex, entry] of cache) if (entry.caller.keyId === keyId) cache.delete(hex);
     },
     forgetKey(keyId) {
       for (const [hex, entry] of cache) {

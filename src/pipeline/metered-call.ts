@@ -1,6 +1,7 @@
 // The metered call, written once for every endpoint:
 // model → rate limit → estimate → HOLD → upstream → answer → SETTLE on real usage, or RELEASE.
 import type { Readable } from 'node:stream';
+import { requireModelAllowed } from '../billing/key-limits.js';
 import { holdFunds } from '../billing/ledger.js';
 import { priceMicros, type Units } from '../billing/prices.js';
 import type { ProgressRecorder } from '../billing/progress.js';
@@ -58,6 +59,8 @@ export interface Pipeline {
   catalogue: Catalogue;
   callTimeoutMs: number;
   instanceId: string;
+  /** The rate limit of a key without its own rpm. */
+  defaultRpm: number;
 }
 
 /**
@@ -87,6 +90,8 @@ const callerLeft = (signal: AbortSignal) => signal.aborted && !isDeadline(signal
 interface HoldEnding {
   /** The end under way or done, once one has begun. */
   readonly underWay: Promise<void> | undefined;
+  /** The channel's answer time (for a stream, to its first data), once known: kept on the usage row. */
+  upstreamMs?: number;
   end(bill: Bill, outcome: string): Promise<void>;
 }
 
@@ -107,7 +112,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   }
 
   /** Ends the hold as `bill` says; never throws (a store that refuses keeps the end for a retry). */
-  async function endHold(model: ResolvedModel, holdId: string, bill: Bill, estimate: Units, requestId: string, log: PipelineLogger) {
+  async function endHold(model: ResolvedModel, holdId: string, bill: Bill, estimate: Units, requestId: string, log: PipelineLogger, upstreamMs?: number) {
     let job: HoldEnd;
     if (bill.kind === 'release') job = { kind: 'release', holdId, note: bill.reason };
     else {
@@ -116,7 +121,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         metrics.countClamped(model.id);
         log.warn({ holdId, model: model.id, reported: bill.units, used: priced.units }, 'usage figures out of bounds were clamped');
       }
-      job = { kind: 'settle', holdId, model: model.id, chargeMicros: priced.chargeMicros, units: priced.units, requestId, flags: priced.flags };
+      job = { kind: 'settle', holdId, model: model.id, chargeMicros: priced.chargeMicros, units: priced.units, requestId, flags: priced.flags, upstreamMs };
     }
     const outcome = await settlements.end(job);
     log.info(
@@ -159,10 +164,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       get underWay() {
         return ending;
       },
+      upstreamMs: undefined,
       end(bill, outcome) {
         if (ending) return ending;
         observeUpstream(model, outcome, startedAt);
-        ending = endHold(model, holdId, bill, estimate, requestId, log);
+        ending = endHold(model, holdId, bill, estimate, requestId, log, this.upstreamMs);
         track(ending);
         return ending;
       },
@@ -213,6 +219,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   async function run<Body>(endpoint: MeteredEndpoint<Body>, request: MeteredRequest<Body>, log: PipelineLogger): Promise<MeteredAnswer> {
     requireWritableStore();
     const model = catalogue.resolve(request.modelId, endpoint.modelType);
+    requireModelAllowed(request.caller.limits, request.modelId, model.id);
     if (!endpoint.admitsBeforeBody) await admit(request.caller, log);
 
     const estimate = endpoint.estimate(request.body, model);
@@ -225,6 +232,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       model: model.id,
       endpoint: endpoint.endpoint,
       instanceId: deps.instanceId,
+      keyLimits: request.caller.limits,
     });
 
     const startedAt = performance.now();
@@ -241,6 +249,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         await firstData(answer.body);
       }
       answer.upstreamMs = performance.now() - startedAt;
+      ending.upstreamMs = answer.upstreamMs;
     } catch (error) {
       // Only streams hear the caller leave (a call answered in one piece runs on to its end).
       const left = callerLeft(request.signal);
@@ -267,6 +276,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     catalogue,
     callTimeoutMs: deps.callTimeoutMs,
     instanceId: deps.instanceId,
+    defaultRpm: deps.defaultRpm,
     settled: async () => void (await Promise.allSettled([...pendingSettlements])),
   };
 }

@@ -1,5 +1,6 @@
 // What an endpoint plugs into the metered-call pipeline: its model type, estimate and call.
 import type { Readable } from 'node:stream';
+import type { KeyLimits } from '../billing/key-limits.js';
 import type { Units } from '../billing/prices.js';
 import type { ModelConfig, ModelType } from '../config/schema.js';
 import type { Upstream } from '../upstreams/pool.js';
@@ -10,6 +11,8 @@ export interface Caller {
   keyId: string;
   accountId: string;
   rpm: number | null;
+  /** The key's limits (allowed models, expiry, spend caps); absent for a key without any. */
+  limits?: KeyLimits;
 }
 
 export interface ResolvedModel {

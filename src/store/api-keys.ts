@@ -1,5 +1,5 @@
 // Queries on `api_keys`. Only the hash of a key is stored; lookups go by hash.
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import type { ApiKeysTable, DB } from './schema.js';
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
@@ -7,7 +7,21 @@ export type ApiKeyRow = Selectable<ApiKeysTable>;
 /** A key as its account sees it: no hash. */
 export type AccountKeyRow = Omit<ApiKeyRow, 'key_hash'>;
 
-const COLUMNS = ['id', 'account_id', 'name', 'key_hash', 'prefix', 'rpm', 'created_at', 'revoked_at', 'last_used_at'] as const;
+const ACCOUNT_COLUMNS = [
+  'id',
+  'account_id',
+  'name',
+  'prefix',
+  'rpm',
+  'created_at',
+  'revoked_at',
+  'last_used_at',
+  'allowed_models',
+  'daily_cap_micros',
+  'monthly_cap_micros',
+  'expires_at',
+] as const;
+const COLUMNS = [...ACCOUNT_COLUMNS, 'key_hash'] as const;
 
 export async function insertApiKey(db: Kysely<DB>, row: Insertable<ApiKeysTable>): Promise<ApiKeyRow> {
   return db.insertInto('api_keys').values(row).returning(COLUMNS).executeTakeFirstOrThrow();
@@ -22,12 +36,23 @@ export async function findApiKeyByHash(db: Kysely<DB>, keyHash: string): Promise
 export async function listAccountKeys(db: Kysely<DB>, { accountId, keyId }: { accountId: string; keyId?: string }): Promise<AccountKeyRow[]> {
   return db
     .selectFrom('api_keys')
-    .select(['id', 'account_id', 'name', 'prefix', 'rpm', 'created_at', 'revoked_at', 'last_used_at'])
+    .select(ACCOUNT_COLUMNS)
     .where('account_id', '=', accountId)
     .$if(keyId !== undefined, (q) => q.where('id', '=', keyId!))
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .execute();
+}
+
+/**
+ * Sets the given columns of a key of the account (never another account's). Returns the key as it
+ * is now, or undefined when the account has no such key.
+ */
+export async function updateApiKey(
+  db: Kysely<DB>,
+  { keyId, accountId, set }: { keyId: string; accountId: string; set: Updateable<ApiKeysTable> },
+): Promise<AccountKeyRow | undefined> {
+  return db.updateTable('api_keys').set(set).where('id', '=', keyId).where('account_id', '=', accountId).returning(ACCOUNT_COLUMNS).executeTakeFirst();
 }
 
 /**

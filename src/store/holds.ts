@@ -21,6 +21,7 @@ const COLUMNS = [
   'instance_id',
   'progress',
   'client_request_id',
+  'cap_periods',
 ] as const;
 
 export async function insertHold(db: Kysely<DB>, row: Insertable<HoldsTable>): Promise<void> {

@@ -18,7 +18,29 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '009_open_holds_indexes': { up: (db) => indexOpenHoldsOnly(db) },
     '010_account_reads': { up: (db) => indexAccountReads(db) },
     '011_console_sessions': { up: (db) => addConsoleSessions(db) },
+    '012_key_limits': { up: (db) => addKeyLimits(db) },
   };
+}
+
+// A key may carry limits (billing/key-limits.ts): the models it may call, an expiry, and spend caps
+// per UTC day and month. A capped key's spend is a counter per period, moved in the same
+// transaction as its holds, so the cap holds under concurrent calls without summing usage rows;
+// a hold names the periods it reserved in, so its settle or release moves those same counters.
+// Keys without caps never touch key_spend. Usage rows also keep the channel's answer time.
+async function addKeyLimits(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('api_keys').addColumn('allowed_models', 'text').execute();
+  await db.schema.alterTable('api_keys').addColumn('daily_cap_micros', 'bigint').execute();
+  await db.schema.alterTable('api_keys').addColumn('monthly_cap_micros', 'bigint').execute();
+  await db.schema.alterTable('api_keys').addColumn('expires_at', 'bigint').execute();
+  await db.schema.alterTable('holds').addColumn('cap_periods', 'text').execute();
+  await db.schema.alterTable('usage').addColumn('upstream_ms', 'integer').execute();
+  await db.schema
+    .createTable('key_spend')
+    .addColumn('key_id', 'text', (c) => c.notNull())
+    .addColumn('period', 'text', (c) => c.notNull())
+    .addColumn('spent_micros', 'bigint', (c) => c.notNull())
+    .addPrimaryKeyConstraint('key_spend_pk', ['key_id', 'period'])
+    .execute();
 }
 
 // The account console signs in with a one-time link the operator issues, or with an API key, and

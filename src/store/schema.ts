@@ -31,6 +31,20 @@ export interface ApiKeysTable {
   revoked_at: number | null;
   /** When the key last authenticated a request, to within the key-use recorder's flush interval. */
   last_used_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** JSON array of the model ids (or aliases) the key may call; null: any model. */
+  allowed_models: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Most the key may spend per UTC day / month, in micros; null: no cap. */
+  daily_cap_micros: ColumnType<number | null, number | null | undefined, number | null>;
+  monthly_cap_micros: ColumnType<number | null, number | null | undefined, number | null>;
+  /** After this time (ms) the key is refused like a revoked one; null: never. */
+  expires_at: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+/** A capped key's spend in one period ('d2026-11-22' or 'm2026-11'): settled charges plus open holds. */
+export interface KeySpendTable {
+  key_id: string;
+  period: string;
+  spent_micros: number;
 }
 
 export type HoldState = 'open' | 'settled' | 'released';
@@ -54,6 +68,8 @@ export interface HoldsTable {
   progress: string | null;
   /** The caller's own x-request-id, kept beside the gateway's `request_id` (never trusted as it). */
   client_request_id: string | null;
+  /** The key_spend periods this hold reserved in (comma-separated); null for a key without caps. */
+  cap_periods: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export type LedgerKind = 'credit' | 'hold' | 'settle' | 'release';
@@ -89,6 +105,8 @@ export interface UsageTable {
   /** Comma-separated notes for the operator: `clamped` (usage figures made sane), `capped`. */
   flags: string | null;
   client_request_id: string | null;
+  /** How long the channel took to answer, in ms: the Server-Timing `upstream` figure (for a stream, to its first byte); null for tasks. */
+  upstream_ms: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface IdempotencyTable {
@@ -207,6 +225,7 @@ export interface DB {
   accounts: AccountsTable;
   instances: InstancesTable;
   api_keys: ApiKeysTable;
+  key_spend: KeySpendTable;
   holds: HoldsTable;
   ledger: LedgerTable;
   usage: UsageTable;

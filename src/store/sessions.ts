@@ -6,7 +6,14 @@ import type { ConsoleSessionsTable, DB } from './schema.js';
 export type SessionRow = Selectable<ConsoleSessionsTable>;
 
 /** A session with what its key says now: a session made with a key lasts only while the key does. */
-export type SessionWithKey = SessionRow & { key_revoked_at: number | null; key_rpm: number | null };
+export type SessionWithKey = SessionRow & {
+  key_revoked_at: number | null;
+  key_rpm: number | null;
+  key_allowed_models: string | null;
+  key_daily_cap_micros: number | null;
+  key_monthly_cap_micros: number | null;
+  key_expires_at: number | null;
+};
 
 export async function insertSession(db: Kysely<DB>, row: Insertable<ConsoleSessionsTable>): Promise<void> {
   await db.insertInto('console_sessions').values(row).execute();
@@ -27,6 +34,10 @@ export async function findSession(db: Kysely<DB>, id: string): Promise<SessionWi
       's.key_id',
       'k.revoked_at as key_revoked_at',
       'k.rpm as key_rpm',
+      'k.allowed_models as key_allowed_models',
+      'k.daily_cap_micros as key_daily_cap_micros',
+      'k.monthly_cap_micros as key_monthly_cap_micros',
+      'k.expires_at as key_expires_at',
     ])
     .where('s.id', '=', id)
     .executeTakeFirst();

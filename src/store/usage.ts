@@ -19,6 +19,7 @@ const COLUMNS = [
   'unbilled_micros',
   'flags',
   'client_request_id',
+  'upstream_ms',
 ] as const;
 
 /** Which of an account's usage rows: each field given narrows the set; `fromMs` inclusive, `toMs` exclusive. */

@@ -1,6 +1,7 @@
 // Creating a task: the pipeline's front half (model, rate limit, estimate, hold) written once for
 // every asynchronous endpoint. The hold and the task row are written together; the upstream is
 // then asked, once, to create its task, and a refusal there releases the hold at once.
+import { requireModelAllowed } from '../billing/key-limits.js';
 import { holdFundsIn, releaseHoldIn } from '../billing/ledger.js';
 import type { Units } from '../billing/prices.js';
 import { holdFor, type Pipeline, type PipelineLogger } from '../pipeline/metered-call.js';
@@ -38,6 +39,7 @@ const ID_PREFIX = { image: 'img', video: 'vid', erase: 'erase', minutes: 'min' }
 export async function submitTask(deps: SubmitDeps, args: SubmitRequest, log: PipelineLogger): Promise<TaskRow> {
   const { store, pipeline } = deps;
   const model = pipeline.catalogue.resolve(args.modelId, MODEL_TYPE_OF_KIND[args.kind]);
+  requireModelAllowed(args.caller.limits, args.modelId, model.id);
   await pipeline.admit(args.caller, log);
   const estimate = args.estimate(model);
   const taskId = newId(ID_PREFIX[args.kind]);
@@ -47,6 +49,7 @@ export async function submitTask(deps: SubmitDeps, args: SubmitRequest, log: Pip
     const hold = await holdFundsIn(trx, {
       accountId: args.caller.accountId,
       keyId: args.caller.keyId,
+      keyLimits: args.caller.limits,
       amountMicros: holdFor(model.config, estimate),
       requestId: args.requestId,
       clientRequestId: args.clientRequestId,

@@ -15,6 +15,8 @@ const CHAT = { model: 'sandbox-chat', messages: [{ role: 'user', content: 'a b' 
 const CHAT_CHARGE = 3 * 2 + 4 * 8; // 3 input tokens at 2 micros, 4 output tokens at 8
 const notFound = (error: string) => ({ status: 404, body: { error, type: 'not_found_error' } });
 const badRequest = (error: string) => ({ status: 400, body: { error, type: 'invalid_request_error' } });
+// A key issued without limits shows every limit as null, and no spend.
+const NO_LIMITS = { allowed_models: null, daily_cap_micros: null, monthly_cap_micros: null, expires_at: null, spend: null };
 
 describe('account API', () => {
   let gw: TestGateway;
@@ -68,6 +70,7 @@ describe('account API', () => {
       prefix: secret.slice(0, 9),
       name: 'ci',
       rpm: null,
+      ...NO_LIMITS,
       created_at: shown.created_at,
       last_used_at: null,
       revoked_at: null,
@@ -84,10 +87,14 @@ describe('account API', () => {
     });
   });
 
-  test('a key created by a rate-limited key gets the same requests per minute, and rpm cannot be asked for', async () => {
+  test('a key created by a rate-limited key gets the same requests per minute, and may be given fewer but never more', async () => {
     const { key } = await gw.account({ rpm: 7 });
     assert.equal((await gw.call(key, 'POST', '/v1/account/keys', { name: 'child' })).body.rpm, 7);
-    assert.deepEqual(await gw.call(key, 'POST', '/v1/account/keys', { name: 'fast', rpm: 1000 }), badRequest('rpm: unknown field'));
+    assert.equal((await gw.call(key, 'POST', '/v1/account/keys', { name: 'slow', rpm: 3 })).body.rpm, 3);
+    assert.deepEqual(
+      await gw.call(key, 'POST', '/v1/account/keys', { name: 'fast', rpm: 1000 }),
+      badRequest('rpm: at most 7, the rate limit of the key or session making this change'),
+    );
   });
 
   test('the key list shows each key’s prefix and last use, newest first, never the key itself', async () => {
@@ -102,12 +109,13 @@ describe('account API', () => {
     const lastUsed = Date.parse(body.data[1].last_used_at);
     assert.ok(lastUsed >= before && lastUsed <= flushed, `last used ${body.data[1].last_used_at}`);
     assert.deepEqual(body.data, [
-      { id: idle.id, prefix: idle.prefix, name: 'idle', rpm: null, created_at: idle.created_at, last_used_at: null, revoked_at: null },
+      { id: idle.id, prefix: idle.prefix, name: 'idle', rpm: null, ...NO_LIMITS, created_at: idle.created_at, last_used_at: null, revoked_at: null },
       {
         id: keyId,
         prefix: key.slice(0, 9),
         name: null,
         rpm: null,
+        ...NO_LIMITS,
         created_at: body.data[1].created_at,
         last_used_at: body.data[1].last_used_at,
         revoked_at: null,

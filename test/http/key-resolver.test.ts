@@ -36,6 +36,10 @@ function setup() {
       created_at: nowMs,
       revoked_at: null,
       last_used_at: null,
+      allowed_models: null,
+      daily_cap_micros: null,
+      monthly_cap_micros: null,
+      expires_at: null,
     };
     rows.set(row.key_hash, row);
     return row;

@@ -90,7 +90,15 @@ export function runAccountQueriesContract(label: string, makeUrl: () => string):
       await issueApiKey(ctx.store(), { accountId: other, now: 30 });
       await recordKeyUses(db(), new Map([[used.id, T0 + 7]]));
       await recordKeyUses(db(), new Map([[used.id, T0]])); // an instance that noted an earlier use writes later
-      const base = { account_id: accountId, rpm: null, revoked_at: null };
+      const base = {
+        account_id: accountId,
+        rpm: null,
+        revoked_at: null,
+        allowed_models: null,
+        daily_cap_micros: null,
+        monthly_cap_micros: null,
+        expires_at: null,
+      };
       assert.deepEqual(await listAccountKeys(db(), { accountId }), [
         { ...base, id: idle.id, name: 'idle', prefix: idle.prefix, created_at: 20, last_used_at: null },
         { ...base, id: used.id, name: 'used', prefix: used.prefix, created_at: 10, last_used_at: T0 + 7 },

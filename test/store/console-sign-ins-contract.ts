@@ -10,6 +10,9 @@ import { findLoginLinkByHash, insertLoginLink, redeemLoginLink } from '../../src
 import { endSession, findSession, insertSession } from '../../src/store/sessions.js';
 import { storePerTest } from './store-context.js';
 
+// The limits of a key without any, as a session reads them with its key.
+const NO_KEY_LIMITS = { key_allowed_models: null, key_daily_cap_micros: null, key_monthly_cap_micros: null, key_expires_at: null };
+
 const T0 = 1_700_000_000_000;
 const link = (accountId: string, id: string, expiresAt = T0 + 1_000) => ({
   id,
@@ -59,8 +62,18 @@ export function runConsoleSignInsContract(label: string, makeUrl: () => string):
       await insertSession(db(), session(accountId, 'ses_key', { key_id: key.id }));
       await insertSession(db(), session(accountId, 'ses_link', { link_id: 'link_1' }));
       await revokeApiKey(db(), { keyId: key.id, now: T0 + 7 });
-      assert.deepEqual(await findSession(db(), 'ses_key'), { ...session(accountId, 'ses_key', { key_id: key.id }), key_revoked_at: T0 + 7, key_rpm: 9 });
-      assert.deepEqual(await findSession(db(), 'ses_link'), { ...session(accountId, 'ses_link', { link_id: 'link_1' }), key_revoked_at: null, key_rpm: null });
+      assert.deepEqual(await findSession(db(), 'ses_key'), {
+        ...session(accountId, 'ses_key', { key_id: key.id }),
+        key_revoked_at: T0 + 7,
+        key_rpm: 9,
+        ...NO_KEY_LIMITS,
+      });
+      assert.deepEqual(await findSession(db(), 'ses_link'), {
+        ...session(accountId, 'ses_link', { link_id: 'link_1' }),
+        key_revoked_at: null,
+        key_rpm: null,
+        ...NO_KEY_LIMITS,
+      });
       assert.equal(await findSession(db(), 'ses_none'), undefined);
     });
 

@@ -25,6 +25,7 @@ const EVERY_MIGRATION = [
   '009_open_holds_indexes',
   '010_account_reads',
   '011_console_sessions',
+  '012_key_limits',
 ].map((name) => ({ name }));
 
 const appliedMigrations = (store: Store) =>
@@ -98,6 +99,10 @@ export function queryContract(ctx: StoreContext): void {
           created_at: 7,
           revoked_at: null,
           last_used_at: null,
+          allowed_models: null,
+          daily_cap_micros: null,
+          monthly_cap_micros: null,
+          expires_at: null,
         },
       ]);
       assert.ok(key.startsWith(row.prefix) && row.prefix.length <= 12, `prefix ${row.prefix} is a short head of the key`);

@@ -3,14 +3,12 @@
 // reveal nothing. Reads charge nothing but count against the key's rate limit, like task reads.
 // Usage and spend are in account-usage.ts.
 import type { FastifyPluginAsync } from 'fastify';
-import { deliveryView, keyView, taskListView } from '../../account/views.js';
+import { deliveryView, taskListView } from '../../account/views.js';
 import { accountView } from '../../admin/views.js';
-import { issueApiKey } from '../../billing/api-keys.js';
 import { rotateWebhookSecret } from '../../billing/webhook-secret.js';
 import { notFound } from '../../errors.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import { type AccountRow, findAccount } from '../../store/accounts.js';
-import { listAccountKeys, revokeApiKey } from '../../store/api-keys.js';
 import type { Store } from '../../store/open.js';
 import type { TaskKind, TaskStatus } from '../../store/schema.js';
 import { findAccountTask, listAccountTasks } from '../../store/tasks.js';
@@ -18,16 +16,8 @@ import { listAccountWebhooks } from '../../store/webhook-outbox.js';
 import { requireCaller } from '../auth.js';
 import { readPage, toPage } from '../cursor.js';
 import type { KeyResolver } from '../key-resolver.js';
-import {
-  AccountSchema,
-  CreateKeySchema,
-  ListDeliveriesSchema,
-  ListKeysSchema,
-  ListTasksSchema,
-  RevokeKeySchema,
-  RotateWebhookSecretSchema,
-  WebhookSecretSchema,
-} from '../schemas/account.js';
+import { AccountSchema, ListDeliveriesSchema, ListTasksSchema, RotateWebhookSecretSchema, WebhookSecretSchema } from '../schemas/account.js';
+import { accountKeyRoutes } from './account-keys.js';
 import { accountUsageRoutes } from './account-usage.js';
 import { type AccountWebhookDeps, accountWebhookRoutes } from './account-webhooks.js';
 
@@ -57,6 +47,7 @@ export const accountRoutes: FastifyPluginAsync<AccountRouteDeps> = async (app, d
   // Registered after the hook, so the usage and webhook routes are rate-limited too.
   await app.register(accountUsageRoutes, { store });
   await app.register(accountWebhookRoutes, { store, webhooks: deps.webhooks });
+  await app.register(accountKeyRoutes, { store, pipeline, keys });
 
   const callerAccount = async (accountId: string): Promise<AccountRow> => {
     const account = await findAccount(db, accountId);
@@ -66,38 +57,6 @@ export const accountRoutes: FastifyPluginAsync<AccountRouteDeps> = async (app, d
   };
 
   app.get('/v1/account', { schema: AccountSchema }, async (request) => accountView(await callerAccount(requireCaller(request).accountId)));
-
-  app.get('/v1/account/keys', { schema: ListKeysSchema }, async (request) => {
-    return { data: (await listAccountKeys(db, { accountId: requireCaller(request).accountId })).map(keyView) };
-  });
-
-  app.post('/v1/account/keys', { schema: CreateKeySchema }, async (request, reply) => {
-    const caller = requireCaller(request);
-    const { name } = request.body as { name: string };
-    // The new key gets the rate limit of the key creating it, never the gateway default: a key the
-    // operator slowed down cannot make itself a faster one, nor can a console session signed in
-    // with it. A session signed in by the operator's link has no key: its keys get the default, as
-    // a key the operator issues without an rpm does (console/sessions.ts).
-    const { key, row } = await issueApiKey(store, { accountId: caller.accountId, name, rpm: caller.rpm });
-    reply.code(201).header('cache-control', 'no-store');
-    return { ...keyView({ ...row, last_used_at: null }), key };
-  });
-
-  app.delete('/v1/account/keys/:id', { schema: RevokeKeySchema }, async (request) => {
-    const { accountId } = requireCaller(request);
-    const { id } = request.params as { id: string };
-    // The key this very request came with may be revoked too: it is how a holder stops a leaked key
-    // at once, and nothing is lost that the operator cannot give back (a new key). This answer
-    // still goes out; the key's next request is refused.
-    await revokeApiKey(db, { keyId: id, accountId, now: Date.now() });
-    const [key] = await listAccountKeys(db, { accountId, keyId: id });
-    if (!key) throw notFound(`key ${id} not found`);
-    // Refused from memory at once here, as the admin revocation does; other instances stop serving
-    // it from their caches within a second (key-resolver.ts). Console sessions signed in with it
-    // are refused from their next request on (they read the key's state with the session).
-    keys.forgetKey(id);
-    return keyView(key);
-  });
 
   app.get('/v1/account/tasks', { schema: ListTasksSchema }, async (request) => {
     const { kind, status } = request.query as { kind?: TaskKind; status?: string };

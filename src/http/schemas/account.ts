@@ -5,11 +5,11 @@
 import { errorResponse, errorResponses } from './errors.js';
 import { CursorParam, DateTimeParam, PageLimitParam } from './query.js';
 
-const instant = (description: string) => ({ type: 'string', format: 'date-time', description }) as const;
-const instantOrNull = (description: string) => ({ type: ['string', 'null'], format: 'date-time', description }) as const;
-const stringOrNull = (description: string) => ({ type: ['string', 'null'], description }) as const;
-const micros = (description: string) => ({ type: 'integer', description }) as const;
-const Id = (description: string) => ({ type: 'string', minLength: 1, maxLength: 200, description }) as const;
+export const instant = (description: string) => ({ type: 'string', format: 'date-time', description }) as const;
+export const instantOrNull = (description: string) => ({ type: ['string', 'null'], format: 'date-time', description }) as const;
+export const stringOrNull = (description: string) => ({ type: ['string', 'null'], description }) as const;
+export const micros = (description: string) => ({ type: 'integer', description }) as const;
+export const Id = (description: string) => ({ type: 'string', minLength: 1, maxLength: 200, description }) as const;
 
 const query = (properties: Record<string, object>) => ({ type: 'object', additionalProperties: false, properties }) as const;
 
@@ -24,12 +24,12 @@ const page = (item: object, description: string) => ({
   },
 });
 
-const tags = ['account'];
+export const tags = ['account'];
 
 // Every route of the API answers these, besides its own.
-const READ_ERRORS = errorResponses(401, 429, 503);
+export const READ_ERRORS = errorResponses(401, 429, 503);
 // A change made with the console's cookie from another site's page is refused.
-const CHANGE_ERRORS = { ...errorResponses(403), ...READ_ERRORS };
+export const CHANGE_ERRORS = { ...errorResponses(403), ...READ_ERRORS };
 
 export const AccountSchema = {
   tags,
@@ -50,59 +50,6 @@ export const AccountSchema = {
     },
     ...READ_ERRORS,
   },
-};
-
-// ---- keys
-
-const Key = {
-  type: 'object',
-  required: ['id', 'prefix', 'name', 'rpm', 'created_at', 'last_used_at', 'revoked_at'],
-  properties: {
-    id: { type: 'string', description: 'The key id (key_…), used to revoke it.' },
-    prefix: { type: 'string', description: 'The first characters of the key, to recognise it; the rest is never stored.' },
-    name: stringOrNull('The name given when the key was created.'),
-    rpm: { type: ['integer', 'null'], description: 'Requests per minute allowed to this key; null for the gateway default.' },
-    created_at: instant('When the key was created.'),
-    last_used_at: instantOrNull('When the key last authenticated a request, to within a few seconds (written in batches); null if never.'),
-    revoked_at: instantOrNull('When the key was revoked; null while it works.'),
-  },
-} as const;
-
-export const ListKeysSchema = {
-  tags,
-  summary: 'The account’s API keys, newest first, revoked ones included.',
-  response: {
-    200: { description: 'The keys.', type: 'object', required: ['data'], properties: { data: { type: 'array', items: Key } } },
-    ...READ_ERRORS,
-  },
-};
-
-export const CreateKeySchema = {
-  tags,
-  summary: 'A new API key on the account, with the requests per minute of the key that creates it.',
-  body: {
-    type: 'object',
-    required: ['name'],
-    additionalProperties: false,
-    properties: { name: { type: 'string', minLength: 1, maxLength: 200, description: 'A name to recognise the key by.' } },
-  },
-  response: {
-    201: {
-      description: 'The key, with its secret shown this once: only its hash is kept.',
-      type: 'object',
-      required: [...Key.required, 'key'],
-      properties: { ...Key.properties, key: { type: 'string', description: 'The API key (tr-…). Store it now: it is never shown again.' } },
-    },
-    ...errorResponses(400),
-    ...CHANGE_ERRORS,
-  },
-};
-
-export const RevokeKeySchema = {
-  tags,
-  summary: 'Revokes a key of the account at once; revoking a revoked key changes nothing.',
-  params: { type: 'object', required: ['id'], properties: { id: Id('The key id (key_…).') } },
-  response: { 200: { ...Key, description: 'The key, revoked.' }, ...errorResponses(404), ...CHANGE_ERRORS },
 };
 
 // ---- tasks and webhook deliveries
@@ -233,6 +180,7 @@ export const Usage = {
     'client_request_id',
     'key_id',
     'hold_id',
+    'upstream_ms',
     'created_at',
   ],
   properties: {
@@ -247,6 +195,10 @@ export const Usage = {
     client_request_id: stringOrNull('The caller’s own x-request-id, if it sent one.'),
     key_id: stringOrNull('The key the call was made with.'),
     hold_id: stringOrNull('The hold the call was billed through.'),
+    upstream_ms: {
+      type: ['integer', 'null'],
+      description: 'How long the channel took to answer, in ms (for a stream, to its first data): the Server-Timing upstream figure. Null for tasks.',
+    },
     created_at: instant('When the call was settled.'),
   },
 } as const;

@@ -72,16 +72,17 @@ const LOCK_ACCOUNTS_OF_OPEN_HOLDS = `locked as materialized (
 const SETTLE_BATCH = `
 with step as (
   select *
-  from unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[])
-    with ordinality as s(hold_id, charge, units, request_id, flags, usage_id, ended_at, n)
+  from unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::int[])
+    with ordinality as s(hold_id, charge, units, request_id, flags, usage_id, ended_at, upstream_ms, n)
 ), named_hold as materialized (
-  select s.*, h.account_id, h.amount_micros, h.state, (select overdraft_micros from accounts where id = h.account_id) as overdraft_micros
+  select s.*, h.account_id, h.amount_micros, h.state, h.cap_periods,
+    (select overdraft_micros from accounts where id = h.account_id) as overdraft_micros
   from (select * from step order by hold_id) s
-    cross join lateral (select account_id, amount_micros, state from holds where id = s.hold_id for no key update) h
+    cross join lateral (select account_id, amount_micros, state, cap_periods from holds where id = s.hold_id for no key update) h
 ), ${LOCK_ACCOUNTS_OF_OPEN_HOLDS}, settling as materialized (
   select *, least(charge, amount_micros) as charged
   from named_hold
-  where state = 'open' and (charge <= amount_micros or overdraft_micros <= 0) and (select count(*) from locked) > 0
+  where state = 'open' and cap_periods is null and (charge <= amount_micros or overdraft_micros <= 0) and (select count(*) from locked) > 0
 ), closed as (
   update holds
   set state = 'settled', charged_micros = settling.charged, ended_at = settling.ended_at
@@ -89,7 +90,7 @@ with step as (
   where holds.id = settling.hold_id and holds.state = settling.state
   returning holds.id, holds.account_id, holds.key_id, holds.amount_micros, holds.model, holds.endpoint, holds.client_request_id,
     holds.charged_micros as charged, settling.charge - holds.charged_micros as unbilled, coalesce(settling.request_id, holds.request_id) as request_id,
-    settling.units, settling.flags, settling.usage_id, settling.ended_at, settling.n
+    settling.units, settling.flags, settling.usage_id, settling.ended_at, settling.upstream_ms, settling.n
 ), moved as (
   update accounts
   set balance_micros = accounts.balance_micros + ended.returned, held_micros = accounts.held_micros - ended.held
@@ -100,25 +101,25 @@ with step as (
   select account_id, 'settle', amount_micros - charged, -amount_micros, id, request_id, model, ended_at
   from closed order by n
 ), used as (
-  insert into usage (id, account_id, key_id, hold_id, request_id, model, endpoint, units, amount_micros, created_at, unbilled_micros, flags, client_request_id)
+  insert into usage (id, account_id, key_id, hold_id, request_id, model, endpoint, units, amount_micros, created_at, unbilled_micros, flags, client_request_id, upstream_ms)
   select usage_id, account_id, key_id, id, request_id, model, endpoint, units, charged, ended_at, unbilled,
-    case when unbilled > 0 then concat_ws(',', flags, 'capped') else flags end, client_request_id
+    case when unbilled > 0 then concat_ws(',', flags, 'capped') else flags end, client_request_id, upstream_ms
   from closed order by n
 )
 select n, charged, unbilled from closed
 union all
-select n, null, null from named_hold where state = 'open' and not (charge <= amount_micros or overdraft_micros <= 0)`;
+select n, null, null from named_hold where state = 'open' and (cap_periods is not null or not (charge <= amount_micros or overdraft_micros <= 0))`;
 
 // As SETTLE_BATCH, without the overdraft rule.
 const RELEASE_BATCH = `
 with step as (
   select * from unnest($1::text[], $2::text[], $3::bigint[]) with ordinality as s(hold_id, note, ended_at, n)
 ), named_hold as materialized (
-  select s.*, h.account_id, h.amount_micros, h.state
+  select s.*, h.account_id, h.amount_micros, h.state, h.cap_periods
   from (select * from step order by hold_id) s
-    cross join lateral (select account_id, amount_micros, state from holds where id = s.hold_id for no key update) h
+    cross join lateral (select account_id, amount_micros, state, cap_periods from holds where id = s.hold_id for no key update) h
 ), ${LOCK_ACCOUNTS_OF_OPEN_HOLDS}, releasing as materialized (
-  select * from named_hold where state = 'open' and (select count(*) from locked) > 0
+  select * from named_hold where state = 'open' and cap_periods is null and (select count(*) from locked) > 0
 ), closed as (
   update holds
   set state = 'released', charged_micros = null, ended_at = releasing.ended_at
@@ -191,6 +192,7 @@ export async function settleBatch(pool: PostgresQueryable, entries: SettleEntry[
       entries.map((e) => (e.flags.length > 0 ? e.flags.join(',') : null)),
       entries.map((e) => e.usageId),
       entries.map((e) => e.now),
+      entries.map((e) => e.upstreamMs ?? null),
     ],
   });
   const results: SettleResult[] = entries.map(() => ({ kind: 'not-open' }));

@@ -57,7 +57,8 @@ with open_hold as (
   update holds
   set state = 'settled', charged_micros = least($2::bigint, holds.amount_micros), ended_at = $7::bigint
   from open_hold
-  where holds.id = open_hold.id and holds.state = 'open' and ($2::bigint <= holds.amount_micros or open_hold.overdraft_micros <= 0)
+  where holds.id = open_hold.id and holds.state = 'open' and holds.cap_periods is null
+    and ($2::bigint <= holds.amount_micros or open_hold.overdraft_micros <= 0)
   returning holds.id, holds.account_id, holds.key_id, holds.amount_micros, holds.request_id, holds.model, holds.endpoint,
     holds.client_request_id, holds.charged_micros as charged, $2::bigint - holds.charged_micros as unbilled
 ), moved as (
@@ -70,9 +71,9 @@ with open_hold as (
   select account_id, 'settle', amount_micros - charged, -amount_micros, id, coalesce($4::text, request_id), model, $7::bigint
   from closed
 ), used as (
-  insert into usage (id, account_id, key_id, hold_id, request_id, model, endpoint, units, amount_micros, created_at, unbilled_micros, flags, client_request_id)
+  insert into usage (id, account_id, key_id, hold_id, request_id, model, endpoint, units, amount_micros, created_at, unbilled_micros, flags, client_request_id, upstream_ms)
   select $6::text, account_id, key_id, id, coalesce($4::text, request_id), model, endpoint, $3::text, charged, $7::bigint, unbilled,
-    case when unbilled > 0 then concat_ws(',', $5::text, 'capped') else $5::text end, client_request_id
+    case when unbilled > 0 then concat_ws(',', $5::text, 'capped') else $5::text end, client_request_id, $8::int
   from closed
 )
 select
@@ -84,7 +85,7 @@ const RELEASE = `
 with closed as (
   update holds
   set state = 'released', charged_micros = null, ended_at = $3::bigint
-  where id = $1::text and state = 'open'
+  where id = $1::text and state = 'open' and cap_periods is null
   returning id, account_id, amount_micros, request_id, model
 ), moved as (
   update accounts
@@ -164,7 +165,7 @@ function singleSteps(pool: PostgresQueryable): HotLedger {
       const { rows } = await pool.query({
         name: 'tollroute_settle',
         text: SETTLE,
-        values: [entry.holdId, entry.chargeMicros, entry.units, entry.requestId, flags, entry.usageId, entry.now],
+        values: [entry.holdId, entry.chargeMicros, entry.units, entry.requestId, flags, entry.usageId, entry.now, entry.upstreamMs ?? null],
       });
       const row = rows[0] as SettleRow;
       if (row.charged !== null && row.unbilled !== null) return { kind: 'applied', chargedMicros: row.charged, unbilledMicros: row.unbilled };

@@ -39,7 +39,7 @@ function statements(sqlite: Database.Database) {
        values (@account, @kind, @balanceDelta, @heldDelta, @hold, @request, @model, @note, @now)`,
     ),
     closeHold: sqlite.prepare(
-      `update holds set state = @state, charged_micros = @charged, ended_at = @now where id = @id and state = 'open'
+      `update holds set state = @state, charged_micros = @charged, ended_at = @now where id = @id and state = 'open' and cap_periods is null
        returning account_id, amount_micros, key_id, request_id, model, endpoint, client_request_id`,
     ),
     setCharged: sqlite.prepare('update holds set charged_micros = @charged where id = @id'),
@@ -48,8 +48,8 @@ function statements(sqlite: Database.Database) {
       'update accounts set balance_micros = balance_micros + @balanceDelta, held_micros = held_micros + @heldDelta where id = @account',
     ),
     insertUsage: sqlite.prepare(
-      `insert into usage (id, account_id, key_id, hold_id, request_id, model, endpoint, units, amount_micros, created_at, unbilled_micros, flags, client_request_id)
-       values (@id, @account, @key, @hold, @request, @model, @endpoint, @units, @amount, @now, @unbilled, @flags, @clientRequest)`,
+      `insert into usage (id, account_id, key_id, hold_id, request_id, model, endpoint, units, amount_micros, created_at, unbilled_micros, flags, client_request_id, upstream_ms)
+       values (@id, @account, @key, @hold, @request, @model, @endpoint, @units, @amount, @now, @unbilled, @flags, @clientRequest, @upstreamMs)`,
     ),
   };
 }
@@ -133,6 +133,7 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, check
       unbilled: unbilledMicros,
       flags: flags.length > 0 ? flags.join(',') : null,
       clientRequest: closed.client_request_id,
+      upstreamMs: e.upstreamMs ?? null,
     });
     return { kind: 'applied', chargedMicros, unbilledMicros };
   }

@@ -26,12 +26,17 @@ export interface SettleEntry {
   flags: string[];
   usageId: string;
   now: number;
+  /** The channel's answer time (usage.upstream_ms); null when unknown. */
+  upstreamMs?: number | null;
 }
 
 export type SettleResult =
   /** The hold was open and is now settled. */
   | { kind: 'applied'; chargedMicros: number; unbilledMicros: number }
-  /** The hold was not open (ended earlier, or never existed): nothing was written. */
+  /**
+   * Nothing was written: the hold was not open (ended earlier, or never existed), or it reserved in
+   * a key's spend caps, which only the transaction step moves (billing/key-limits.ts).
+   */
   | { kind: 'not-open' }
   /** A charge past the hold on an account with an overdraft: the transaction step decides it (rare). */
   | { kind: 'needs-transaction' };
@@ -40,7 +45,7 @@ export interface HotLedger {
   /** False when the balance does not cover the amount, or the account does not exist. */
   hold(entry: HoldEntry): Promise<boolean>;
   settle(entry: SettleEntry): Promise<SettleResult>;
-  /** False when the hold was not open (ended earlier, or never existed): nothing was written. */
+  /** False when nothing was written: as a settle's 'not-open'. */
   release(entry: { holdId: string; note: string | null; now: number }): Promise<boolean>;
 }
 

@@ -1,0 +1,95 @@
+// The account's keys on the account API: list with limits and spend, issue, change limits, revoke.
+// A key that carries limits (or a console session signed in with one) may not issue or change
+// keys: it could otherwise make itself an unlimited one. Its holder uses a key without limits, or
+// the operator's sign-in link.
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { type KeyLimitsBody, keyLimitColumns } from '../../account/key-limits-input.js';
+import { keyView } from '../../account/views.js';
+import { issueApiKey } from '../../billing/api-keys.js';
+import { hasSpendCap, limitsOf } from '../../billing/key-limits.js';
+import { forbidden, notFound } from '../../errors.js';
+import type { Pipeline } from '../../pipeline/metered-call.js';
+import type { Caller } from '../../pipeline/types.js';
+import { type AccountKeyRow, listAccountKeys, revokeApiKey, updateApiKey } from '../../store/api-keys.js';
+import { keySpendNow, resetKeySpend } from '../../store/key-spend.js';
+import type { Store } from '../../store/open.js';
+import { requireCaller } from '../auth.js';
+import type { KeyResolver } from '../key-resolver.js';
+import { CreateKeySchema, ListKeysSchema, RevokeKeySchema, UpdateKeySchema } from '../schemas/account-keys.js';
+
+export interface AccountKeyRouteDeps {
+  store: Store;
+  pipeline: Pipeline;
+  keys: KeyResolver;
+}
+
+export const accountKeyRoutes: FastifyPluginAsync<AccountKeyRouteDeps> = async (app, { store, pipeline, keys }) => {
+  const db = store.db;
+
+  /** The keys as the account sees them, each capped key with its spend this day and month. */
+  async function keyViews(rows: AccountKeyRow[]) {
+    const capped = rows.filter((row) => hasSpendCap(limitsOf(row))).map((row) => row.id);
+    const spend = await keySpendNow(db, capped, Date.now());
+    return rows.map((row) => keyView(row, spend.get(row.id) ?? null));
+  }
+
+  /** The caller, when it may manage keys; and the rules a key's limits are checked by. */
+  function keyManager(request: FastifyRequest): { caller: Caller; rules: Parameters<typeof keyLimitColumns>[1] } {
+    const caller = requireCaller(request);
+    if (caller.limits) throw forbidden('this API key has limits, so it may not issue or change keys; use a key without limits');
+    const knownModels = new Set(pipeline.catalogue.list().map((model) => model.id));
+    return { caller, rules: { knownModels, maxRpm: caller.rpm ?? pipeline.defaultRpm, now: Date.now() } };
+  }
+
+  app.get('/v1/account/keys', { schema: ListKeysSchema }, async (request) => {
+    return { data: await keyViews(await listAccountKeys(db, { accountId: requireCaller(request).accountId })) };
+  });
+
+  app.post('/v1/account/keys', { schema: CreateKeySchema }, async (request, reply) => {
+    const { caller, rules } = keyManager(request);
+    const { name, ...limits } = request.body as { name: string } & KeyLimitsBody;
+    // Without an rpm of its own, the new key gets the rate limit of the key creating it, never the
+    // gateway default: a key the operator slowed down cannot make itself a faster one, nor can a
+    // console session signed in with it. A session signed in by the operator's link has no key:
+    // its keys get the default, as a key the operator issues without an rpm does.
+    const columns = keyLimitColumns(limits, rules);
+    const { key, row } = await issueApiKey(store, { accountId: caller.accountId, name, rpm: caller.rpm, limits: columns });
+    reply.code(201).header('cache-control', 'no-store');
+    const [view] = await keyViews([{ ...row, last_used_at: null }]);
+    return { ...view, key };
+  });
+
+  app.patch('/v1/account/keys/:id', { schema: UpdateKeySchema }, async (request) => {
+    const { caller, rules } = keyManager(request);
+    const { id } = request.params as { id: string };
+    const { name, ...limits } = request.body as { name?: string } & KeyLimitsBody;
+    const [before] = await listAccountKeys(db, { accountId: caller.accountId, keyId: id });
+    if (!before) throw notFound(`key ${id} not found`);
+    const set = { ...keyLimitColumns(limits, rules), ...(name !== undefined && { name }) };
+    const after = await updateApiKey(db, { keyId: id, accountId: caller.accountId, set });
+    if (!after) throw notFound(`key ${id} not found`);
+    // A cap set where there was none starts counting afresh from the key's usage (key-spend.ts).
+    const capAdded =
+      (before.daily_cap_micros === null && after.daily_cap_micros !== null) || (before.monthly_cap_micros === null && after.monthly_cap_micros !== null);
+    if (capAdded) await resetKeySpend(db, id);
+    // This instance serves the new limits from the next request; others within a second (key-resolver.ts).
+    keys.refreshKey(id);
+    return (await keyViews([after]))[0];
+  });
+
+  app.delete('/v1/account/keys/:id', { schema: RevokeKeySchema }, async (request) => {
+    const { accountId } = requireCaller(request);
+    const { id } = request.params as { id: string };
+    // The key this very request came with may be revoked too: it is how a holder stops a leaked key
+    // at once, and nothing is lost that the operator cannot give back (a new key). This answer
+    // still goes out; the key's next request is refused.
+    await revokeApiKey(db, { keyId: id, accountId, now: Date.now() });
+    const [key] = await listAccountKeys(db, { accountId, keyId: id });
+    if (!key) throw notFound(`key ${id} not found`);
+    // Refused from memory at once here, as the admin revocation does; other instances stop serving
+    // it from their caches within a second (key-resolver.ts). Console sessions signed in with it
+    // are refused from their next request on (they read the key's state with the session).
+    keys.forgetKey(id);
+    return (await keyViews([key]))[0];
+  });
+};
