@@ -1,6 +1,7 @@
 // The one store suite, run against each backend by sqlite.test.ts and postgres.test.ts.
 import { describe } from 'node:test';
 import { invariantContract } from '../billing/invariant-contract.js';
+import { keyLimitsContract } from '../billing/key-limits-contract.js';
 import { ledgerContract } from '../billing/ledger-contract.js';
 import { concurrencyContract } from './concurrency-contract.js';
 import { filesContract } from './files-contract.js';
@@ -14,6 +15,7 @@ export function runStoreContract(label: string, makeUrl: () => string, { crossPr
     queryContract(ctx);
     ledgerContract(ctx);
     invariantContract(ctx);
+    keyLimitsContract(ctx);
     concurrencyContract(ctx, { crossProcess });
     filesContract(ctx);
   });
