@@ -54,7 +54,7 @@ export const AccountSchema = {
 
 // ---- keys
 
-const Key = {
+export const Key = {
   type: 'object',
   required: ['id', 'prefix', 'name', 'rpm', 'created_at', 'last_used_at', 'revoked_at'],
   properties: {
