@@ -48,7 +48,7 @@ export const accountPath = (id: string, rest = '') => `/admin/accounts/${encodeU
 /** A failure as the page shows it: the API's own message. */
 export const messageOf = (failure: unknown) => (failure instanceof Error ? failure.message : String(failure));
 
-// ---- what the admin API answers (README "The operator's view")
+// ---- what the admin API answers (README "Operator view" and the admin API table)
 
 export interface LoginLink {
   id: string;
