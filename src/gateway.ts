@@ -3,6 +3,7 @@
 
 import path from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { channelsView } from './admin/channels.js';
 import { createInstance } from './billing/instance.js';
 import { createProgressRecorder } from './billing/progress.js';
 import { createSettlements } from './billing/settlements.js';
@@ -135,7 +136,9 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
     spool: { dir: uploadSpoolDir(config.data_dir), maxAgeMs: config.limits.request_timeout_ms + 60_000 },
     expiredRows: (now) => deleteExpiredSignIns(store, now),
   });
-  const app = await buildServer({ config, store, pipeline, tasks, keys, metrics, logger, health });
+  const channels = () =>
+    channelsView({ upstreams, models: config.models, limiter, sharedLimits: config.limits.redis !== undefined, storeWritable: () => health.ok });
+  const app = await buildServer({ config, store, pipeline, tasks, keys, metrics, logger, health, channels });
 
   // Ends a previous run left waiting first, then the holds of instances that died.
   await settlements.replayJournal();

@@ -4,6 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { type Account, ApiError, api, SIGNED_OUT } from './api';
 import { Link } from './components/Link';
 import { Failure } from './components/Notice';
+import { Operator } from './pages/admin/Operator';
 import { Keys } from './pages/Keys';
 import { Overview } from './pages/Overview';
 import { Settings } from './pages/Settings';
@@ -13,7 +14,7 @@ import { Usage } from './pages/Usage';
 import { navigate, type Route, useRoute } from './router';
 
 const PAGES = { overview: Overview, keys: Keys, usage: Usage, tasks: Tasks, settings: Settings } as const;
-const NAV: [Exclude<Route, 'login'>, string][] = [
+const NAV: [Exclude<Route, 'login' | 'admin'>, string][] = [
   ['overview', 'Overview'],
   ['keys', 'Keys'],
   ['usage', 'Usage'],
@@ -39,7 +40,8 @@ export function App() {
 
   // Who is signed in: asked once per sign-in, not on every page change (a 401 signs out, above).
   useEffect(() => {
-    if (route === 'login' || account) return;
+    // The operator's view signs in with the admin token, not a session: no account to ask for.
+    if (route === 'login' || route === 'admin' || account) return;
     api<Account>('GET', '/v1/account').then(setAccount, (failure: unknown) => {
       if (!(failure instanceof ApiError && failure.status === 401)) setError(String(failure instanceof Error ? failure.message : failure));
     });
@@ -54,6 +56,7 @@ export function App() {
     setRound((n) => n + 1);
   };
   if (route === 'login') return <SignIn onSignedIn={signedIn} />;
+  if (route === 'admin') return <Operator />;
 
   const signOut = async () => {
     await api('DELETE', '/v1/account/session').catch(() => undefined);

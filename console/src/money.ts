@@ -22,3 +22,15 @@ export function sumMicros(amounts: Iterable<number>): bigint {
   for (const amount of amounts) total += BigInt(amount);
   return total;
 }
+
+/**
+ * What an operator types (`"12.5"`, `"1,000.000001"`) as integer micros, by string arithmetic: no
+ * float ever holds the amount, so `"0.3"` is exactly 300 000. Undefined unless it is a positive
+ * amount with at most six decimals and within what JSON numbers carry exactly.
+ */
+export function parseUnits(text: string): number | undefined {
+  const match = /^(\d+)(?:\.(\d{0,6}))?$/.exec(text.trim().replaceAll(',', ''));
+  if (!match) return undefined;
+  const micros = BigInt(match[1]!) * MICROS_PER_UNIT + BigInt((match[2] ?? '').padEnd(6, '0'));
+  return micros > 0n && micros <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(micros) : undefined;
+}

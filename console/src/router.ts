@@ -4,9 +4,10 @@ import { useEffect, useState } from 'preact/hooks';
 
 export const BASE = '/dashboard';
 
-export type Route = 'overview' | 'keys' | 'usage' | 'tasks' | 'settings' | 'login';
+// `admin` is the operator's view (pages/admin/): the admin token, not an account's session.
+export type Route = 'overview' | 'keys' | 'usage' | 'tasks' | 'settings' | 'login' | 'admin';
 
-const ROUTES: Record<string, Route> = { '': 'overview', login: 'login', keys: 'keys', usage: 'usage', tasks: 'tasks', settings: 'settings' };
+const ROUTES: Record<string, Route> = { '': 'overview', login: 'login', keys: 'keys', usage: 'usage', tasks: 'tasks', settings: 'settings', admin: 'admin' };
 
 export function routeOf(pathname: string): Route | undefined {
   const rest = pathname.startsWith(BASE) ? pathname.slice(BASE.length) : pathname;

@@ -16,13 +16,20 @@ export interface Pages<T> {
   newer: (() => void) | undefined;
 }
 
-/** `filter` holds the list's query fields; a new filter starts again from the newest page. */
-export function usePages<T>(path: string, filter: Record<string, string | undefined>): Pages<T> {
+/**
+ * `filter` holds the list's query fields; a new filter starts again from the newest page. `get`
+ * reads a page: the account API with the session by default (the operator's view passes its own).
+ */
+export function usePages<T>(
+  path: string,
+  filter: Record<string, string | undefined>,
+  get: (url: string) => Promise<Page<T>> = (url) => api<Page<T>>('GET', url),
+): Pages<T> {
   const filterKey = JSON.stringify(filter);
   const [cursors, setCursors] = useState<{ filterKey: string; list: string[] }>({ filterKey, list: [] });
   const list = cursors.filterKey === filterKey ? cursors.list : [];
   const cursor = list.at(-1);
-  const { data, error, loading } = useLoad(() => api<Page<T>>('GET', `${path}${query({ ...filter, limit: String(PAGE_ROWS), cursor })}`), [filterKey, cursor]);
+  const { data, error, loading } = useLoad(() => get(`${path}${query({ ...filter, limit: String(PAGE_ROWS), cursor })}`), [filterKey, cursor]);
   const next = data?.next_cursor ?? null;
   return {
     page: data,

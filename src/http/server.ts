@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { ChannelsView } from '../admin/channels.js';
 import type { Config } from '../config/schema.js';
 import { unavailable } from '../errors.js';
 import type { Pipeline } from '../pipeline/metered-call.js';
@@ -47,6 +48,8 @@ export interface ServerDeps {
   metrics: GatewayMetrics;
   logger: FastifyBaseLogger;
   health: StoreHealth;
+  /** The channels and their live state, for the operator (GET /admin/channels). */
+  channels: () => ChannelsView;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -117,6 +120,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     keys,
     adminToken: config.admin_token,
     loginLinks: { publicUrl: config.public_url, ttlMs: config.console.login_link_ttl_ms },
+    channels: deps.channels,
   });
   await app.register(fileServeRoutes, fileDeps);
   // The console's pages are public files; what they show comes from the account API below.

@@ -1,5 +1,6 @@
 // Queries on `accounts`. Balance moves happen only here, each inside the caller's transaction.
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import { type Insertable, type Kysely, type Selectable, type SqlBool, sql } from 'kysely';
+import { olderThan, type Position } from './keyset.js';
 import type { AccountsTable, DB } from './schema.js';
 
 export type AccountRow = Selectable<AccountsTable>;
@@ -79,4 +80,28 @@ export async function adjustAccount(
 
 export async function findAccountByName(db: Kysely<DB>, name: string): Promise<AccountRow | undefined> {
   return db.selectFrom('accounts').select(COLUMNS).where('name', '=', name).orderBy('created_at').executeTakeFirst();
+}
+
+/** `%`, `_` and the escape character itself match only themselves in a LIKE pattern. */
+const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/**
+ * Accounts newest first, a page at a time (store/keyset.ts), for the operator's list. With
+ * `nameContains`, only those whose name contains it, case aside: lower() on both sides, since
+ * LIKE ignores case on SQLite but not on PostgreSQL. Reads every row on a search (no index on
+ * names): an operator's list of accounts, not a hot path.
+ */
+export async function listAccounts(
+  db: Kysely<DB>,
+  { nameContains, olderThan: after, limit }: { nameContains?: string; olderThan?: Position; limit: number },
+): Promise<AccountRow[]> {
+  return db
+    .selectFrom('accounts')
+    .select(COLUMNS)
+    .$if(nameContains !== undefined, (q) => q.where(sql<SqlBool>`lower(name) like ${`%${likeLiteral(nameContains!.toLowerCase())}%`} escape '\\'`))
+    .$if(after !== undefined, (q) => q.where(olderThan(after!)))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
 }

@@ -35,3 +35,18 @@ export async function deleteExpiredLoginLinks(db: Kysely<DB>, { before }: { befo
   const result = await db.deleteFrom('console_login_links').where('expires_at', '<', before).executeTakeFirst();
   return Number(result.numDeletedRows);
 }
+
+/** A link as the operator's list shows it: never its token's hash. */
+export type LoginLinkListRow = Omit<LoginLinkRow, 'token_hash'>;
+
+/** The account's links, newest first; expired ones stay until the sweep deletes them. */
+export async function listAccountLoginLinks(db: Kysely<DB>, { accountId, limit }: { accountId: string; limit: number }): Promise<LoginLinkListRow[]> {
+  return db
+    .selectFrom('console_login_links')
+    .select(['id', 'account_id', 'created_at', 'expires_at', 'used_at'])
+    .where('account_id', '=', accountId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}

@@ -14,6 +14,8 @@ export interface Upstream {
 
 export interface Upstreams {
   get(name: string): Upstream;
+  /** Every channel, in the config's order (the operator's view lists them). */
+  list(): Upstream[];
   close(): Promise<void>;
 }
 
@@ -44,6 +46,7 @@ export function createUpstreams(channels: Record<string, ChannelConfig>, observe
       if (!upstream) throw new Error(`no channel named ${name}`);
       return upstream;
     },
+    list: () => [...byName.values()],
     async close() {
       await Promise.all([...byName.values()].map((u) => u.pool.close()));
     },

@@ -66,6 +66,11 @@ export class WaitBoundedPool extends Pool {
     this.#observer = observer;
   }
 
+  /** Requests on the wire now (at most `connections`). */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
   /** Requests waiting for a connection now. */
   get waiting(): number {
     return this.#queue.size;

@@ -4,14 +4,13 @@
 // the operator's sign-in link.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { type KeyLimitsBody, keyLimitColumns } from '../../account/key-limits-input.js';
-import { keyView } from '../../account/views.js';
+import { keyViewsWithSpend } from '../../account/key-views.js';
 import { issueApiKey } from '../../billing/api-keys.js';
-import { hasSpendCap, limitsOf } from '../../billing/key-limits.js';
 import { forbidden, notFound } from '../../errors.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import type { Caller } from '../../pipeline/types.js';
 import { type AccountKeyRow, listAccountKeys, revokeApiKey, updateApiKey } from '../../store/api-keys.js';
-import { keySpendNow, resetKeySpend } from '../../store/key-spend.js';
+import { resetKeySpend } from '../../store/key-spend.js';
 import type { Store } from '../../store/open.js';
 import { requireCaller } from '../auth.js';
 import type { KeyResolver } from '../key-resolver.js';
@@ -26,12 +25,7 @@ export interface AccountKeyRouteDeps {
 export const accountKeyRoutes: FastifyPluginAsync<AccountKeyRouteDeps> = async (app, { store, pipeline, keys }) => {
   const db = store.db;
 
-  /** The keys as the account sees them, each capped key with its spend this day and month. */
-  async function keyViews(rows: AccountKeyRow[]) {
-    const capped = rows.filter((row) => hasSpendCap(limitsOf(row))).map((row) => row.id);
-    const spend = await keySpendNow(db, capped, Date.now());
-    return rows.map((row) => keyView(row, spend.get(row.id) ?? null));
-  }
+  const keyViews = (rows: AccountKeyRow[]) => keyViewsWithSpend(db, rows);
 
   /** The caller, when it may manage keys; and the rules a key's limits are checked by. */
   function keyManager(request: FastifyRequest): { caller: Caller; rules: Parameters<typeof keyLimitColumns>[1] } {

@@ -1,5 +1,6 @@
 // The operator's admin API (DESIGN section 8), guarded by the admin token.
 import type { FastifyPluginAsync } from 'fastify';
+import type { ChannelsView } from '../../admin/channels.js';
 import { accountView, iso, ledgerView, usageView } from '../../admin/views.js';
 import { issueApiKey } from '../../billing/api-keys.js';
 import { createAccount, creditAccount } from '../../billing/ledger.js';
@@ -27,6 +28,7 @@ import {
 } from '../schemas/admin.js';
 import { readLimit } from '../schemas/query.js';
 import { serializedAsBuilt } from '../serialized-as-built.js';
+import { adminViewRoutes } from './admin-views.js';
 
 export interface AdminRouteDeps {
   store: Store;
@@ -34,10 +36,14 @@ export interface AdminRouteDeps {
   adminToken: string;
   /** Where console sign-in links point, and how long one may wait to be used. */
   loginLinks: { publicUrl: string; ttlMs: number };
+  /** The channels and their live state, for GET /admin/channels. */
+  channels: () => ChannelsView;
 }
 
-export const adminRoutes: FastifyPluginAsync<AdminRouteDeps> = async (app, { store, keys, adminToken, loginLinks }) => {
+export const adminRoutes: FastifyPluginAsync<AdminRouteDeps> = async (app, { store, keys, adminToken, loginLinks, channels }) => {
   app.addHook('onRequest', adminTokenHook(adminToken));
+  // The lists the console's operator view reads; registered here so the hook above guards them.
+  await app.register(adminViewRoutes, { store, channels });
 
   const accountOr404 = async (id: string) => {
     const account = await findAccount(store.db, id);

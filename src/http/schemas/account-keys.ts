@@ -23,7 +23,7 @@ const LIMIT_PROPERTIES = {
   expires_at: instantOrNull('When the key stops working (refused with 401 from then on); null: never.'),
 } as const;
 
-const Key = {
+export const Key = {
   type: 'object',
   required: ['id', 'prefix', 'name', 'created_at', 'last_used_at', 'revoked_at', ...Object.keys(LIMIT_PROPERTIES), 'spend'],
   properties: {

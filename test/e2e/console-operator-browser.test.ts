@@ -1,0 +1,185 @@
+// The console's operator view (/dashboard/admin) in a real browser (headless Chromium) against a
+// live gateway: the admin token (a wrong one refused in words), the accounts list and its search,
+// a credit typed in units landing as exact micros, a key issued and revoked (then refused on a
+// metered call), a sign-in link issued and used to open the account console, and the channels.
+// Any console error, uncaught exception, failed request or unannounced error answer fails the test.
+// Pages are photographed at 1280×800 and 390×844, kept in TOLLROUTE_SCREENSHOT_DIR when it is set.
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { formatMicros } from '../../console/src/money.js';
+import { TOKEN_REFUSED } from '../../console/src/pages/admin/messages.js';
+import { BUILT_CONSOLE_DIR } from '../../src/http/routes/console.js';
+import { browserMissing, launchBrowser, PageWatch } from '../helpers/browser.js';
+import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+const CHAT = { model: 'sandbox-chat', messages: [{ role: 'user', content: 'a b c' }] };
+const SIZES = [
+  { name: 'desktop', width: 1280, height: 800 },
+  { name: 'mobile', width: 390, height: 844 },
+] as const;
+
+const skip = browserMissing();
+if (skip) console.log(`operator browser test ${skip}`);
+
+describe('the operator view in a browser', { skip, timeout: 180_000 }, () => {
+  let gw: TestGateway;
+  let browser: Browser;
+  let alpha: { id: string };
+  const shotsDir = process.env.TOLLROUTE_SCREENSHOT_DIR ?? mkdtempSync(path.join(tmpdir(), 'tollroute-shots-'));
+  const contexts: BrowserContext[] = [];
+
+  before(async () => {
+    assert.ok(existsSync(path.join(BUILT_CONSOLE_DIR, 'index.html')), `the console is not built in ${BUILT_CONSOLE_DIR}: run npm run build`);
+    mkdirSync(shotsDir, { recursive: true });
+    gw = await startTestGateway();
+    browser = await launchBrowser();
+    alpha = (await gw.admin('POST', '/admin/accounts', { name: 'Alpha Rockets', credit_micros: 5_000_000 })).body;
+    await gw.admin('POST', `/admin/accounts/${alpha.id}/keys`, { name: 'production', rpm: 120 });
+    await gw.admin('POST', '/admin/accounts', { name: 'Beta Freight', credit_micros: 250_000 });
+  });
+  after(async () => {
+    for (const context of contexts) await context.close();
+    await browser?.close();
+    await gw?.close();
+    if (!process.env.TOLLROUTE_SCREENSHOT_DIR) rmSync(shotsDir, { recursive: true, force: true });
+  });
+
+  /** A fresh browser session (its own sessionStorage and cookies) with its one page watched. */
+  async function openPage(): Promise<{ page: Page; watch: PageWatch }> {
+    const context = await browser.newContext({ viewport: SIZES[0] });
+    contexts.push(context);
+    const page = await context.newPage();
+    return { page, watch: new PageWatch(page) };
+  }
+
+  /** The page at both sizes; on a phone's width nothing but the tables' own boxes may scroll sideways. */
+  async function photograph(page: Page, name: string): Promise<void> {
+    const fits = () => document.documentElement.scrollWidth <= document.documentElement.clientWidth;
+    for (const size of SIZES) {
+      await page.setViewportSize(size);
+      const settled = await page.waitForFunction(fits, null, { timeout: 5_000 }).then(
+        () => true,
+        () => false,
+      );
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(settled, `${name} at ${size.width}px is ${overflow}px wider than the window`);
+      await page.screenshot({ path: path.join(shotsDir, `${name}-${size.name}.png`), fullPage: true });
+    }
+    await page.setViewportSize(SIZES[0]);
+  }
+
+  async function signInAsOperator(page: Page): Promise<void> {
+    await page.goto(`${gw.url}/dashboard/admin`);
+    await page.getByLabel('Admin token').fill(ADMIN_TOKEN);
+    await page.getByLabel('Admin token').press('Enter');
+    await page.getByRole('heading', { level: 1, name: 'Accounts' }).waitFor();
+  }
+
+  async function openAlpha(page: Page): Promise<void> {
+    await signInAsOperator(page);
+    await page.getByRole('button', { name: `Open account Alpha Rockets (${alpha.id})` }).click();
+    await page.getByRole('heading', { level: 1, name: 'Alpha Rockets' }).waitFor();
+  }
+
+  test('a wrong admin token is refused with a message saying so', async () => {
+    const { page, watch } = await openPage();
+    await page.goto(`${gw.url}/dashboard/admin`);
+    await page.getByRole('heading', { level: 1, name: 'Operator sign-in' }).waitFor();
+    await photograph(page, 'operator-sign-in');
+    watch.expect(401, '/admin/channels');
+    await page.getByLabel('Admin token').fill('not-the-admin-token');
+    await page.getByRole('button', { name: 'Open the operator view' }).click();
+    await page.getByRole('alert').waitFor();
+    assert.equal((await page.getByRole('alert').textContent())?.trim(), TOKEN_REFUSED);
+    assert.deepEqual(watch.problems, []);
+  });
+
+  test('the admin token opens the accounts list, and a search narrows it by name', async () => {
+    const { page, watch } = await openPage();
+    await signInAsOperator(page);
+    const rows = page.locator('tbody tr');
+    assert.deepEqual(await rows.evaluateAll((trs) => trs.map((tr) => tr.querySelector('td')?.textContent)), ['Beta Freight', 'Alpha Rockets']);
+    await photograph(page, 'operator-accounts');
+
+    await page.getByLabel('Search by name').fill('rocket');
+    await page.getByLabel('Search by name').press('Enter');
+    await page.locator('tbody tr').filter({ hasText: 'Beta Freight' }).waitFor({ state: 'detached' });
+    assert.equal(await rows.count(), 1);
+    assert.match((await rows.first().textContent()) ?? '', /^Alpha Rockets5\.00/);
+    assert.deepEqual(watch.problems, []);
+  });
+
+  test('a credit typed in units adds exactly that many micros to the balance', async () => {
+    const { page, watch } = await openPage();
+    await openAlpha(page);
+    const before = (await gw.balance(alpha.id)).balance_micros;
+    await page.getByLabel('Amount (units)').fill('0.300001');
+    await page.getByLabel('Note (kept on the ledger)').fill('from the operator view');
+    await page.getByLabel('Amount (units)').press('Enter');
+    await page.getByRole('status').filter({ hasText: 'Credited 0.300001.' }).waitFor();
+    assert.equal((await gw.balance(alpha.id)).balance_micros, before + 300_001);
+    await page
+      .getByTestId('admin-balance')
+      .filter({ hasText: formatMicros(before + 300_001) })
+      .waitFor();
+    const [row] = (await gw.admin('GET', `/admin/accounts/${alpha.id}/ledger?limit=1`)).body.data;
+    assert.deepEqual([row.amount_micros, row.note], [300_001, 'from the operator view']);
+    await photograph(page, 'operator-account');
+    assert.deepEqual(watch.problems, []);
+  });
+
+  test('a key issued in the operator view calls the gateway, and once revoked is refused', async () => {
+    const { page, watch } = await openPage();
+    await openAlpha(page);
+    await page.getByLabel('Key name').fill('issued by the operator');
+    await page.getByRole('button', { name: 'Issue key' }).click();
+    const key = await page.getByRole('textbox', { name: 'Issued API key' }).inputValue();
+    assert.match(key, /^tr-/);
+    assert.equal((await gw.call(key, 'POST', '/v1/chat/completions', CHAT)).status, 200);
+    const row = page.getByRole('row', { name: /issued by the operator/ });
+    await row.waitFor();
+    await photograph(page, 'operator-key-issued');
+
+    await row.getByRole('button', { name: /^Revoke key/ }).click();
+    const dialog = page.getByRole('dialog', { name: 'Revoke this key?' });
+    await dialog.getByRole('button', { name: 'Revoke key' }).click();
+    await row.getByText(/^revoked /).waitFor();
+    assert.equal((await gw.call(key, 'POST', '/v1/chat/completions', CHAT)).status, 401);
+    assert.deepEqual(watch.problems, []);
+  });
+
+  test('a sign-in link issued in the operator view signs its holder into the account console', async () => {
+    const { page, watch } = await openPage();
+    await openAlpha(page);
+    await page.getByRole('button', { name: 'Issue a sign-in link' }).click();
+    const link = await page.getByRole('textbox', { name: 'Sign-in link' }).inputValue();
+    assert.match(link, /\/dashboard\/login#token=/);
+    await page.getByRole('table', { name: 'Sign-in links of this account' }).getByRole('cell', { name: 'unused', exact: true }).waitFor();
+    await photograph(page, 'operator-link-issued');
+
+    const holder = await openPage();
+    await holder.page.goto(link);
+    await holder.page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    assert.equal(await holder.page.locator('header .who span').textContent(), 'Alpha Rockets');
+    const [listed] = (await gw.admin('GET', `/admin/accounts/${alpha.id}/login-links`)).body.data;
+    assert.equal(listed.state, 'used');
+    assert.deepEqual([...watch.problems, ...holder.watch.problems], []);
+  });
+
+  test('the channels table lists every configured channel with its pool', async () => {
+    const { page, watch } = await openPage();
+    await signInAsOperator(page);
+    await page.getByRole('navigation', { name: 'Operator' }).getByRole('button', { name: 'Channels' }).click();
+    const table = page.getByRole('table', { name: 'Configured channels' });
+    await table.waitFor();
+    const configured = (await gw.admin('GET', '/admin/channels')).body.data.map((c: { name: string }) => c.name);
+    assert.deepEqual(await table.locator('tbody tr td:first-child').allTextContents(), configured);
+    assert.match((await table.getByRole('row', { name: /^sandbox-openai openai/ }).textContent()) ?? '', /0 \/ 4096/);
+    await photograph(page, 'operator-channels');
+    assert.deepEqual(watch.problems, []);
+  });
+});
