@@ -58,14 +58,27 @@ describe('the admin API behind the operator view', () => {
     assert.match(body.error, /^cursor: /);
   });
 
-  test('an account’s keys are listed with prefix, name, rpm and times, never a key or its hash', async () => {
+  test('an account’s keys are listed with prefix, name, rpm, limits and times, never a key or its hash', async () => {
     const { id } = await create('keys listed');
     const issued = (await gw.admin('POST', `/admin/accounts/${id}/keys`, { name: 'ci', rpm: 60 })).body;
     await gw.admin('DELETE', `/admin/keys/${issued.id}`);
     const { status, body } = await gw.admin('GET', `/admin/accounts/${id}/keys`);
     assert.equal(status, 200);
     const [key] = body.data;
-    assert.deepEqual(Object.keys(key).sort(), ['created_at', 'id', 'last_used_at', 'name', 'prefix', 'revoked_at', 'rpm']);
+    assert.deepEqual(Object.keys(key).sort(), [
+      'allowed_models',
+      'created_at',
+      'daily_cap_micros',
+      'expires_at',
+      'id',
+      'last_used_at',
+      'monthly_cap_micros',
+      'name',
+      'prefix',
+      'revoked_at',
+      'rpm',
+      'spend',
+    ]);
     assert.deepEqual([key.id, key.prefix, key.name, key.rpm, key.last_used_at], [issued.id, issued.prefix, 'ci', 60, null]);
     assert.match(key.revoked_at, /^\d{4}-/);
     const stored = await gw.gateway.store.db.selectFrom('api_keys').select('key_hash').where('id', '=', issued.id).executeTakeFirstOrThrow();
