@@ -5,16 +5,16 @@
 import { errorResponse, errorResponses } from './errors.js';
 import { CursorParam, DateTimeParam, PageLimitParam } from './query.js';
 
-const instant = (description: string) => ({ type: 'string', format: 'date-time', description }) as const;
-const instantOrNull = (description: string) => ({ type: ['string', 'null'], format: 'date-time', description }) as const;
-const stringOrNull = (description: string) => ({ type: ['string', 'null'], description }) as const;
+export const instant = (description: string) => ({ type: 'string', format: 'date-time', description }) as const;
+export const instantOrNull = (description: string) => ({ type: ['string', 'null'], format: 'date-time', description }) as const;
+export const stringOrNull = (description: string) => ({ type: ['string', 'null'], description }) as const;
 const micros = (description: string) => ({ type: 'integer', description }) as const;
 const Id = (description: string) => ({ type: 'string', minLength: 1, maxLength: 200, description }) as const;
 
-const query = (properties: Record<string, object>) => ({ type: 'object', additionalProperties: false, properties }) as const;
+export const query = (properties: Record<string, object>) => ({ type: 'object', additionalProperties: false, properties }) as const;
 
 /** A page of `item`s and the cursor of the next page. */
-const page = (item: object, description: string) => ({
+export const page = (item: object, description: string) => ({
   description,
   type: 'object',
   required: ['data', 'next_cursor'],
@@ -24,10 +24,10 @@ const page = (item: object, description: string) => ({
   },
 });
 
-const tags = ['account'];
+export const tags = ['account'];
 
 // Every route of the API answers these, besides its own.
-const READ_ERRORS = errorResponses(401, 429, 503);
+export const READ_ERRORS = errorResponses(401, 429, 503);
 // A change made with the console's cookie from another site's page is refused.
 const CHANGE_ERRORS = { ...errorResponses(403), ...READ_ERRORS };
 
