@@ -4,9 +4,17 @@ import { useEffect, useState } from 'preact/hooks';
 
 export const BASE = '/dashboard';
 
-export type Route = 'overview' | 'keys' | 'usage' | 'tasks' | 'settings' | 'login';
+export type Route = 'overview' | 'keys' | 'usage' | 'tasks' | 'gallery' | 'settings' | 'login';
 
-const ROUTES: Record<string, Route> = { '': 'overview', login: 'login', keys: 'keys', usage: 'usage', tasks: 'tasks', settings: 'settings' };
+const ROUTES: Record<string, Route> = {
+  '': 'overview',
+  login: 'login',
+  keys: 'keys',
+  usage: 'usage',
+  tasks: 'tasks',
+  gallery: 'gallery',
+  settings: 'settings',
+};
 
 export function routeOf(pathname: string): Route | undefined {
   const rest = pathname.startsWith(BASE) ? pathname.slice(BASE.length) : pathname;

@@ -17,12 +17,12 @@ export interface Pages<T> {
 }
 
 /** `filter` holds the list's query fields; a new filter starts again from the newest page. */
-export function usePages<T>(path: string, filter: Record<string, string | undefined>): Pages<T> {
+export function usePages<T>(path: string, filter: Record<string, string | undefined>, rows = PAGE_ROWS): Pages<T> {
   const filterKey = JSON.stringify(filter);
   const [cursors, setCursors] = useState<{ filterKey: string; list: string[] }>({ filterKey, list: [] });
   const list = cursors.filterKey === filterKey ? cursors.list : [];
   const cursor = list.at(-1);
-  const { data, error, loading } = useLoad(() => api<Page<T>>('GET', `${path}${query({ ...filter, limit: String(PAGE_ROWS), cursor })}`), [filterKey, cursor]);
+  const { data, error, loading } = useLoad(() => api<Page<T>>('GET', `${path}${query({ ...filter, limit: String(rows), cursor })}`), [filterKey, cursor, rows]);
   const next = data?.next_cursor ?? null;
   return {
     page: data,
