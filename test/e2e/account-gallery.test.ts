@@ -4,6 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
+import { insertTask } from '../../src/store/tasks.js';
+import { taskRow } from '../helpers/account-rows.js';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const badRequest = (error: string) => ({ status: 400, body: { error, type: 'invalid_request_error' } });
@@ -105,6 +107,24 @@ describe('account gallery', () => {
     assert.deepEqual(
       (await get(key, '/v1/account/gallery')).body.data.map((item: { id: string }) => item.id),
       [shown.id],
+    );
+  });
+
+  test('an image task answered inline (b64_json) is listed with no media, its images left to the task’s GET', async () => {
+    const { key } = await gw.account({ creditMicros: 5_000_000 });
+    const inline = await finished(key, '/v1/images/async', { model: 'sandbox-image', prompt: 'inline', response_format: 'b64_json' }, '/v1/images/async');
+    assert.ok(inline.result.data[0].b64_json);
+    const [item] = (await get(key, '/v1/account/gallery')).body.data;
+    assert.deepEqual({ id: item.id, media: item.media }, { id: inline.id, media: [] });
+  });
+
+  test('an image task whose inline result is megabytes is listed with no media', async () => {
+    const { accountId, key } = await gw.account();
+    const huge = JSON.stringify({ created: 1, data: [{ b64_json: 'A'.repeat(2 * 1024 * 1024) }] });
+    await insertTask(gw.gateway.store.db, { ...taskRow(accountId, { id: 'img_huge', createdAt: Date.now(), kind: 'image' }), result: huge });
+    assert.deepEqual(
+      (await get(key, '/v1/account/gallery')).body.data.map((item: { id: string; media: unknown[] }) => [item.id, item.media]),
+      [['img_huge', []]],
     );
   });
 

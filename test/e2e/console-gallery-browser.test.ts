@@ -141,6 +141,28 @@ describe('the console gallery in a browser', { skip, timeout: 120_000 }, () => {
     assert.deepEqual(watch.problems, []);
   });
 
+  test('the gallery pages back and forth, 24 tiles a page', async () => {
+    const busy = await gw.account({ creditMicros: 25_000_000 });
+    const created = await Promise.all(
+      Array.from({ length: 25 }, (_, i) => gw.call(busy.key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: `gate ${i}` })),
+    );
+    assert.deepEqual(new Set(created.map((task) => task.status)), new Set([200]));
+    await eventually(async () => (await gw.call(busy.key, 'GET', '/v1/account/gallery?limit=25')).body.data.length === 25, 15_000);
+    const { page, watch } = await openGallery(busy.accountId);
+    const tiles = page.locator('.gallery > li');
+    assert.equal(await tiles.count(), 24);
+    const first = await tiles.first().getAttribute('data-task-id');
+    await page.getByRole('button', { name: 'Older' }).click();
+    await page.getByText('Page 2').waitFor();
+    await galleryLoaded(page);
+    assert.equal(await tiles.count(), 1);
+    await page.getByRole('button', { name: 'Newer' }).click();
+    await page.getByText('Page 1').waitFor();
+    await galleryLoaded(page);
+    assert.equal(await tiles.first().getAttribute('data-task-id'), first);
+    assert.deepEqual(watch.problems, []);
+  });
+
   test('an account that has generated nothing is told so', async () => {
     const empty = await gw.account();
     const { page, watch } = await openGallery(empty.accountId);
