@@ -8,6 +8,8 @@ import { Failure } from '../components/Notice';
 import { Pager } from '../components/Pager';
 import { formatTime } from '../format';
 import { usePages } from '../use-pages';
+// The gallery's own rules, beside the shared sheet (styles.css); Vite bundles both into one file.
+import '../gallery.css';
 
 const KINDS = ['image', 'video', 'erase'] as const;
 // Fewer than the tables' 50: every player on a page fetches its video's first bytes.
