@@ -5,6 +5,7 @@ import { type Account, ApiError, api, SIGNED_OUT } from './api';
 import { Link } from './components/Link';
 import { Failure } from './components/Notice';
 import { Operator } from './pages/admin/Operator';
+import { Gallery } from './pages/Gallery';
 import { Keys } from './pages/Keys';
 import { Overview } from './pages/Overview';
 import { Settings } from './pages/Settings';
@@ -13,12 +14,13 @@ import { Tasks } from './pages/Tasks';
 import { Usage } from './pages/Usage';
 import { navigate, type Route, useRoute } from './router';
 
-const PAGES = { overview: Overview, keys: Keys, usage: Usage, tasks: Tasks, settings: Settings } as const;
+const PAGES = { overview: Overview, keys: Keys, usage: Usage, tasks: Tasks, gallery: Gallery, settings: Settings } as const;
 const NAV: [Exclude<Route, 'login' | 'admin'>, string][] = [
   ['overview', 'Overview'],
   ['keys', 'Keys'],
   ['usage', 'Usage'],
   ['tasks', 'Tasks'],
+  ['gallery', 'Gallery'],
   ['settings', 'Settings'],
 ];
 

@@ -76,6 +76,18 @@ export interface Task {
   finished_at: string | null;
 }
 
+/** A succeeded image, video or erase task and the media it made (GET /v1/account/gallery). */
+export interface GalleryItem {
+  id: string;
+  kind: 'image' | 'video' | 'erase';
+  model: string;
+  created_at: string;
+  finished_at: string | null;
+  media: { type: 'image' | 'video'; url: string; poster_url: string | null }[];
+  /** The video an erase task cleaned; null for other kinds. */
+  original: { task_id: string; type: 'video'; url: string } | null;
+}
+
 export interface Page<T> {
   data: T[];
   next_cursor: string | null;

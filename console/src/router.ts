@@ -5,9 +5,18 @@ import { useEffect, useState } from 'preact/hooks';
 export const BASE = '/dashboard';
 
 // `admin` is the operator's view (pages/admin/): the admin token, not an account's session.
-export type Route = 'overview' | 'keys' | 'usage' | 'tasks' | 'settings' | 'login' | 'admin';
+export type Route = 'overview' | 'keys' | 'usage' | 'tasks' | 'gallery' | 'settings' | 'login' | 'admin';
 
-const ROUTES: Record<string, Route> = { '': 'overview', login: 'login', keys: 'keys', usage: 'usage', tasks: 'tasks', settings: 'settings', admin: 'admin' };
+const ROUTES: Record<string, Route> = {
+  '': 'overview',
+  login: 'login',
+  keys: 'keys',
+  usage: 'usage',
+  tasks: 'tasks',
+  gallery: 'gallery',
+  settings: 'settings',
+  admin: 'admin',
+};
 
 export function routeOf(pathname: string): Route | undefined {
   const rest = pathname.startsWith(BASE) ? pathname.slice(BASE.length) : pathname;

@@ -23,13 +23,13 @@ export interface Pages<T> {
 export function usePages<T>(
   path: string,
   filter: Record<string, string | undefined>,
-  get: (url: string) => Promise<Page<T>> = (url) => api<Page<T>>('GET', url),
+  { rows = PAGE_ROWS, get = (url: string) => api<Page<T>>('GET', url) }: { rows?: number; get?: (url: string) => Promise<Page<T>> } = {},
 ): Pages<T> {
   const filterKey = JSON.stringify(filter);
   const [cursors, setCursors] = useState<{ filterKey: string; list: string[] }>({ filterKey, list: [] });
   const list = cursors.filterKey === filterKey ? cursors.list : [];
   const cursor = list.at(-1);
-  const { data, error, loading } = useLoad(() => get(`${path}${query({ ...filter, limit: String(PAGE_ROWS), cursor })}`), [filterKey, cursor]);
+  const { data, error, loading } = useLoad(() => get(`${path}${query({ ...filter, limit: String(rows), cursor })}`), [filterKey, cursor, rows]);
   const next = data?.next_cursor ?? null;
   return {
     page: data,

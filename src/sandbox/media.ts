@@ -1,4 +1,5 @@
 import type { SandboxContext, SandboxRoute } from './route.js';
+import { SAMPLE_MP4_BYTES } from './sample-video.js';
 
 // The files the async kinds "generate" (videos, images, minutes result files), served by the sandbox
 // itself at /__media/<name>, so a gateway can fetch what an upstream's URL points at.
@@ -35,15 +36,17 @@ export class MediaStore {
 /** A valid 1×1 RGBA PNG. */
 export const PNG_BYTES = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
 
-/** An ISO-BMFF `ftyp` box (what an mp4 starts with) and a `free` box carrying the name, so files differ. */
+/**
+ * A playable MP4 (sample-video.ts) followed by a top-level `free` box carrying the name, so files
+ * differ; players skip `free` boxes.
+ */
 export function mp4Bytes(name: string): Buffer {
-  const ftyp = Buffer.from('000000186674797069736f6d0000020069736f6d6d703431', 'hex');
   const text = Buffer.from(name, 'utf8');
   const free = Buffer.alloc(8 + text.length);
   free.writeUInt32BE(free.length, 0);
   free.write('free', 4, 'latin1');
   text.copy(free, 8);
-  return Buffer.concat([ftyp, free]);
+  return Buffer.concat([SAMPLE_MP4_BYTES, free]);
 }
 
 export const pngFile = (): MediaFile => ({ contentType: 'image/png', render: () => PNG_BYTES });

@@ -1,5 +1,5 @@
 // Queries on `tasks`: asynchronous upstream work, claimed by background loops with leases.
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import { type Insertable, type Kysely, type Selectable, sql } from 'kysely';
 import { olderThan, type Position } from './keyset.js';
 import type { Dialect } from './migrations.js';
 import type { DB, TaskKind, TaskStatus, TasksTable } from './schema.js';
@@ -74,6 +74,38 @@ export async function listAccountTasks(
     .where('account_id', '=', accountId)
     .$if(kind !== undefined, (q) => q.where('kind', '=', kind!))
     .$if(statuses !== undefined, (q) => q.where('status', 'in', statuses!))
+    .$if(after !== undefined, (q) => q.where(olderThan(after!)))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+/** The kinds whose results are media: the gallery shows these. */
+export type MediaTaskKind = Extract<TaskKind, 'image' | 'video' | 'erase'>;
+export const MEDIA_TASK_KINDS: MediaTaskKind[] = ['image', 'video', 'erase'];
+
+// A result longer than this is an image task answered inline (b64_json): megabytes of base64 and
+// no URL to show. Left in the store, so a page of the gallery reads kilobytes, not a page of images.
+const GALLERY_RESULT_MAX_CHARS = 64 * 1024;
+
+export type GalleryRow = Pick<TaskRow, 'id' | 'kind' | 'model' | 'created_at' | 'finished_at' | 'result'>;
+
+/**
+ * The account's succeeded media tasks newest first, with their results (where the media URLs
+ * are), on the (account_id, created_at) index as listAccountTasks; `olderThan` pages back.
+ */
+export async function listAccountGallery(
+  db: Kysely<DB>,
+  { accountId, kinds, olderThan: after, limit }: { accountId: string; kinds: MediaTaskKind[]; olderThan?: Position; limit: number },
+): Promise<GalleryRow[]> {
+  return db
+    .selectFrom('tasks')
+    .select(['id', 'kind', 'model', 'created_at', 'finished_at'])
+    .select(sql<string | null>`case when length(result) <= ${GALLERY_RESULT_MAX_CHARS} then result end`.as('result'))
+    .where('account_id', '=', accountId)
+    .where('kind', 'in', kinds)
+    .where('status', '=', 'succeeded')
     .$if(after !== undefined, (q) => q.where(olderThan(after!)))
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')

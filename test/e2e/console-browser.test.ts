@@ -16,15 +16,11 @@ import { USAGE_CSV_HEADER } from '../../src/account/views.js';
 import { SIGN_IN_REFUSED } from '../../src/console/sign-in.js';
 import { BUILT_CONSOLE_DIR } from '../../src/http/routes/console.js';
 import { verifyWebhook } from '../../src/index.js';
-import { browserMissing, launchBrowser, PageWatch } from '../helpers/browser.js';
+import { browserMissing, launchBrowser, PageWatch, photograph as photographPage, SIZES } from '../helpers/browser.js';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 
 const CHAT = { model: 'sandbox-chat', messages: [{ role: 'user', content: 'a b c' }] };
-const SIZES = [
-  { name: 'desktop', width: 1280, height: 800 },
-  { name: 'mobile', width: 390, height: 844 },
-] as const;
 
 const skip = browserMissing();
 if (skip) console.log(`console browser test ${skip}`);
@@ -64,22 +60,7 @@ describe('the account console in a browser', { skip, timeout: 180_000 }, () => {
     return { page, watch: new PageWatch(page) };
   }
 
-  /** The page at both sizes; on a phone's width nothing but the tables' own boxes may scroll sideways. */
-  async function photograph(page: Page, name: string): Promise<void> {
-    const fits = () => document.documentElement.scrollWidth <= document.documentElement.clientWidth;
-    for (const size of SIZES) {
-      await page.setViewportSize(size);
-      // The chart follows the new width on the next frame: wait for the page to fit, then take it.
-      const settled = await page.waitForFunction(fits, null, { timeout: 5_000 }).then(
-        () => true,
-        () => false,
-      );
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-      assert.ok(settled, `${name} at ${size.width}px is ${overflow}px wider than the window`);
-      await page.screenshot({ path: path.join(shotsDir, `${name}-${size.name}.png`), fullPage: true });
-    }
-    await page.setViewportSize(SIZES[0]);
-  }
+  const photograph = (page: Page, name: string) => photographPage(page, shotsDir, name);
 
   const goTo = async (page: Page, link: string, heading: string) => {
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: link }).click();

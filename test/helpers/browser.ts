@@ -2,7 +2,9 @@
 // /usr/bin/chromium), driven by playwright-core, which downloads no browser of its own. Each page
 // is watched for anything going wrong that the test did not announce: console errors, uncaught
 // exceptions, failed requests and answers of 400 or more.
+import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.TOLLROUTE_CHROMIUM ?? '/usr/bin/chromium';
@@ -60,4 +62,30 @@ export class PageWatch {
   expect(status: number, path: string): void {
     this.expected.push({ status, path });
   }
+}
+
+/** The sizes every console page is photographed at: a desktop and a phone. */
+export const SIZES = [
+  { name: 'desktop', width: 1280, height: 800 },
+  { name: 'mobile', width: 390, height: 844 },
+] as const;
+
+/**
+ * The page at both sizes, saved as `<name>-desktop.png` and `<name>-mobile.png` in `dir`; on a
+ * phone's width nothing but the tables' own boxes may scroll sideways.
+ */
+export async function photograph(page: Page, dir: string, name: string): Promise<void> {
+  const fits = () => document.documentElement.scrollWidth <= document.documentElement.clientWidth;
+  for (const size of SIZES) {
+    await page.setViewportSize(size);
+    // The chart follows the new width on the next frame: wait for the page to fit, then take it.
+    const settled = await page.waitForFunction(fits, null, { timeout: 5_000 }).then(
+      () => true,
+      () => false,
+    );
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(settled, `${name} at ${size.width}px is ${overflow}px wider than the window`);
+    await page.screenshot({ path: path.join(dir, `${name}-${size.name}.png`), fullPage: true });
+  }
+  await page.setViewportSize(SIZES[0]);
 }

@@ -3,6 +3,7 @@
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import type { Task } from '../api';
+import { Choice } from '../components/Choice';
 import { Failure } from '../components/Notice';
 import { Pager } from '../components/Pager';
 import { TaskDeliveries } from '../components/TaskDeliveries';
@@ -11,34 +12,6 @@ import { usePages } from '../use-pages';
 
 const KINDS = ['image', 'video', 'erase', 'minutes'] as const;
 const STATUSES = ['queued', 'processing', 'succeeded', 'failed', 'cancelled'] as const;
-
-function Choice({
-  id,
-  label,
-  options,
-  value,
-  onChange,
-}: {
-  id: string;
-  label: string;
-  options: readonly string[];
-  value: string;
-  onChange: (value: string) => void;
-}) {
-  return (
-    <div class="field">
-      <label for={id}>{label}</label>
-      <select id={id} value={value} onChange={(event) => onChange(event.currentTarget.value)}>
-        <option value="">any</option>
-        {options.map((option) => (
-          <option key={option} value={option}>
-            {option}
-          </option>
-        ))}
-      </select>
-    </div>
-  );
-}
 
 export function Tasks() {
   const [kind, setKind] = useState('');

@@ -3,6 +3,7 @@
 // reveal nothing. Reads charge nothing but count against the key's rate limit, like task reads.
 // Usage and spend are in account-usage.ts.
 import type { FastifyPluginAsync } from 'fastify';
+import { galleryView } from '../../account/gallery-view.js';
 import { deliveryView, taskListView } from '../../account/views.js';
 import { accountView } from '../../admin/views.js';
 import { rotateWebhookSecret } from '../../billing/webhook-secret.js';
@@ -11,12 +12,13 @@ import type { Pipeline } from '../../pipeline/metered-call.js';
 import { type AccountRow, findAccount } from '../../store/accounts.js';
 import type { Store } from '../../store/open.js';
 import type { TaskKind, TaskStatus } from '../../store/schema.js';
-import { findAccountTask, listAccountTasks } from '../../store/tasks.js';
+import { findAccountTask, listAccountGallery, listAccountTasks, MEDIA_TASK_KINDS, type MediaTaskKind } from '../../store/tasks.js';
 import { listAccountWebhooks } from '../../store/webhook-outbox.js';
 import { requireCaller } from '../auth.js';
 import { readPage, toPage } from '../cursor.js';
 import type { KeyResolver } from '../key-resolver.js';
 import { AccountSchema, ListDeliveriesSchema, ListTasksSchema, RotateWebhookSecretSchema, WebhookSecretSchema } from '../schemas/account.js';
+import { GallerySchema } from '../schemas/gallery.js';
 import { accountKeyRoutes } from './account-keys.js';
 import { accountUsageRoutes } from './account-usage.js';
 import { type AccountWebhookDeps, accountWebhookRoutes } from './account-webhooks.js';
@@ -69,6 +71,18 @@ export const accountRoutes: FastifyPluginAsync<AccountRouteDeps> = async (app, d
       limit: limit + 1,
     });
     return toPage(rows, limit, taskListView);
+  });
+
+  app.get('/v1/account/gallery', { schema: GallerySchema }, async (request) => {
+    const { kind } = request.query as { kind?: MediaTaskKind };
+    const { limit, olderThan } = readPage(request.query);
+    const rows = await listAccountGallery(db, {
+      accountId: requireCaller(request).accountId,
+      kinds: kind === undefined ? MEDIA_TASK_KINDS : [kind],
+      olderThan,
+      limit: limit + 1,
+    });
+    return toPage(rows, limit, galleryView);
   });
 
   app.get('/v1/account/webhook-deliveries', { schema: ListDeliveriesSchema }, async (request) => {

@@ -11,10 +11,13 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 /** Where the build writes the console: three levels up from src/http/routes and dist/http/routes alike. */
 export const BUILT_CONSOLE_DIR = fileURLToPath(new URL('../../../dist/console', import.meta.url));
 
-// The page loads only its own files and talks only to this gateway; no other site may frame it.
+// The page runs only its own scripts and talks only to this gateway; no other site may frame it.
+// Images and videos may come from anywhere: the gallery shows generated media where the upstream
+// keeps it (its own storage, another origin, http on a local sandbox). Media run no code.
 const PAGE_HEADERS = {
   'cache-control': 'no-cache',
-  'content-security-policy': "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'self'; img-src 'self' data: https: http:; media-src 'self' https: http:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
 };

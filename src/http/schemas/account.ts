@@ -11,10 +11,10 @@ export const stringOrNull = (description: string) => ({ type: ['string', 'null']
 export const micros = (description: string) => ({ type: 'integer', description }) as const;
 export const Id = (description: string) => ({ type: 'string', minLength: 1, maxLength: 200, description }) as const;
 
-const query = (properties: Record<string, object>) => ({ type: 'object', additionalProperties: false, properties }) as const;
+export const query = (properties: Record<string, object>) => ({ type: 'object', additionalProperties: false, properties }) as const;
 
 /** A page of `item`s and the cursor of the next page. */
-const page = (item: object, description: string) => ({
+export const page = (item: object, description: string) => ({
   description,
   type: 'object',
   required: ['data', 'next_cursor'],

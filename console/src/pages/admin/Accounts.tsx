@@ -11,7 +11,7 @@ import type { Admin } from './admin-api';
 export function Accounts({ admin, onOpen }: { admin: Admin; onOpen: (id: string) => void }) {
   const [typed, setTyped] = useState('');
   const [name, setName] = useState<string>();
-  const pages = usePages<Account>('/admin/accounts', { name }, (url) => admin.get<Page<Account>>(url));
+  const pages = usePages<Account>('/admin/accounts', { name }, { get: (url) => admin.get<Page<Account>>(url) });
   const { page, error, loading } = pages;
 
   const search = (event: Event) => {
