@@ -172,6 +172,23 @@ describe('account API: usage and spend', () => {
     );
   });
 
+  test('a call’s usage row carries the channel’s answer time, the upstream figure of its Server-Timing', async () => {
+    const { accountId, key } = await gw.account();
+    const answer = await request(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sandbox-chat', messages: [{ role: 'user', content: 'a b' }] }),
+    });
+    assert.equal(answer.statusCode, 200);
+    await answer.body.text();
+    const upstream = /upstream;dur=([\d.]+)/.exec(String(answer.headers['server-timing']))?.[1];
+    assert.ok(upstream, `Server-Timing: ${answer.headers['server-timing']}`);
+    await gw.settled(accountId);
+    const { body } = await get(key, '/v1/account/usage');
+    assert.equal(body.data.length, 1);
+    assert.equal(body.data[0].upstream_ms, Math.round(Number(upstream)));
+  });
+
   test('the CSV export quotes fields holding commas, quotes and line breaks, doubling the quotes', async () => {
     const { accountId, key } = await gw.account();
     await insertUsage(
@@ -187,8 +204,8 @@ describe('account API: usage and spend', () => {
     const res = await request(`${gw.url}/v1/account/usage?format=csv`, { headers: { authorization: `Bearer ${key}` } });
     assert.equal(
       await res.body.text(),
-      'id,created_at,model,endpoint,units,amount_micros,unbilled_micros,flags,key_id,request_id,client_request_id,hold_id\r\n' +
-        `use_awkward,2024-05-01T12:00:00.000Z,"say ""hi"",\r\nthen go",chat.completions,"{""input_token"":3,""output_token"":4}",10,0,"clamped,capped",,req_use_awkward,,\r\n`,
+      'id,created_at,model,endpoint,units,amount_micros,unbilled_micros,flags,key_id,request_id,client_request_id,hold_id,upstream_ms\r\n' +
+        `use_awkward,2024-05-01T12:00:00.000Z,"say ""hi"",\r\nthen go",chat.completions,"{""input_token"":3,""output_token"":4}",10,0,"clamped,capped",,req_use_awkward,,,\r\n`,
     );
   });
 
