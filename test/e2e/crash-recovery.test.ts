@@ -39,9 +39,11 @@ async function streamUntil(base: string, key: string, chunks: number) {
   });
 }
 
-async function crashScene(base: string, sandbox: Sandbox) {
+/** With `keyLimits`, the calls use a key of the account that carries them (issued over the account API). */
+async function crashScene(base: string, sandbox: Sandbox, keyLimits?: Record<string, unknown>) {
   const account = (await callJson(base, ADMIN_TOKEN, 'POST', '/admin/accounts', { name: 'crash', credit_micros: 10_000_000 })).body;
-  const key = (await callJson(base, ADMIN_TOKEN, 'POST', `/admin/accounts/${account.id}/keys`, {})).body.key as string;
+  const owner = (await callJson(base, ADMIN_TOKEN, 'POST', `/admin/accounts/${account.id}/keys`, {})).body.key as string;
+  const key = keyLimits ? ((await callJson(base, owner, 'POST', '/v1/account/keys', { name: 'capped', ...keyLimits })).body.key as string) : owner;
   await callJson(sandbox.url, '', 'POST', '/__sandbox/faults', { kind: 'chat', chunk_delay_ms: 20 });
   await callJson(sandbox.url, '', 'POST', '/__sandbox/faults', { kind: 'search', delay_ms: 60_000 });
   await streamUntil(base, key, 30);
@@ -116,6 +118,39 @@ describe('crash recovery', () => {
     await callJson(sandbox.url, '', 'DELETE', '/__sandbox/faults');
     const retried = await callJson(second.base, key, 'POST', '/v1/search', { Type: 'web', Query: 'cut off' }, { 'idempotency-key': 'in-flight' });
     assert.equal(retried.status, 200, 'the dead instance’s Idempotency-Key runs again');
+  });
+
+  test('after kill -9 and a restart, a capped key’s spend counter equals what its cut-off calls were billed', async () => {
+    const sandbox = await startSandbox({ port: 0 });
+    cleanups.push(() => sandbox.close());
+    const dir = mkdtempSync(path.join(tmpdir(), 'tollroute-kill-cap-'));
+    const storeUrl = `sqlite:${path.join(dir, 'tollroute.db')}`;
+    const configFile = writeConfig(dir, sandbox, storeUrl);
+    const first = await serveOnFreePort(configFile, dir);
+    const { accountId } = await crashScene(first.base, sandbox, { daily_cap_micros: 5_000_000 });
+    const store = await openStore(storeUrl);
+    cleanups.push(() => store.close());
+    const open = await waitForProgress(store, accountId);
+    assert.ok(
+      open.every((h) => h.cap_periods !== null),
+      'both holds reserved in the key’s counters',
+    );
+    first.process.child.kill('SIGKILL');
+    await first.process.exited;
+
+    const second = await serveOnFreePort(configFile, dir);
+    cleanups.push(stop(second));
+    const ended = await eventually(async () => {
+      const rows = await store.db.selectFrom('holds').selectAll().where('account_id', '=', accountId).execute();
+      return rows.every((h) => h.state !== 'open') && rows;
+    }, 15_000);
+    const billed = ended.reduce((sum, h) => sum + (h.charged_micros ?? 0), 0);
+    assert.ok(billed > 0, 'the stream was billed its delivered output');
+    const counters = await store.db.selectFrom('key_spend').select(['period', 'spent_micros']).where('key_id', '=', ended[0]!.key_id!).execute();
+    assert.deepEqual(
+      counters.map((c) => Number(c.spent_micros)),
+      [billed],
+    );
   });
 
   test('on PostgreSQL another live instance ends the holds of one that was killed, without any restart', { skip: !postgres }, async () => {
