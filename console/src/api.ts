@@ -14,7 +14,7 @@ export class ApiError extends Error {
 export const SIGNED_OUT = 'tollroute:signed-out';
 const SESSION = '/v1/account/session';
 
-export async function api<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
+export async function api<T>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown): Promise<T> {
   const response = await fetch(path, {
     method,
     credentials: 'same-origin',
@@ -46,14 +46,30 @@ export interface Account {
   created_at: string;
 }
 
-export interface ApiKey {
+/** A key's limits; null is no limit (for rpm: the gateway's default). */
+export interface KeyLimits {
+  rpm: number | null;
+  allowed_models: string[] | null;
+  daily_cap_micros: number | null;
+  monthly_cap_micros: number | null;
+  expires_at: string | null;
+}
+
+export interface ApiKey extends KeyLimits {
   id: string;
   prefix: string;
   name: string | null;
-  rpm: number | null;
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
+  /** Spent or held this UTC day and month; null for a key without a spend cap. */
+  spend: { day_micros: number; month_micros: number } | null;
+}
+
+/** A model the gateway serves (GET /v1/account/models, as /v1/models). */
+export interface Model {
+  id: string;
+  model_type: string;
 }
 
 export interface UsageRow {
@@ -63,6 +79,8 @@ export interface UsageRow {
   units: Record<string, number>;
   amount_micros: number;
   request_id: string | null;
+  /** How long the channel took to answer, in ms; null for tasks. */
+  upstream_ms: number | null;
   created_at: string;
 }
 

@@ -1,13 +1,21 @@
-// The account's API keys: create one (its secret shown this once), revoke one after confirming.
+// The account's API keys: create one, with limits if wanted (its secret shown this once), change a
+// key's limits, revoke one after confirming.
 import { useRef, useState } from 'preact/hooks';
-import { ApiError, type ApiKey, api } from '../api';
+import { ApiError, type ApiKey, api, type Model } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { CopyButton } from '../components/CopyButton';
+import { EditLimitsDialog } from '../components/EditLimitsDialog';
+import { KeyLimitFields } from '../components/KeyLimitFields';
+import { KeyLimitsSummary } from '../components/KeyLimitsSummary';
 import { Failure } from '../components/Notice';
 import { formatTime } from '../format';
+import { draftOf, limitChanges, NO_LIMITS } from '../key-limits';
 import { useLoad } from '../use-load';
+// The page's own rules, beside the shared sheet (styles.css); Vite bundles both into one file.
+import '../keys.css';
 
 const KEYS = '/v1/account/keys';
+const MODELS = '/v1/account/models';
 
 function NewKey({ created }: { created: ApiKey & { key: string } }) {
   const field = useRef<HTMLInputElement>(null);
@@ -24,9 +32,15 @@ function NewKey({ created }: { created: ApiKey & { key: string } }) {
 
 export function Keys() {
   const { data, error, reload } = useLoad(() => api<{ data: ApiKey[] }>('GET', KEYS));
+  // The models a key may be limited to (the catalogue, as /v1/models lists it for keys), read
+  // only once a form that offers them opens: most visits to the page never need them.
+  const [modelsWanted, setModelsWanted] = useState(false);
+  const models = useLoad(() => (modelsWanted ? api<{ data: Model[] }>('GET', MODELS) : Promise.resolve(undefined)), [modelsWanted]);
   const [name, setName] = useState('');
+  const [limits, setLimits] = useState(() => draftOf(NO_LIMITS));
   const [created, setCreated] = useState<ApiKey & { key: string }>();
   const [revoking, setRevoking] = useState<ApiKey>();
+  const [editing, setEditing] = useState<ApiKey>();
   const [failure, setFailure] = useState<string>();
 
   const act = async (action: () => Promise<void>) => {
@@ -40,9 +54,13 @@ export function Keys() {
   };
   const create = (event: Event) => {
     event.preventDefault();
+    // Only the limits filled in are sent: a new key has none of the others.
+    const changes = limitChanges(limits);
+    if ('error' in changes) return setFailure(changes.error);
     void act(async () => {
-      setCreated(await api<ApiKey & { key: string }>('POST', KEYS, { name: name.trim() }));
+      setCreated(await api<ApiKey & { key: string }>('POST', KEYS, { name: name.trim(), ...changes.body }));
       setName('');
+      setLimits(draftOf(NO_LIMITS));
     });
   };
   const revoke = (key: ApiKey) => {
@@ -55,10 +73,16 @@ export function Keys() {
   return (
     <>
       <h1>API keys</h1>
-      <Failure message={failure ?? error} />
-      <form class="inline" onSubmit={create}>
-        <label for="key-name">Name of a new key</label>
-        <input id="key-name" required maxLength={200} value={name} onInput={(event) => setName(event.currentTarget.value)} />
+      <Failure message={failure ?? error ?? models.error} />
+      <form class="new-key" onSubmit={create}>
+        <div class="field">
+          <label for="key-name">Name of a new key</label>
+          <input id="key-name" required maxLength={200} value={name} onInput={(event) => setName(event.currentTarget.value)} />
+        </div>
+        <details onToggle={(event) => event.currentTarget.open && setModelsWanted(true)}>
+          <summary>Limits (optional)</summary>
+          <KeyLimitFields draft={limits} onChange={setLimits} models={models.data?.data} />
+        </details>
         <button type="submit">Create key</button>
       </form>
       {created && <NewKey created={created} />}
@@ -69,6 +93,7 @@ export function Keys() {
               <tr>
                 <th scope="col">Prefix</th>
                 <th scope="col">Name</th>
+                <th scope="col">Limits</th>
                 <th scope="col">Created</th>
                 <th scope="col">Last used</th>
                 <th scope="col">State</th>
@@ -81,15 +106,35 @@ export function Keys() {
                     <code>{key.prefix}…</code>
                   </td>
                   <td>{key.name ?? '—'}</td>
+                  <td class="wrap">
+                    <KeyLimitsSummary apiKey={key} />
+                  </td>
                   <td>{formatTime(key.created_at)}</td>
                   <td>{formatTime(key.last_used_at)}</td>
                   <td>
                     {key.revoked_at !== null ? (
                       `revoked ${formatTime(key.revoked_at)}`
                     ) : (
-                      <button type="button" class="danger" onClick={() => setRevoking(key)} aria-label={`Revoke key ${key.prefix} (${key.name ?? 'no name'})`}>
-                        Revoke
-                      </button>
+                      <div class="row-actions">
+                        <button
+                          type="button"
+                          onClick={() => {
+                            setModelsWanted(true);
+                            setEditing(key);
+                          }}
+                          aria-label={`Edit limits of key ${key.prefix} (${key.name ?? 'no name'})`}
+                        >
+                          Edit limits
+                        </button>
+                        <button
+                          type="button"
+                          class="danger"
+                          onClick={() => setRevoking(key)}
+                          aria-label={`Revoke key ${key.prefix} (${key.name ?? 'no name'})`}
+                        >
+                          Revoke
+                        </button>
+                      </div>
                     )}
                   </td>
                 </tr>
@@ -98,6 +143,15 @@ export function Keys() {
           </table>
         </div>
       )}
+      <EditLimitsDialog
+        apiKey={editing}
+        models={models.data?.data}
+        onClose={() => setEditing(undefined)}
+        onSaved={() => {
+          setEditing(undefined);
+          reload();
+        }}
+      />
       <ConfirmDialog
         open={revoking !== undefined}
         title="Revoke this key?"

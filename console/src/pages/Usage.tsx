@@ -70,6 +70,9 @@ export function Usage() {
                   <th scope="col">Model</th>
                   <th scope="col">Units</th>
                   <th scope="col" class="number">
+                    Answer time
+                  </th>
+                  <th scope="col" class="number">
                     Amount
                   </th>
                 </tr>
@@ -84,6 +87,8 @@ export function Usage() {
                     <td>{row.endpoint}</td>
                     <td>{row.model}</td>
                     <td>{formatUnits(row.units)}</td>
+                    {/* The channel's own time to answer (null for tasks, which are polled). */}
+                    <td class="number">{row.upstream_ms === null ? '—' : `${row.upstream_ms} ms`}</td>
                     <td class="number">{formatMicros(row.amount_micros)}</td>
                   </tr>
                 ))}

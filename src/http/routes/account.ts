@@ -22,6 +22,7 @@ import { GallerySchema } from '../schemas/gallery.js';
 import { accountKeyRoutes } from './account-keys.js';
 import { accountUsageRoutes } from './account-usage.js';
 import { type AccountWebhookDeps, accountWebhookRoutes } from './account-webhooks.js';
+import { accountModelRoutes } from './models.js';
 
 export interface AccountRouteDeps {
   store: Store;
@@ -46,10 +47,11 @@ export const accountRoutes: FastifyPluginAsync<AccountRouteDeps> = async (app, d
   app.addHook('preHandler', async (request) => {
     await pipeline.admit(requireCaller(request), request.log);
   });
-  // Registered after the hook, so the usage and webhook routes are rate-limited too.
+  // Registered after the hook, so the usage, webhook, key and model routes are rate-limited too.
   await app.register(accountUsageRoutes, { store });
   await app.register(accountWebhookRoutes, { store, webhooks: deps.webhooks });
   await app.register(accountKeyRoutes, { store, pipeline, keys });
+  await app.register(accountModelRoutes, { pipeline });
 
   const callerAccount = async (accountId: string): Promise<AccountRow> => {
     const account = await findAccount(db, accountId);

@@ -34,3 +34,16 @@ export const modelRoutes: FastifyPluginAsync<{ pipeline: Pipeline }> = async (ap
     return modelView(found);
   });
 };
+
+/**
+ * The same list under the account API, for the console: its session cookie is not taken by
+ * /v1/models (keys only, like every call outside /v1/account), and its Keys page offers these
+ * models when a key is limited to some. Registered where the account routes admit the caller.
+ */
+export const accountModelRoutes: FastifyPluginAsync<{ pipeline: Pipeline }> = async (app, { pipeline }) => {
+  const schema = { ...ListModelsSchema, summary: 'The catalogue, as GET /v1/models gives it; also with the console’s session cookie.' };
+  app.get('/v1/account/models', { schema, ...serializedAsBuilt }, async (request) => {
+    const { type } = request.query as { type?: string };
+    return { object: 'list', data: pipeline.catalogue.list(type).map(modelView) };
+  });
+};
