@@ -54,4 +54,8 @@ export function upstreamPassThrough(status: number, body: string, contentType: s
 /** The caller left before the answer and was billed the estimate (never replayed as "nothing happened"). */
 export const clientClosed = () => new GatewayError(499, 'invalid_request_error', 'the client closed the request before the answer; the estimate was billed');
 
-export const unavailable = (message = 'the gateway is shutting down') => new GatewayError(503, 'server_error', message);
+export function unavailable(message = 'the gateway is shutting down', retryAfterMs?: number): GatewayError {
+  const error = new GatewayError(503, 'server_error', message);
+  if (retryAfterMs !== undefined) error.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterMs / 1_000));
+  return error;
+}

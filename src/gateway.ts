@@ -20,6 +20,8 @@ import { uploadSpoolDir } from './http/uploads.js';
 import { createAuthFailureLimit, createRateLimiter } from './limits/index.js';
 import { createCatalogue } from './pipeline/catalogue.js';
 import { createPipeline } from './pipeline/metered-call.js';
+import { alwaysAvailable } from './routing/health.js';
+import { createPlanner, seededRandom } from './routing/plan.js';
 import { StoreHealth } from './store/health.js';
 import { openStore, type Store } from './store/open.js';
 import { createTaskEngine } from './tasks/engine.js';
@@ -60,6 +62,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
     onLookup: (result) => metrics.countKeyLookup(result),
   });
   const catalogue = createCatalogue(config.models, upstreams);
+  const routeHealth = alwaysAvailable;
   const health = new StoreHealth(logger);
   const settlements = createSettlements({
     store,
@@ -94,6 +97,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
     settlements,
     progress,
     instanceId: instance.id,
+    routing: { plan: createPlanner(seededRandom(config.routing.seed)), health: routeHealth, maxAttempts: config.routing.max_attempts },
   });
   const handlers = {
     image: imageHandler({ publicUrl: config.public_url }),

@@ -4,7 +4,7 @@
 // each channel's connection pool (calls on the wire, calls waiting for a connection) and the rate
 // limiter's breaker on Redis, so those are what is shown. Never a key, an app id or a URL's path,
 // query or credentials: the origin alone says where calls go.
-import type { ModelConfig } from '../config/schema.js';
+import { type ModelConfig, modelRoutes } from '../config/schema.js';
 import type { Upstreams } from '../upstreams/pool.js';
 
 export interface ChannelSources {
@@ -19,7 +19,7 @@ export interface ChannelSources {
 export function channelsView({ upstreams, models, limiter, sharedLimits, storeWritable }: ChannelSources) {
   const routed = (channel: string) =>
     Object.entries(models)
-      .filter(([, model]) => model.channel === channel)
+      .filter(([, model]) => modelRoutes(model).some((route) => route.channel === channel))
       .map(([id]) => id)
       .sort();
   return {

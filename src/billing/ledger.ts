@@ -171,6 +171,9 @@ export interface SettleOptions {
   flags?: string[];
   /** The channel's answer time, kept on the usage row. */
   upstreamMs?: number;
+  /** The channel that served the call and the attempts it took, kept on the usage row. */
+  channel?: string;
+  attempts?: number;
   now?: number;
 }
 
@@ -185,7 +188,7 @@ export interface SettleOutcome {
 export async function settleHold(store: Store, holdId: string, options: SettleOptions): Promise<SettleOutcome> {
   requireMicros('chargeMicros', options.chargeMicros, { min: 0 });
   if (store.hotLedger) {
-    const { chargeMicros, units, requestId, flags = [], upstreamMs, now = Date.now() } = options;
+    const { chargeMicros, units, requestId, flags = [], upstreamMs, channel, attempts, now = Date.now() } = options;
     const result = await store.hotLedger.settle({
       holdId,
       chargeMicros,
@@ -195,6 +198,8 @@ export async function settleHold(store: Store, holdId: string, options: SettleOp
       usageId: newId('use'),
       now,
       upstreamMs: upstreamMs === undefined ? null : Math.round(upstreamMs),
+      channel: channel ?? null,
+      attempts: attempts ?? null,
     });
     if (result.kind === 'applied') return { applied: true, chargedMicros: result.chargedMicros, unbilledMicros: result.unbilledMicros };
     // Otherwise the transaction step decides: a hold ended earlier (rare) it reports as not applied;
@@ -211,7 +216,7 @@ export async function settleHold(store: Store, holdId: string, options: SettleOp
 export async function settleHoldIn(
   trx: Kysely<DB>,
   holdId: string,
-  { chargeMicros, units, requestId, flags = [], upstreamMs, now = Date.now() }: SettleOptions,
+  { chargeMicros, units, requestId, flags = [], upstreamMs, channel, attempts, now = Date.now() }: SettleOptions,
 ): Promise<SettleOutcome> {
   requireMicros('chargeMicros', chargeMicros, { min: 0 });
   const hold = await closeHold(trx, { id: holdId, state: 'settled', chargedMicros: chargeMicros, now });
@@ -257,6 +262,8 @@ export async function settleHoldIn(
     flags: allFlags.length > 0 ? allFlags.join(',') : null,
     client_request_id: hold.client_request_id,
     upstream_ms: upstreamMs === undefined ? null : Math.round(upstreamMs),
+    channel: channel ?? null,
+    attempts: attempts ?? null,
   });
   if (hold.cap_periods !== null && hold.key_id !== null)
     await moveKeySpend(trx, { keyId: hold.key_id, capPeriods: hold.cap_periods, deltaMicros: charged - hold.amount_micros });

@@ -18,6 +18,8 @@ export type HoldEnd =
       requestId?: string;
       flags?: string[];
       upstreamMs?: number;
+      channel?: string;
+      attempts?: number;
     }
   | { kind: 'release'; holdId: string; note: string };
 
@@ -70,6 +72,8 @@ export function createSettlements(deps: {
       requestId: job.requestId,
       flags: job.flags,
       upstreamMs: job.upstreamMs,
+      channel: job.channel,
+      attempts: job.attempts,
     });
     if (outcome.applied) {
       deps.metrics.addBilled(job.model, outcome.chargedMicros);

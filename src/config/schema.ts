@@ -10,11 +10,26 @@ export const MODEL_TYPES = ['chat', 'search', 'minutes', 'video', 'erase', 'imag
 // Token prices are per million tokens (so cheap models stay integers); every other unit is per unit.
 export const PRICE_UNITS = ['input_token', 'output_token', 'call', 'character', 'second', 'image'] as const;
 
+/** Which channel kinds can serve a model of each type. */
+export const KINDS_FOR_TYPE: Record<(typeof MODEL_TYPES)[number], readonly (typeof CHANNEL_KINDS)[number][]> = {
+  chat: ['openai', 'anthropic'],
+  search: ['search'],
+  minutes: ['minutes'],
+  video: ['ark'],
+  erase: ['erase'],
+  image: ['openai'],
+  tts: ['speech'],
+  ast: ['ast'],
+};
+
 const ChannelSchema = z
   .object({
     kind: z.enum(CHANNEL_KINDS),
     base_url: z.string().url(),
     api_key: z.string().min(1).optional(),
+    // Several keys of one upstream account or several accounts: used in turn, and a key the
+    // upstream refuses (401/403) or rate-limits (429) is skipped for the next one.
+    api_keys: z.array(z.string().min(1)).min(1).optional(),
     // Volcengine-style upstreams authenticate with an app id and a resource id as well.
     app_id: z.string().optional(),
     resource_id: z.string().optional(),
@@ -38,10 +53,22 @@ const PriceSchema = z
   .object(Object.fromEntries(PRICE_UNITS.map((unit) => [unit, micros.optional()])) as Record<(typeof PRICE_UNITS)[number], z.ZodOptional<typeof micros>>)
   .strict();
 
+/** One channel a model is served by: lower `priority` first, `weight` shares traffic within a priority. */
+const ModelRouteSchema = z
+  .object({
+    channel: z.string().min(1),
+    upstream_model: z.string().min(1).optional(),
+    priority: z.number().int().nonnegative().default(0),
+    weight: positiveInt.default(1),
+  })
+  .strict();
+
 const ModelSchema = z
   .object({
     type: z.enum(MODEL_TYPES),
-    channel: z.string().min(1),
+    // Either one `channel` (with the model's `upstream_model`), or a list of `channels`.
+    channel: z.string().min(1).optional(),
+    channels: z.array(ModelRouteSchema).optional(),
     upstream_model: z.string().min(1).optional(),
     price: PriceSchema.default({}),
     // The most output one call may ask for (a larger max_tokens is a 400), and the output cap
@@ -189,17 +216,61 @@ export const ConfigSchema = z
       })
       .strict()
       .default({}),
+    // Over a model's channels (routing/): how many (channel, key) attempts one call may make, and a
+    // seed for the weighted choice (tests; unset, each process draws at random).
+    routing: z
+      .object({
+        max_attempts: positiveInt.default(3),
+        seed: z.number().int().optional(),
+      })
+      .strict()
+      .default({}),
     channels: z.record(z.string(), ChannelSchema).default({}),
     models: z.record(z.string(), ModelSchema).default({}),
   })
   .strict()
   .superRefine((config, ctx) => {
-    for (const [id, model] of Object.entries(config.models)) {
-      if (!config.channels[model.channel]) {
-        ctx.addIssue({ code: 'custom', path: ['models', id, 'channel'], message: `no channel named "${model.channel}"` });
+    for (const [name, channel] of Object.entries(config.channels)) {
+      if (channel.api_key !== undefined && channel.api_keys !== undefined) {
+        ctx.addIssue({ code: 'custom', path: ['channels', name, 'api_keys'], message: 'give api_key or api_keys, not both' });
       }
     }
+    for (const [id, model] of Object.entries(config.models)) checkModelChannels(config.channels, id, model, ctx);
   });
+
+function checkModelChannels(channels: Record<string, ChannelConfig>, id: string, model: ModelConfig, ctx: z.RefinementCtx): void {
+  if (model.channel !== undefined && model.channels !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['models', id, 'channels'], message: 'give channel or channels, not both' });
+    return;
+  }
+  if (model.channel === undefined && model.channels === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['models', id, 'channel'], message: 'a model needs a channel (or a list of channels)' });
+    return;
+  }
+  if (model.channels?.length === 0) {
+    ctx.addIssue({ code: 'custom', path: ['models', id, 'channels'], message: 'the list of channels is empty' });
+    return;
+  }
+  const routes = model.channels ?? [{ channel: model.channel! }];
+  routes.forEach((route, i) => {
+    const path = model.channels ? ['models', id, 'channels', i, 'channel'] : ['models', id, 'channel'];
+    const channel = channels[route.channel];
+    if (!channel) ctx.addIssue({ code: 'custom', path, message: `no channel named "${route.channel}"` });
+    else if (!KINDS_FOR_TYPE[model.type].includes(channel.kind)) {
+      ctx.addIssue({ code: 'custom', path, message: `channel "${route.channel}" is of kind ${channel.kind}, which cannot serve a ${model.type} model` });
+    }
+  });
+}
+
+/** The channels a model is served by, the single `channel:` form included. */
+export function modelRoutes(model: ModelConfig): { channel: string; upstreamModel: string | undefined; priority: number; weight: number }[] {
+  if (model.channels)
+    return model.channels.map((r) => ({ channel: r.channel, upstreamModel: r.upstream_model ?? model.upstream_model, priority: r.priority, weight: r.weight }));
+  return [{ channel: model.channel!, upstreamModel: model.upstream_model, priority: 0, weight: 1 }];
+}
+
+/** The channel's upstream keys, in turn order; none when it needs no key. */
+export const channelKeys = (channel: ChannelConfig): string[] => channel.api_keys ?? (channel.api_key ? [channel.api_key] : []);
 
 export type ConfigInput = z.input<typeof ConfigSchema>;
 export type Config = z.output<typeof ConfigSchema> & { store: string; admin_token: string; public_url: string };

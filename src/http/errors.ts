@@ -62,7 +62,7 @@ export function describeSchemaError(errors: SchemaError[], dataVar: string): Err
 
 export function sendError(reply: FastifyReply, error: GatewayError) {
   // Every 429 says when to come back (DESIGN §5), so the SDKs' retries wait for it rather than guess.
-  if (error.status === 429) reply.header('retry-after', String(error.retryAfterSeconds ?? 1));
+  if (error.retryAfterSeconds !== undefined || error.status === 429) reply.header('retry-after', String(error.retryAfterSeconds ?? 1));
   if (error.passThrough) {
     return reply
       .code(error.status)

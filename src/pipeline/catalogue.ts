@@ -1,7 +1,8 @@
 // Model ids to configured models and their upstream channel, resolved in memory.
 import type { ModelConfig, ModelType } from '../config/schema.js';
 import { invalidRequest, MESSAGES } from '../errors.js';
-import type { Upstreams } from '../upstreams/pool.js';
+import { buildModelRoutes, keyViews } from '../routing/routes.js';
+import type { Upstream, Upstreams } from '../upstreams/pool.js';
 import type { ResolvedModel } from './types.js';
 
 const TYPE_NAMES: Record<ModelType, string> = {
@@ -22,8 +23,16 @@ export interface Catalogue {
 
 export function createCatalogue(models: Record<string, ModelConfig>, upstreams: Upstreams): Catalogue {
   const resolved = new Map<string, ResolvedModel>();
+  const viewsByChannel = new Map<string, Upstream[]>();
+  const views = (name: string) => {
+    let channelViews = viewsByChannel.get(name);
+    if (!channelViews) viewsByChannel.set(name, (channelViews = keyViews(upstreams.get(name))));
+    return channelViews;
+  };
   for (const [id, config] of Object.entries(models)) {
-    resolved.set(id, { id, config, upstreamModel: config.upstream_model ?? id, upstream: upstreams.get(config.channel) });
+    const routes = buildModelRoutes(id, config, upstreams, views);
+    // `upstream` is the first channel's first key: where a call goes when nothing is tried after it.
+    resolved.set(id, { id, config, routes, upstreamModel: routes[0]!.upstreamModel, upstream: routes[0]!.keys[0]! });
   }
   return {
     resolve(id, type) {

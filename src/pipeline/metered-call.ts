@@ -9,6 +9,9 @@ import type { HoldEnd, Settlements } from '../billing/settlements.js';
 import type { ModelConfig } from '../config/schema.js';
 import { clientClosed, GatewayError, rateLimited, unavailable, upstream as upstreamError } from '../errors.js';
 import type { RateLimiter } from '../limits/index.js';
+import { callWithFailover, type FailoverStep, NoChannelAvailableError } from '../routing/failover.js';
+import type { RouteHealth } from '../routing/health.js';
+import type { Planner } from '../routing/plan.js';
 import type { StoreHealth } from '../store/health.js';
 import type { Store } from '../store/open.js';
 import { type Bill, made, priceUsage, streamBill, unansweredBill } from './bill.js';
@@ -44,6 +47,15 @@ export interface PipelineDeps {
   instanceId: string;
   /** The longest a metered call may run, streams included: past it the upstream call is stopped. */
   callTimeoutMs: number;
+  /** Orders a model's channels per call, and the health that takes failing ones out (routing/). */
+  routing: Routing;
+}
+
+export interface Routing {
+  plan: Planner;
+  health: RouteHealth;
+  /** The most (channel, key) attempts one call makes before its last failure is the answer. */
+  maxAttempts: number;
 }
 
 export interface Pipeline {
@@ -92,13 +104,30 @@ interface HoldEnding {
   readonly underWay: Promise<void> | undefined;
   /** The channel's answer time (for a stream, to its first data), once known: kept on the usage row. */
   upstreamMs?: number;
+  /** The channel (and key) that served, and the attempts it took, once one has: on the usage row and the log line. */
+  servedBy?: { model: ResolvedModel; attempts: number };
   end(bill: Bill, outcome: string): Promise<void>;
 }
 
 export const holdFor = (model: ModelConfig, estimate: Units) => model.hold_micros ?? priceMicros(estimate, model.price);
 
+/** What the end of a hold knows of how the call was served. */
+interface ServedCall {
+  upstreamMs?: number;
+  servedBy?: { model: ResolvedModel; attempts: number };
+}
+
+/** One warning per attempt that failed over (or gave up), naming the channel, its key and why. */
+const logFailedAttempt =
+  (model: ResolvedModel, log: PipelineLogger) =>
+  ({ channel, keyId, error, step }: { channel: string; keyId: string | null; error: unknown; step: FailoverStep }) => {
+    const fields = { err: error, model: model.id, channel, channelKey: keyId ?? undefined };
+    if (step.next === 'none') return; // the caller's own fault, or not the upstream's: logged once at the end
+    log.warn(fields, step.next === 'key' ? 'channel key failed; trying its next key' : 'channel failed; trying the next channel');
+  };
+
 export function createPipeline(deps: PipelineDeps): Pipeline {
-  const { store, catalogue, limiter, metrics, health, settlements } = deps;
+  const { store, catalogue, limiter, metrics, health, settlements, routing } = deps;
   const pendingSettlements = new Set<Promise<unknown>>();
 
   // Never fails open: with Redis down the limiter decides from this instance's own buckets (limits/failover.ts).
@@ -112,7 +141,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   }
 
   /** Ends the hold as `bill` says; never throws (a store that refuses keeps the end for a retry). */
-  async function endHold(model: ResolvedModel, holdId: string, bill: Bill, estimate: Units, requestId: string, log: PipelineLogger, upstreamMs?: number) {
+  async function endHold(model: ResolvedModel, holdId: string, bill: Bill, estimate: Units, requestId: string, log: PipelineLogger, served: ServedCall) {
+    const { upstreamMs, servedBy } = served;
+    const channel = servedBy?.model.upstream.name;
+    const attempts = servedBy?.attempts;
     let job: HoldEnd;
     if (bill.kind === 'release') job = { kind: 'release', holdId, note: bill.reason };
     else {
@@ -121,7 +153,18 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         metrics.countClamped(model.id);
         log.warn({ holdId, model: model.id, reported: bill.units, used: priced.units }, 'usage figures out of bounds were clamped');
       }
-      job = { kind: 'settle', holdId, model: model.id, chargeMicros: priced.chargeMicros, units: priced.units, requestId, flags: priced.flags, upstreamMs };
+      job = {
+        kind: 'settle',
+        holdId,
+        model: model.id,
+        chargeMicros: priced.chargeMicros,
+        units: priced.units,
+        requestId,
+        flags: priced.flags,
+        upstreamMs,
+        channel,
+        attempts,
+      };
     }
     const outcome = await settlements.end(job);
     log.info(
@@ -131,6 +174,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         bill: bill.kind,
         reason: bill.reason,
         ...(job.kind === 'settle' && { units: job.units, chargeMicros: job.chargeMicros }),
+        ...(servedBy && { channel, channelKey: servedBy.model.upstream.keyId ?? undefined, attempts }),
         landed: outcome !== undefined,
       },
       `hold ${bill.kind === 'settle' ? 'settled' : 'released'}`,
@@ -146,6 +190,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
    */
   function upstreamFailure(error: unknown, model: ResolvedModel, log: PipelineLogger): GatewayError {
     if (error instanceof GatewayError) return error;
+    if (error instanceof NoChannelAvailableError) {
+      const retryAfterMs = error.retryAtMs === undefined ? undefined : Math.max(1_000, error.retryAtMs - Date.now());
+      log.warn({ model: model.id }, 'no channel of the model is available: all taken out by health or by the operator');
+      return unavailable(`no channel of model ${model.id} is available now; retry later`, retryAfterMs);
+    }
     const failure = refusalOf(error, model, log, metrics) ?? upstreamError(error);
     log.warn({ err: error, model: model.id, channel: model.upstream.name }, 'upstream call failed');
     failure.logged = true;
@@ -165,10 +214,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         return ending;
       },
       upstreamMs: undefined,
+      servedBy: undefined,
       end(bill, outcome) {
         if (ending) return ending;
-        observeUpstream(model, outcome, startedAt);
-        ending = endHold(model, holdId, bill, estimate, requestId, log, this.upstreamMs);
+        observeUpstream(this.servedBy?.model ?? model, outcome, startedAt);
+        ending = endHold(model, holdId, bill, estimate, requestId, log, this);
         track(ending);
         return ending;
       },
@@ -239,15 +289,29 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const ending = holdEnding(model, hold.holdId, estimate, request.requestId, log, startedAt);
     let answer: MeteredAnswer;
     let followStream: (() => void) | undefined;
+    let tried = model;
     try {
-      answer = await endpoint.call({ body: request.body, model, estimate, signal: request.signal });
-      if (answer.kind === 'stream') {
-        const metered = meterStream(endpoint, model, hold.holdId, answer, request, estimate, ending, log);
-        answer = metered.answer;
-        followStream = metered.follow;
-        // A stream that breaks before its first byte is a failed call: the client gets a 502, not a 200 cut short.
-        await firstData(answer.body);
-      }
+      // Each attempt goes to one (channel, key); one that fails before its first data, with nothing
+      // sent to the caller, moves to the next (routing/failover.ts). The hold stays the same one.
+      const served = await callWithFailover(
+        model,
+        routing.plan(model.routes),
+        async (view) => {
+          tried = view;
+          let attempt = await endpoint.call({ body: request.body, model: view, estimate, signal: request.signal });
+          if (attempt.kind === 'stream') {
+            const metered = meterStream(endpoint, view, hold.holdId, attempt, request, estimate, ending, log);
+            attempt = metered.answer;
+            followStream = metered.follow;
+            // A stream that breaks before its first byte is a failed attempt: never a 200 cut short.
+            await firstData(attempt.body);
+          }
+          return attempt;
+        },
+        { health: routing.health, maxAttempts: routing.maxAttempts, signal: request.signal, onFailedAttempt: logFailedAttempt(model, log) },
+      );
+      answer = served.result;
+      ending.servedBy = { model: served.model, attempts: served.attempts };
       answer.upstreamMs = performance.now() - startedAt;
       ending.upstreamMs = answer.upstreamMs;
     } catch (error) {
@@ -256,7 +320,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const sent = (error as { sent?: unknown } | null)?.sent !== false;
       const bill = unansweredBill({ callerLeft: left, sent, estimate, billsEstimateWhenLeft: endpoint.billsEstimateWhenLeft === true });
       await ending.end(bill, left ? 'client_gone' : 'error');
-      throw left ? clientClosed() : upstreamFailure(error, model, log);
+      throw left ? clientClosed() : upstreamFailure(error, tried, log);
     }
 
     if (answer.kind === 'json') {

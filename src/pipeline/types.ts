@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import type { KeyLimits } from '../billing/key-limits.js';
 import type { Units } from '../billing/prices.js';
 import type { ModelConfig, ModelType } from '../config/schema.js';
+import type { ModelRoute } from '../routing/routes.js';
 import type { Upstream } from '../upstreams/pool.js';
 
 /** The authenticated caller, resolved from the API key (or, on the account API, a console session). */
@@ -18,8 +19,11 @@ export interface Caller {
 export interface ResolvedModel {
   id: string;
   config: ModelConfig;
+  /** The channel (and key) this call goes to, and the model's name there. */
   upstreamModel: string;
   upstream: Upstream;
+  /** Every channel the model is served by (routing/plan.ts orders them per call). */
+  routes: ModelRoute[];
 }
 
 /** A complete answer, billed on `units` before it is returned. */

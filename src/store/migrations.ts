@@ -19,7 +19,18 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '010_account_reads': { up: (db) => indexAccountReads(db) },
     '011_console_sessions': { up: (db) => addConsoleSessions(db) },
     '012_key_limits': { up: (db) => addKeyLimits(db) },
+    '013_channel_routing': { up: (db) => addChannelRouting(db) },
   };
+}
+
+// A model may be served by several channels, each with several keys (routing/). A usage row names
+// the channel that served the call and how many attempts it took; a task names the channel and key
+// (by fingerprint) that accepted it, since only they can answer its polls.
+async function addChannelRouting(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('usage').addColumn('channel', 'text').execute();
+  await db.schema.alterTable('usage').addColumn('attempts', 'integer').execute();
+  await db.schema.alterTable('tasks').addColumn('channel', 'text').execute();
+  await db.schema.alterTable('tasks').addColumn('channel_key', 'text').execute();
 }
 
 // A key may carry limits (billing/key-limits.ts): the models it may call, an expiry, and spend caps

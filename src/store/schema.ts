@@ -107,6 +107,9 @@ export interface UsageTable {
   client_request_id: string | null;
   /** How long the channel took to answer, in ms: the Server-Timing `upstream` figure (for a stream, to its first byte); null for tasks. */
   upstream_ms: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The channel that served the call, and how many attempts (channels and keys) it took; null for tasks. */
+  channel: ColumnType<string | null, string | null | undefined, string | null>;
+  attempts: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface IdempotencyTable {

@@ -20,6 +20,8 @@ const COLUMNS = [
   'flags',
   'client_request_id',
   'upstream_ms',
+  'channel',
+  'attempts',
 ] as const;
 
 /** Which of an account's usage rows: each field given narrows the set; `fromMs` inclusive, `toMs` exclusive. */

@@ -17,7 +17,8 @@ export async function requestJson(
   });
   const text = await response.body.text();
   if (response.statusCode < 200 || response.statusCode >= 300) {
-    throw new UpstreamHttpError(response.statusCode, text.slice(0, 64 * 1024), headerValue(response.headers['content-type']));
+    const { statusCode, headers } = response;
+    throw new UpstreamHttpError(statusCode, text.slice(0, 64 * 1024), headerValue(headers['content-type']), headerValue(headers['retry-after']));
   }
   return { statusCode: response.statusCode, headers: response.headers, body: text ? parseAnswer(text, args.path) : undefined };
 }

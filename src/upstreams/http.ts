@@ -14,12 +14,16 @@ export class UpstreamHttpError extends Error {
   declare readonly body: string;
   /** The start of the body, the only part a log line carries (`body` is kept off the logs). */
   readonly bodyExcerpt: string;
+  /** How long the upstream asked to be left alone (its Retry-After), when it said. */
+  readonly retryAfterMs: number | undefined;
   constructor(
     readonly statusCode: number,
     body: string,
     readonly contentType: string | undefined,
+    retryAfter?: string,
   ) {
     super(`upstream answered ${statusCode}`);
+    this.retryAfterMs = retryAfterMsOf(retryAfter);
     // Not enumerable: log serializers copy enumerable fields, and an error body may quote a prompt.
     Object.defineProperty(this, 'body', { value: body, enumerable: false });
     this.bodyExcerpt = body.length > LOGGED_BODY_LIMIT ? `${body.slice(0, LOGGED_BODY_LIMIT)}…` : body;
@@ -55,7 +59,21 @@ export async function postJson(
     signal: args.signal,
   });
   if (response.statusCode >= 200 && response.statusCode < 300) return response as unknown as UpstreamResponse;
-  throw new UpstreamHttpError(response.statusCode, await readLimited(response.body), headerValue(response.headers['content-type']));
+  throw new UpstreamHttpError(
+    response.statusCode,
+    await readLimited(response.body),
+    headerValue(response.headers['content-type']),
+    headerValue(response.headers['retry-after']),
+  );
+}
+
+/** Retry-After as seconds or an HTTP date, in ms from now; undefined when absent or unreadable. */
+export function retryAfterMsOf(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return seconds >= 0 ? seconds * 1000 : undefined;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
 /** Reads at most ERROR_BODY_LIMIT bytes of an error body, then drops the rest. */

@@ -10,6 +10,8 @@ export interface Upstream {
   pool: WaitBoundedPool;
   /** Path prefix of the channel's base URL, prepended to every upstream path. */
   basePath: string;
+  /** With several keys, the fingerprint of the one this view sends (routing/routes.ts); null without a key. */
+  keyId?: string | null;
 }
 
 export interface Upstreams {

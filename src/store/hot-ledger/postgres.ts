@@ -71,9 +71,9 @@ with open_hold as (
   select account_id, 'settle', amount_micros - charged, -amount_micros, id, coalesce($4::text, request_id), model, $7::bigint
   from closed
 ), used as (
-  insert into usage (id, account_id, key_id, hold_id, request_id, model, endpoint, units, amount_micros, created_at, unbilled_micros, flags, client_request_id, upstream_ms)
+  insert into usage (id, account_id, key_id, hold_id, request_id, model, endpoint, units, amount_micros, created_at, unbilled_micros, flags, client_request_id, upstream_ms, channel, attempts)
   select $6::text, account_id, key_id, id, coalesce($4::text, request_id), model, endpoint, $3::text, charged, $7::bigint, unbilled,
-    case when unbilled > 0 then concat_ws(',', $5::text, 'capped') else $5::text end, client_request_id, $8::int
+    case when unbilled > 0 then concat_ws(',', $5::text, 'capped') else $5::text end, client_request_id, $8::int, $9::text, $10::int
   from closed
 )
 select
@@ -165,7 +165,18 @@ function singleSteps(pool: PostgresQueryable): HotLedger {
       const { rows } = await pool.query({
         name: 'tollroute_settle',
         text: SETTLE,
-        values: [entry.holdId, entry.chargeMicros, entry.units, entry.requestId, flags, entry.usageId, entry.now, entry.upstreamMs ?? null],
+        values: [
+          entry.holdId,
+          entry.chargeMicros,
+          entry.units,
+          entry.requestId,
+          flags,
+          entry.usageId,
+          entry.now,
+          entry.upstreamMs ?? null,
+          entry.channel ?? null,
+          entry.attempts ?? null,
+        ],
       });
       const row = rows[0] as SettleRow;
       if (row.charged !== null && row.unbilled !== null) return { kind: 'applied', chargedMicros: row.charged, unbilledMicros: row.unbilled };

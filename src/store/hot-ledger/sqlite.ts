@@ -48,8 +48,8 @@ function statements(sqlite: Database.Database) {
       'update accounts set balance_micros = balance_micros + @balanceDelta, held_micros = held_micros + @heldDelta where id = @account',
     ),
     insertUsage: sqlite.prepare(
-      `insert into usage (id, account_id, key_id, hold_id, request_id, model, endpoint, units, amount_micros, created_at, unbilled_micros, flags, client_request_id, upstream_ms)
-       values (@id, @account, @key, @hold, @request, @model, @endpoint, @units, @amount, @now, @unbilled, @flags, @clientRequest, @upstreamMs)`,
+      `insert into usage (id, account_id, key_id, hold_id, request_id, model, endpoint, units, amount_micros, created_at, unbilled_micros, flags, client_request_id, upstream_ms, channel, attempts)
+       values (@id, @account, @key, @hold, @request, @model, @endpoint, @units, @amount, @now, @unbilled, @flags, @clientRequest, @upstreamMs, @channel, @attempts)`,
     ),
   };
 }
@@ -134,6 +134,8 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, check
       flags: flags.length > 0 ? flags.join(',') : null,
       clientRequest: closed.client_request_id,
       upstreamMs: e.upstreamMs ?? null,
+      channel: e.channel ?? null,
+      attempts: e.attempts ?? null,
     });
     return { kind: 'applied', chargedMicros, unbilledMicros };
   }

@@ -28,6 +28,9 @@ export interface SettleEntry {
   now: number;
   /** The channel's answer time (usage.upstream_ms); null when unknown. */
   upstreamMs?: number | null;
+  /** The channel that served the call and the attempts it took (usage.channel, usage.attempts). */
+  channel?: string | null;
+  attempts?: number | null;
 }
 
 export type SettleResult =

@@ -1,0 +1,129 @@
+// One call over a model's channels: tried on the plan's first (channel, key), and moved on before
+// anything reached the caller when the upstream could not serve it. A refusal that is the caller's
+// own fault (400, 404, 413, 422) is never retried elsewhere; a refused or rate-limited key moves to
+// the channel's next key, anything else to the next channel. Bounded by `maxAttempts` and by the
+// call's own signal (its deadline, or the caller leaving).
+import { GatewayError } from '../errors.js';
+import type { ResolvedModel } from '../pipeline/types.js';
+import { UpstreamHttpError } from '../upstreams/http.js';
+import { ConnectionWaitTimeoutError } from '../upstreams/wait-bounded-pool.js';
+import type { AttemptFailure, RouteHealth } from './health.js';
+import type { Attempt } from './plan.js';
+
+const CALLER_FAULT = new Set([400, 404, 413, 422]);
+// No answer from the upstream: the call may go to another channel.
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ETIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+]);
+
+export type FailoverStep =
+  /** Give this error to the caller: the caller's fault, or not an upstream failure. */
+  { next: 'none' } | { next: 'key'; failure: AttemptFailure } | { next: 'channel'; failure: AttemptFailure | undefined };
+
+export function failoverStep(error: unknown): FailoverStep {
+  if (error instanceof UpstreamHttpError) {
+    const status = error.statusCode;
+    if (CALLER_FAULT.has(status)) return { next: 'none' };
+    if (status === 401 || status === 403) return { next: 'key', failure: { kind: 'key_refused', status } };
+    if (status === 429) return { next: 'key', failure: { kind: 'rate_limited', retryAfterMs: error.retryAfterMs } };
+    if (status === 408 || status >= 500) return { next: 'channel', failure: { kind: 'server_error', status } };
+    return { next: 'none' };
+  }
+  // This instance's own pool was full: another channel may have room; the upstream did nothing wrong.
+  if (error instanceof ConnectionWaitTimeoutError) return { next: 'channel', failure: undefined };
+  // An answer the gateway could not use (malformed, cut short before its first data).
+  if (error instanceof GatewayError)
+    return error.status >= 500 ? { next: 'channel', failure: { kind: 'server_error', status: error.status } } : { next: 'none' };
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string' && UNREACHABLE_CODES.has(code)) return { next: 'channel', failure: { kind: 'unreachable' } };
+  return { next: 'none' };
+}
+
+export interface Served<T> {
+  result: T;
+  /** The model as the serving channel and key saw it. */
+  model: ResolvedModel;
+  /** Attempts sent, the serving one included. */
+  attempts: number;
+}
+
+/** Thrown when health has every channel of the model out (the caller gets 503 and when to retry). */
+export class NoChannelAvailableError extends Error {
+  override name = 'NoChannelAvailableError';
+  constructor(
+    readonly model: string,
+    readonly retryAtMs: number | undefined,
+  ) {
+    super(`no channel of model ${model} is available now`);
+  }
+}
+
+export async function callWithFailover<T>(
+  model: ResolvedModel,
+  plan: Attempt[],
+  call: (model: ResolvedModel) => Promise<T>,
+  {
+    health,
+    maxAttempts,
+    signal,
+    onFailedAttempt,
+  }: {
+    health: RouteHealth;
+    maxAttempts: number;
+    signal: AbortSignal;
+    onFailedAttempt?: (attempt: { channel: string; keyId: string | null; error: unknown; step: FailoverStep }) => void;
+  },
+): Promise<Served<T>> {
+  let attempts = 0;
+  let lastError: unknown;
+  let skipChannel: string | undefined;
+  for (const { route, upstream } of plan) {
+    if (attempts >= maxAttempts || signal.aborted) break;
+    if (route.channel === skipChannel) continue;
+    const keyId = upstream.keyId ?? null;
+    const now = Date.now();
+    if (keyId !== null && !health.keyAvailable(route.channel, keyId, now)) continue;
+    if (!health.channelAvailable(route.channel, now)) {
+      skipChannel = route.channel;
+      continue;
+    }
+    const view: ResolvedModel = { ...model, upstream, upstreamModel: route.upstreamModel };
+    const startedAt = performance.now();
+    attempts++;
+    try {
+      const result = await call(view);
+      health.succeeded({ channel: route.channel, keyId }, performance.now() - startedAt, Date.now());
+      return { result, model: view, attempts };
+    } catch (error) {
+      lastError = error;
+      if (signal.aborted) break; // the caller left or the deadline passed: nothing more to try
+      const step = failoverStep(error);
+      onFailedAttempt?.({ channel: route.channel, keyId, error, step });
+      if (step.next === 'none') break;
+      if (step.failure) health.failed({ channel: route.channel, keyId }, step.failure, Date.now());
+      if (step.next === 'channel') skipChannel = route.channel;
+    }
+  }
+  if (attempts === 0) {
+    if (signal.aborted) throw signal.reason;
+    throw new NoChannelAvailableError(model.id, health.nextAvailableAt([...new Set(plan.map((a) => a.route.channel))], Date.now()));
+  }
+  throw withAttempts(lastError, attempts);
+}
+
+/** The last attempt's error, told how many attempts were made (the log line names them). */
+function withAttempts(error: unknown, attempts: number): unknown {
+  if (error !== null && typeof error === 'object') Object.assign(error, { attempts });
+  return error;
+}
