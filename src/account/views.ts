@@ -80,6 +80,8 @@ const USAGE_CSV_COLUMNS = [
   'client_request_id',
   'hold_id',
   'upstream_ms',
+  'channel',
+  'attempts',
 ] as const satisfies readonly (keyof ReturnType<typeof usageView>)[];
 
 export const USAGE_CSV_HEADER = csvLine(USAGE_CSV_COLUMNS);

@@ -42,5 +42,7 @@ export const usageView = (row: UsageRow) => ({
   key_id: row.key_id,
   hold_id: row.hold_id,
   upstream_ms: row.upstream_ms,
+  channel: row.channel,
+  attempts: row.attempts,
   created_at: iso(row.created_at),
 });

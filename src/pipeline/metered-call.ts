@@ -73,6 +73,7 @@ export interface Pipeline {
   instanceId: string;
   /** The rate limit of a key without its own rpm. */
   defaultRpm: number;
+  routing: Routing;
 }
 
 /**
@@ -341,6 +342,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     callTimeoutMs: deps.callTimeoutMs,
     instanceId: deps.instanceId,
     defaultRpm: deps.defaultRpm,
+    routing,
     settled: async () => void (await Promise.allSettled([...pendingSettlements])),
   };
 }

@@ -69,21 +69,21 @@ export class NoChannelAvailableError extends Error {
   }
 }
 
+export interface FailoverOptions {
+  health: RouteHealth;
+  maxAttempts: number;
+  /** The call's own: its deadline, or the caller leaving, ends the attempts. */
+  signal: AbortSignal;
+  onFailedAttempt?: (attempt: { channel: string; keyId: string | null; error: unknown; step: FailoverStep }) => void;
+  /** False for a failure after which the work must not be asked of anyone again (it may be under way). */
+  mayRepeat?: (error: unknown) => boolean;
+}
+
 export async function callWithFailover<T>(
   model: ResolvedModel,
   plan: Attempt[],
   call: (model: ResolvedModel) => Promise<T>,
-  {
-    health,
-    maxAttempts,
-    signal,
-    onFailedAttempt,
-  }: {
-    health: RouteHealth;
-    maxAttempts: number;
-    signal: AbortSignal;
-    onFailedAttempt?: (attempt: { channel: string; keyId: string | null; error: unknown; step: FailoverStep }) => void;
-  },
+  { health, maxAttempts, signal, onFailedAttempt, mayRepeat = () => true }: FailoverOptions,
 ): Promise<Served<T>> {
   let attempts = 0;
   let lastError: unknown;
@@ -108,7 +108,7 @@ export async function callWithFailover<T>(
     } catch (error) {
       lastError = error;
       if (signal.aborted) break; // the caller left or the deadline passed: nothing more to try
-      const step = failoverStep(error);
+      const step: FailoverStep = mayRepeat(error) ? failoverStep(error) : { next: 'none' };
       onFailedAttempt?.({ channel: route.channel, keyId, error, step });
       if (step.next === 'none') break;
       if (step.failure) health.failed({ channel: route.channel, keyId }, step.failure, Date.now());
@@ -120,6 +120,17 @@ export async function callWithFailover<T>(
     throw new NoChannelAvailableError(model.id, health.nextAvailableAt([...new Set(plan.map((a) => a.route.channel))], Date.now()));
   }
   throw withAttempts(lastError, attempts);
+}
+
+/**
+ * Whether an upstream that failed this way surely did not start the work: it refused it, or was
+ * never reached. A timeout waiting for its answer, a connection cut mid-request or an answer that
+ * could not be read may hide work under way, which a second channel would start (and bill) again.
+ */
+export function surelyNotStarted(error: unknown): boolean {
+  if (error instanceof UpstreamHttpError || error instanceof ConnectionWaitTimeoutError) return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH' || code === 'UND_ERR_CONNECT_TIMEOUT';
 }
 
 /** The last attempt's error, told how many attempts were made (the log line names them). */

@@ -127,6 +127,9 @@ export interface IdempotencyTable {
 }
 
 export interface TasksTable {
+  /** The channel, and the key by fingerprint, that accepted the task (routing/task-channel.ts); null before it was. */
+  channel: ColumnType<string | null, string | null | undefined, string | null>;
+  channel_key: ColumnType<string | null, string | null | undefined, string | null>;
   id: string;
   account_id: string;
   kind: string;

@@ -28,6 +28,8 @@ const COLUMNS = [
   'created_at',
   'updated_at',
   'finished_at',
+  'channel',
+  'channel_key',
   'generation_attempts',
 ] as const;
 
@@ -159,14 +161,27 @@ export async function markSubmitted(
     upstreamId,
     upstreamRecord,
     nextPollAt,
+    channel = null,
+    channelKey = null,
     now,
-  }: { id: string; upstreamId: string | null; upstreamRecord: string | null; nextPollAt: number; now: number },
+  }: {
+    id: string;
+    upstreamId: string | null;
+    upstreamRecord: string | null;
+    nextPollAt: number;
+    /** The channel and key (fingerprint) that accepted the task: its polls go there. */
+    channel?: string | null;
+    channelKey?: string | null;
+    now: number;
+  },
 ): Promise<boolean> {
   const result = await db
     .updateTable('tasks')
     .set({
       status: 'queued',
       upstream_id: upstreamId,
+      channel,
+      channel_key: channelKey,
       upstream_record: upstreamRecord,
       next_poll_at: nextPollAt,
       lease_until: null,

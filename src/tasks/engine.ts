@@ -1,11 +1,13 @@
 // The task engine: claims due tasks with a lease, asks the upstream how each is doing, and moves
 // finished ones to their terminal state — settling or releasing the hold and enqueueing the
 // webhook in the same transaction, so a crash at any point leaves work that a restart finishes.
+
 import { randomBytes } from 'node:crypto';
 import { releaseHoldIn, settleHoldIn } from '../billing/ledger.js';
 import { priceMicros, usableUnits } from '../billing/prices.js';
 import type { Catalogue } from '../pipeline/catalogue.js';
 import type { ResolvedModel } from '../pipeline/types.js';
+import { onTaskChannel } from '../routing/task-channel.js';
 import { insertAssets } from '../store/assets.js';
 import { newId } from '../store/ids.js';
 import type { Store } from '../store/open.js';
@@ -144,7 +146,7 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
     }
     let model: ResolvedModel;
     try {
-      model = catalogue.resolve(task.model, MODEL_TYPE_OF_KIND[kind]);
+      model = onTaskChannel(catalogue.resolve(task.model, MODEL_TYPE_OF_KIND[kind]), task);
     } catch {
       return finish(task, undefined, { state: 'failed', error: { code: 'model_removed', message: `model ${task.model} is no longer configured` } });
     }

@@ -6,6 +6,7 @@ import { holdFundsIn, releaseHoldIn } from '../billing/ledger.js';
 import type { Units } from '../billing/prices.js';
 import { holdFor, type Pipeline, type PipelineLogger } from '../pipeline/metered-call.js';
 import type { Caller, ResolvedModel } from '../pipeline/types.js';
+import { callWithFailover, surelyNotStarted } from '../routing/failover.js';
 import { newId } from '../store/ids.js';
 import type { Store } from '../store/open.js';
 import type { TaskKind } from '../store/schema.js';
@@ -86,13 +87,27 @@ export async function submitTask(deps: SubmitDeps, args: SubmitRequest, log: Pip
 
   const task = (await findTask(store.db, taskId))!;
   let submitted: { upstreamId: string | null; upstreamRecord?: unknown };
+  let acceptedBy = model;
+  let tried = model;
   try {
     // Not stopped when the caller leaves: the upstream may already have taken the task, and only
     // its id lets the engine follow it to its end and bill it. Bounded well inside the submit
     // lease instead: past the lease the engine fails the task, and an upstream that answered
     // later would hold a task nobody tracks.
     const signal = AbortSignal.timeout(Math.floor(deps.submitLeaseMs / 2));
-    submitted = await deps.handlers[args.kind].submit(task, model, signal);
+    const { routing } = pipeline;
+    // Another channel is asked only when the last surely did not take the task (failover.ts).
+    const served = await callWithFailover(
+      model,
+      routing.plan(model.routes),
+      (view) => {
+        tried = view;
+        return deps.handlers[args.kind].submit(task, view, signal);
+      },
+      { health: routing.health, maxAttempts: routing.maxAttempts, signal, mayRepeat: surelyNotStarted },
+    );
+    submitted = served.result;
+    acceptedBy = served.model;
   } catch (error) {
     // Never submitted again: an upstream that timed out or answered garbage may still have taken
     // the task, and a second submit would make (and bill us for) a second one. Fail it and give
@@ -106,7 +121,7 @@ export async function submitTask(deps: SubmitDeps, args: SubmitRequest, log: Pip
       });
       if (failed?.hold_id) await releaseHoldIn(trx, failed.hold_id, { note: 'upstream refused the task' });
     });
-    throw pipeline.upstreamFailure(error, model, log);
+    throw pipeline.upstreamFailure(error, tried, log);
   }
   const now = Date.now();
   const tracked = await markSubmitted(store.db, {
@@ -115,6 +130,8 @@ export async function submitTask(deps: SubmitDeps, args: SubmitRequest, log: Pip
     upstreamRecord: submitted.upstreamRecord === undefined ? null : JSON.stringify(submitted.upstreamRecord),
     // A task the engine runs itself starts at once; an upstream task is first looked at after one interval.
     nextPollAt: submitted.upstreamId === null ? now : now + deps.pollIntervalMs[args.kind],
+    channel: acceptedBy.upstream.name,
+    channelKey: acceptedBy.upstream.keyId ?? null,
     now,
   });
   if (!tracked) {

@@ -73,11 +73,11 @@ export function ledgerContract(ctx: StoreContext): void {
       ]);
     });
 
-    test('settling charges the usage, returns the rest of the hold and records the usage with the channel’s answer time', async () => {
+    test('settling charges the usage, returns the rest of the hold and records the usage with the serving channel, its attempts and its answer time', async () => {
       const { id } = await funded(10_000);
       const { holdId } = await holdFunds(ctx.store(), { accountId: id, keyId: 'key_1', amountMicros: 3_000, ...call, now: 20 });
       const units = { input_token: 12, output_token: 30 };
-      assert.deepEqual(await settleHold(ctx.store(), holdId, { chargeMicros: 1_200, units, upstreamMs: 41.6, now: 30 }), {
+      assert.deepEqual(await settleHold(ctx.store(), holdId, { chargeMicros: 1_200, units, upstreamMs: 41.6, channel: 'openai-b', attempts: 2, now: 30 }), {
         applied: true,
         chargedMicros: 1_200,
         unbilledMicros: 0,
@@ -112,6 +112,8 @@ export function ledgerContract(ctx: StoreContext): void {
           flags: null,
           client_request_id: null,
           upstream_ms: 42,
+          channel: 'openai-b',
+          attempts: 2,
         },
       ]);
       assert.equal((await findHold(ctx.store().db, holdId))?.state, 'settled');

@@ -187,6 +187,7 @@ describe('account API: usage and spend', () => {
     const { body } = await get(key, '/v1/account/usage');
     assert.equal(body.data.length, 1);
     assert.equal(body.data[0].upstream_ms, Math.round(Number(upstream)));
+    assert.deepEqual([body.data[0].channel, body.data[0].attempts], ['sandbox-openai', 1]);
   });
 
   test('the CSV export quotes fields holding commas, quotes and line breaks, doubling the quotes', async () => {
@@ -204,8 +205,8 @@ describe('account API: usage and spend', () => {
     const res = await request(`${gw.url}/v1/account/usage?format=csv`, { headers: { authorization: `Bearer ${key}` } });
     assert.equal(
       await res.body.text(),
-      'id,created_at,model,endpoint,units,amount_micros,unbilled_micros,flags,key_id,request_id,client_request_id,hold_id,upstream_ms\r\n' +
-        `use_awkward,2024-05-01T12:00:00.000Z,"say ""hi"",\r\nthen go",chat.completions,"{""input_token"":3,""output_token"":4}",10,0,"clamped,capped",,req_use_awkward,,,\r\n`,
+      'id,created_at,model,endpoint,units,amount_micros,unbilled_micros,flags,key_id,request_id,client_request_id,hold_id,upstream_ms,channel,attempts\r\n' +
+        `use_awkward,2024-05-01T12:00:00.000Z,"say ""hi"",\r\nthen go",chat.completions,"{""input_token"":3,""output_token"":4}",10,0,"clamped,capped",,req_use_awkward,,,,,\r\n`,
     );
   });
 

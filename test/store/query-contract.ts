@@ -26,6 +26,7 @@ const EVERY_MIGRATION = [
   '010_account_reads',
   '011_console_sessions',
   '012_key_limits',
+  '013_channel_routing',
 ].map((name) => ({ name }));
 
 const appliedMigrations = (store: Store) =>

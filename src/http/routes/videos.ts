@@ -1,9 +1,11 @@
 // Video generation: the gateway path (`/v1/videos/generations`, our task wrapping upstream_id) and
 // the ARK-compatible path (`…/contents/generations/tasks`, the upstream's own shape, id = upstream
 // id) — one body, one billing, one routing. DELETE cancels a queued task on the ARK path.
+
 import type { FastifyPluginAsync } from 'fastify';
 import { releaseHoldIn } from '../../billing/ledger.js';
 import { invalidRequest } from '../../errors.js';
+import { onTaskChannel } from '../../routing/task-channel.js';
 import { finishTask, type TaskRow } from '../../store/tasks.js';
 import { normaliseVideoRequest, type VideoRequest, videoHoldSeconds } from '../../tasks/video-request.js';
 import { cancelArkTask, getArkTask } from '../../upstreams/ark/client.js';
@@ -73,7 +75,7 @@ export const videoRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps) 
       const task = await callerTask(deps, request, 'video');
       if (task.status !== 'queued' || !task.upstream_id)
         throw invalidRequest(`only a queued task can be cancelled; this one is ${task.status === 'submitting' ? 'queued' : task.status}`);
-      const model = deps.pipeline.catalogue.resolve(task.model, 'video');
+      const model = onTaskChannel(deps.pipeline.catalogue.resolve(task.model, 'video'), task);
       // Our status may lag the upstream's: ask first. On a finished task ARK's DELETE would delete
       // the record and answer 2xx, and we would refund a video that was made.
       const upstreamRecord = await getArkTask(model.upstream, task.upstream_id, AbortSignal.timeout(30_000));

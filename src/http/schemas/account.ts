@@ -181,6 +181,8 @@ export const Usage = {
     'key_id',
     'hold_id',
     'upstream_ms',
+    'channel',
+    'attempts',
     'created_at',
   ],
   properties: {
@@ -198,6 +200,11 @@ export const Usage = {
     upstream_ms: {
       type: ['integer', 'null'],
       description: 'How long the channel took to answer, in ms (for a stream, to its first data): the Server-Timing upstream figure. Null for tasks.',
+    },
+    channel: stringOrNull('The channel that served the call; null for tasks.'),
+    attempts: {
+      type: ['integer', 'null'],
+      description: 'How many channel and key attempts the call took, the serving one included (1 when the first answered); null for tasks.',
     },
     created_at: instant('When the call was settled.'),
   },
