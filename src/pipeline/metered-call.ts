@@ -297,9 +297,13 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const served = await callWithFailover(
         model,
         routing.plan(model.routes),
-        async (view) => {
+        async (view, attempts) => {
           tried = view;
           let attempt = await endpoint.call({ body: request.body, model: view, estimate, signal: request.signal });
+          // Known before the first data is read: a short stream's end marker may come with it, and
+          // its settle (at the marker) then already names the channel and an answer time (to headers).
+          ending.servedBy = { model: view, attempts };
+          ending.upstreamMs = performance.now() - startedAt;
           if (attempt.kind === 'stream') {
             const metered = meterStream(endpoint, view, hold.holdId, attempt, request, estimate, ending, log);
             attempt = metered.answer;
@@ -312,7 +316,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         { health: routing.health, maxAttempts: routing.maxAttempts, signal: request.signal, onFailedAttempt: logFailedAttempt(model, log) },
       );
       answer = served.result;
-      ending.servedBy = { model: served.model, attempts: served.attempts };
       answer.upstreamMs = performance.now() - startedAt;
       ending.upstreamMs = answer.upstreamMs;
     } catch (error) {

@@ -82,7 +82,7 @@ export interface FailoverOptions {
 export async function callWithFailover<T>(
   model: ResolvedModel,
   plan: Attempt[],
-  call: (model: ResolvedModel) => Promise<T>,
+  call: (model: ResolvedModel, attempt: number) => Promise<T>,
   { health, maxAttempts, signal, onFailedAttempt, mayRepeat = () => true }: FailoverOptions,
 ): Promise<Served<T>> {
   let attempts = 0;
@@ -102,7 +102,7 @@ export async function callWithFailover<T>(
     const startedAt = performance.now();
     attempts++;
     try {
-      const result = await call(view);
+      const result = await call(view, attempts);
       health.succeeded({ channel: route.channel, keyId }, performance.now() - startedAt, Date.now());
       return { result, model: view, attempts };
     } catch (error) {

@@ -14,6 +14,8 @@ export interface FaultRule {
   readonly path?: string;
   /** Matches requests whose JSON body has this `model`. */
   readonly model?: string;
+  /** Matches requests that carry this key (`Authorization: Bearer`, `x-api-key` or `x-api-access-key`): one key of a channel. */
+  readonly api_key?: string;
   readonly status?: number;
   /** The error body sent with `status`: JSON, or a string sent as text/plain; OpenAI's error shape when absent. */
   readonly body?: unknown;
@@ -51,6 +53,8 @@ export interface FaultSubject {
   readonly kind: string | null;
   readonly path: string;
   readonly model: unknown;
+  /** The key the request carried, if any. */
+  readonly apiKey?: string;
   /** A `task_outcome` rule is spent only on requests that create a task, never on their status polls. */
   readonly createsTask?: boolean;
 }
@@ -64,6 +68,7 @@ const FIELDS: Record<string, { check: FieldCheck; expected: string }> = {
   kind: { check: (v) => typeof v === 'string', expected: 'a string' },
   path: { check: (v) => typeof v === 'string' && v.startsWith('/'), expected: 'a path starting with /' },
   model: { check: (v) => typeof v === 'string', expected: 'a string' },
+  api_key: { check: (v) => typeof v === 'string' && v !== '', expected: 'a non-empty string' },
   status: { check: (v) => Number.isInteger(v) && (v as number) >= 200 && (v as number) <= 599, expected: 'an HTTP status' },
   body: { check: () => true, expected: 'any JSON' },
   headers: { check: isHeaderMap, expected: 'an object of header names to string values, framing headers excepted' },
@@ -142,6 +147,7 @@ function matches(rule: FaultRule, subject: FaultSubject): boolean {
     (rule.kind === undefined || rule.kind === subject.kind) &&
     (rule.path === undefined || subject.path.startsWith(rule.path)) &&
     (rule.model === undefined || rule.model === subject.model) &&
+    (rule.api_key === undefined || rule.api_key === subject.apiKey) &&
     (rule.task_outcome === undefined || subject.createsTask === true)
   );
 }

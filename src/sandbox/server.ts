@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createAstUpgrades } from './ast.js';
@@ -113,6 +113,7 @@ async function handleRequest(state: SandboxState, req: IncomingMessage, res: Ser
     kind,
     path,
     model: isRecord(body.json) ? body.json.model : undefined,
+    apiKey: presentedKey(req.headers),
     createsTask: match?.route.createsTask === true,
   });
   // each protocol answers its own errors in its own shape (Anthropic's differs from OpenAI's)
@@ -203,4 +204,11 @@ function loggedBody({ raw, json }: ReadBody): unknown {
   if (json !== undefined) return json;
   if (raw.length === 0) return null;
   return raw.subarray(0, LOGGED_TEXT_LIMIT).toString('utf8');
+}
+
+/** The key a request carried, in whichever header its protocol uses (fault rules select on it). */
+function presentedKey(headers: IncomingHttpHeaders): string | undefined {
+  const bearer = /^Bearer\s+(\S+)/i.exec(headers.authorization ?? '')?.[1];
+  const header = headers['x-api-key'] ?? headers['x-api-access-key'];
+  return bearer ?? (Array.isArray(header) ? header[0] : header);
 }

@@ -1,0 +1,123 @@
+// What moves a call to the next key or channel, what never does, and the bounds on attempts.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { GatewayError } from '../../src/errors.js';
+import type { ResolvedModel } from '../../src/pipeline/types.js';
+import { callWithFailover, failoverStep, NoChannelAvailableError, surelyNotStarted } from '../../src/routing/failover.js';
+import { alwaysAvailable, type RouteHealth } from '../../src/routing/health.js';
+import type { Attempt } from '../../src/routing/plan.js';
+import { UpstreamHttpError } from '../../src/upstreams/http.js';
+import { ConnectionWaitTimeoutError } from '../../src/upstreams/wait-bounded-pool.js';
+
+const http = (status: number, retryAfter?: string) => new UpstreamHttpError(status, '{}', 'application/json', retryAfter);
+const coded = (code: string) => Object.assign(new Error(code), { code });
+
+describe('failoverStep', () => {
+  test('the caller’s own faults (400, 404, 413, 422) are never retried', () => {
+    for (const status of [400, 404, 413, 422]) assert.deepEqual(failoverStep(http(status)), { next: 'none' });
+  });
+  test('a refused key (401, 403) or a rate-limited one (429, with its Retry-After) moves to the next key', () => {
+    assert.deepEqual(failoverStep(http(401)), { next: 'key', failure: { kind: 'key_refused', status: 401 } });
+    assert.deepEqual(failoverStep(http(403)), { next: 'key', failure: { kind: 'key_refused', status: 403 } });
+    assert.deepEqual(failoverStep(http(429, '7')), { next: 'key', failure: { kind: 'rate_limited', retryAfterMs: 7_000 } });
+  });
+  test('a 5xx, a 408, no connection or no headers in time moves to the next channel', () => {
+    assert.deepEqual(failoverStep(http(503)), { next: 'channel', failure: { kind: 'server_error', status: 503 } });
+    assert.deepEqual(failoverStep(http(408)), { next: 'channel', failure: { kind: 'server_error', status: 408 } });
+    for (const code of ['ECONNREFUSED', 'ECONNRESET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT']) {
+      assert.deepEqual(failoverStep(coded(code)), { next: 'channel', failure: { kind: 'unreachable' } });
+    }
+  });
+  test('this instance’s full pool moves on without blaming the channel', () => {
+    assert.deepEqual(failoverStep(new ConnectionWaitTimeoutError('a', 5_000)), { next: 'channel', failure: undefined });
+  });
+  test('an unusable answer (a 502 of the gateway’s own) moves on; a plain error does not', () => {
+    assert.equal(failoverStep(new GatewayError(502, 'server_error', 'malformed')).next, 'channel');
+    assert.equal(failoverStep(new GatewayError(400, 'invalid_request_error', 'bad')).next, 'none');
+    assert.equal(failoverStep(new TypeError('bug')).next, 'none');
+  });
+  test('work surely not started is a refusal or no connection; a timeout waiting for the answer may hide work', () => {
+    assert.equal(surelyNotStarted(http(503)), true);
+    assert.equal(surelyNotStarted(coded('ECONNREFUSED')), true);
+    assert.equal(surelyNotStarted(coded('UND_ERR_HEADERS_TIMEOUT')), false);
+    assert.equal(surelyNotStarted(coded('ECONNRESET')), false);
+  });
+});
+
+describe('callWithFailover', () => {
+  const model = { id: 'm' } as ResolvedModel;
+  const attempt = (channel: string, keyId: string | null = null): Attempt =>
+    ({ route: { channel, upstreamModel: channel, priority: 0, weight: 1, keys: [] }, upstream: { name: channel, keyId } }) as unknown as Attempt;
+  const options = (extra: Partial<Parameters<typeof callWithFailover>[3]> = {}) => ({
+    health: alwaysAvailable,
+    maxAttempts: 5,
+    signal: new AbortController().signal,
+    ...extra,
+  });
+
+  test('a refused key tries the same channel’s next key; a 5xx skips the rest of that channel', async () => {
+    const tried: string[] = [];
+    const plan = [attempt('a', 'k1'), attempt('a', 'k2'), attempt('a', 'k3'), attempt('b')];
+    const failures: Record<string, unknown> = { 'a:k1': http(401), 'a:k2': http(500) };
+    const served = await callWithFailover(
+      model,
+      plan,
+      async (view) => {
+        const name = `${view.upstream.name}:${view.upstream.keyId}`;
+        tried.push(name);
+        if (failures[name]) throw failures[name];
+        return name;
+      },
+      options(),
+    );
+    assert.deepEqual(tried, ['a:k1', 'a:k2', 'b:null']);
+    assert.deepEqual([served.result, served.attempts], ['b:null', 3]);
+  });
+
+  test('attempts stop at max_attempts and the last error is thrown, naming how many were made', async () => {
+    let calls = 0;
+    const error = await callWithFailover(
+      model,
+      [attempt('a'), attempt('b'), attempt('c')],
+      async () => {
+        calls++;
+        throw http(500);
+      },
+      options({ maxAttempts: 2 }),
+    ).catch((e: unknown) => e);
+    assert.equal(calls, 2);
+    assert.equal((error as { attempts?: number }).attempts, 2);
+  });
+
+  test('nothing more is tried once the call’s signal is aborted (its deadline, or the caller gone)', async () => {
+    const controller = new AbortController();
+    let calls = 0;
+    await assert.rejects(
+      callWithFailover(
+        model,
+        [attempt('a'), attempt('b')],
+        async () => {
+          calls++;
+          controller.abort(new Error('deadline'));
+          throw coded('ECONNRESET');
+        },
+        options({ signal: controller.signal }),
+      ),
+    );
+    assert.equal(calls, 1);
+  });
+
+  test('channels and keys health has taken out are passed over; with none left the call is not sent at all', async () => {
+    const health: RouteHealth = { ...alwaysAvailable, channelAvailable: (c) => c !== 'a', keyAvailable: (_c, k) => k !== 'kb1', nextAvailableAt: () => 12_345 };
+    const served = await callWithFailover(
+      model,
+      [attempt('a'), attempt('b', 'kb1'), attempt('b', 'kb2')],
+      async (view) => view.upstream.keyId,
+      options({ health }),
+    );
+    assert.deepEqual([served.result, served.attempts], ['kb2', 1]);
+    const none: RouteHealth = { ...alwaysAvailable, channelAvailable: () => false, nextAvailableAt: () => 12_345 };
+    const error = await callWithFailover(model, [attempt('a')], async () => 'sent', options({ health: none })).catch((e: unknown) => e);
+    assert.ok(error instanceof NoChannelAvailableError && error.retryAtMs === 12_345);
+  });
+});
