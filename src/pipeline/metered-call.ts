@@ -9,7 +9,7 @@ import type { HoldEnd, Settlements } from '../billing/settlements.js';
 import type { ModelConfig } from '../config/schema.js';
 import { clientClosed, GatewayError, rateLimited, unavailable, upstream as upstreamError } from '../errors.js';
 import type { RateLimiter } from '../limits/index.js';
-import { callWithFailover, type FailoverStep, NoChannelAvailableError } from '../routing/failover.js';
+import { callWithFailover, type FailedAttempt, NoChannelAvailableError } from '../routing/failover.js';
 import type { RouteHealth } from '../routing/health.js';
 import type { Planner } from '../routing/plan.js';
 import type { StoreHealth } from '../store/health.js';
@@ -118,12 +118,11 @@ interface ServedCall {
   servedBy?: { model: ResolvedModel; attempts: number };
 }
 
-/** One warning per attempt that failed over (or gave up), naming the channel, its key and why. */
+/** One warning per attempt that failed over to another, naming the channel, its key and why. */
 const logFailedAttempt =
   (model: ResolvedModel, log: PipelineLogger) =>
-  ({ channel, keyId, error, step }: { channel: string; keyId: string | null; error: unknown; step: FailoverStep }) => {
+  ({ channel, keyId, error, step }: FailedAttempt) => {
     const fields = { err: error, model: model.id, channel, channelKey: keyId ?? undefined };
-    if (step.next === 'none') return; // the caller's own fault, or not the upstream's: logged once at the end
     log.warn(fields, step.next === 'key' ? 'channel key failed; trying its next key' : 'channel failed; trying the next channel');
   };
 

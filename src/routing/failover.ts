@@ -69,12 +69,20 @@ export class NoChannelAvailableError extends Error {
   }
 }
 
+export interface FailedAttempt {
+  channel: string;
+  keyId: string | null;
+  error: unknown;
+  step: FailoverStep;
+}
+
 export interface FailoverOptions {
   health: RouteHealth;
   maxAttempts: number;
   /** The call's own: its deadline, or the caller leaving, ends the attempts. */
   signal: AbortSignal;
-  onFailedAttempt?: (attempt: { channel: string; keyId: string | null; error: unknown; step: FailoverStep }) => void;
+  /** Told of an attempt that failed once the next one is about to be sent (the last failure is the caller's to report). */
+  onFailedAttempt?: (attempt: FailedAttempt) => void;
   /** False for a failure after which the work must not be asked of anyone again (it may be under way). */
   mayRepeat?: (error: unknown) => boolean;
 }
@@ -88,6 +96,7 @@ export async function callWithFailover<T>(
   let attempts = 0;
   let lastError: unknown;
   let skipChannel: string | undefined;
+  let failed: FailedAttempt | undefined;
   for (const { route, upstream } of plan) {
     if (attempts >= maxAttempts || signal.aborted) break;
     if (route.channel === skipChannel) continue;
@@ -99,6 +108,8 @@ export async function callWithFailover<T>(
       continue;
     }
     const view: ResolvedModel = { ...model, upstream, upstreamModel: route.upstreamModel };
+    if (failed) onFailedAttempt?.(failed);
+    failed = undefined;
     const startedAt = performance.now();
     attempts++;
     try {
@@ -109,8 +120,8 @@ export async function callWithFailover<T>(
       lastError = error;
       if (signal.aborted) break; // the caller left or the deadline passed: nothing more to try
       const step: FailoverStep = mayRepeat(error) ? failoverStep(error) : { next: 'none' };
-      onFailedAttempt?.({ channel: route.channel, keyId, error, step });
       if (step.next === 'none') break;
+      failed = { channel: route.channel, keyId, error, step };
       if (step.failure) health.failed({ channel: route.channel, keyId }, step.failure, Date.now());
       if (step.next === 'channel') skipChannel = route.channel;
     }
