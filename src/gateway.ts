@@ -3,12 +3,12 @@
 
 import path from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { channelsView } from './admin/channels.js';
+import { channelsAdmin } from './admin/channels.js';
 import { createInstance } from './billing/instance.js';
 import { createProgressRecorder } from './billing/progress.js';
 import { createSettlements } from './billing/settlements.js';
 import { loadTokenizers } from './billing/tokens.js';
-import type { Config } from './config/schema.js';
+import { type Config, channelKeys } from './config/schema.js';
 import { deleteExpiredSignIns } from './console/sweep.js';
 import { createFileSweeper } from './files/sweep.js';
 import { createKeyResolver } from './http/key-resolver.js';
@@ -20,8 +20,9 @@ import { uploadSpoolDir } from './http/uploads.js';
 import { createAuthFailureLimit, createRateLimiter } from './limits/index.js';
 import { createCatalogue } from './pipeline/catalogue.js';
 import { createPipeline } from './pipeline/metered-call.js';
-import { alwaysAvailable } from './routing/health.js';
+import { createRouteHealth } from './routing/breaker.js';
 import { createPlanner, seededRandom } from './routing/plan.js';
+import { keyFingerprint } from './routing/routes.js';
 import { StoreHealth } from './store/health.js';
 import { openStore, type Store } from './store/open.js';
 import { createTaskEngine } from './tasks/engine.js';
@@ -62,7 +63,22 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
     onLookup: (result) => metrics.countKeyLookup(result),
   });
   const catalogue = createCatalogue(config.models, upstreams);
-  const routeHealth = alwaysAvailable;
+  const routeHealth = createRouteHealth({
+    failuresToOpen: config.routing.failures_to_open,
+    cooldownMs: config.routing.cooldown_ms,
+    maxCooldownMs: config.routing.max_cooldown_ms,
+    rateLimitRestMs: config.routing.rate_limit_rest_ms,
+    channels: Object.fromEntries(Object.entries(config.channels).map(([name, channel]) => [name, channelKeys(channel).map(keyFingerprint)])),
+    observer: {
+      attempt: (channel, outcome) => metrics.countChannelAttempt(channel, outcome),
+      transition: ({ channel, keyId }, { from, to, cooldownMs }) =>
+        logger[to === 'closed' ? 'info' : 'warn'](
+          { channel, channelKey: keyId ?? undefined, from, to, ...(to === 'open' && { cooldownMs }) },
+          `${keyId === null ? 'channel' : 'channel key'} circuit ${to === 'open' ? 'opened' : 'closed'}`,
+        ),
+    },
+  });
+  metrics.watchChannels(() => routeHealth.states());
   const health = new StoreHealth(logger);
   const settlements = createSettlements({
     store,
@@ -140,8 +156,14 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
     spool: { dir: uploadSpoolDir(config.data_dir), maxAgeMs: config.limits.request_timeout_ms + 60_000 },
     expiredRows: (now) => deleteExpiredSignIns(store, now),
   });
-  const channels = () =>
-    channelsView({ upstreams, models: config.models, limiter, sharedLimits: config.limits.redis !== undefined, storeWritable: () => health.ok });
+  const channels = channelsAdmin({
+    upstreams,
+    models: config.models,
+    health: routeHealth,
+    limiter,
+    sharedLimits: config.limits.redis !== undefined,
+    storeWritable: () => health.ok,
+  });
   const app = await buildServer({ config, store, pipeline, tasks, keys, metrics, logger, health, channels });
 
   // Ends a previous run left waiting first, then the holds of instances that died.

@@ -1,15 +1,19 @@
 #!/usr/bin/env node
-// The command line: serve | sandbox | migrate | accounts … | keys …
+// The command line: serve | sandbox | migrate | accounts … | keys … | channels …
 import { Command } from 'commander';
 import { pino } from 'pino';
-import { accountsCommand, keysCommand } from './cli/admin.js';
+import { request } from 'undici';
+import { accountsCommand, channelsCommand, keysCommand } from './cli/admin.js';
 import { serve } from './cli/serve.js';
 import { ConfigError, type LoadedConfig, loadConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { startSandbox } from './sandbox/server.js';
 import { openStore, type Store } from './store/open.js';
 
-const program = new Command('tollroute').description('an AI API gateway with prepaid, metered keys').option('-c, --config <file>', 'path of tollroute.yaml');
+const program = new Command('tollroute')
+  .description('an AI API gateway with prepaid, metered keys')
+  .option('-c, --config <file>', 'path of tollroute.yaml')
+  .option('--url <url>', "the running gateway's address, for `channels` (default: the config's host and port)");
 
 function configOrExit(): LoadedConfig {
   try {
@@ -31,6 +35,22 @@ async function withStore<T>(work: (store: Store, config: Config) => Promise<T>):
   } finally {
     await store.close();
   }
+}
+
+/**
+ * A call to the running gateway's admin API, printed as JSON: at --url, else the config's host and
+ * port (a wildcard host reached on loopback), with the config's admin token, which must then be set
+ * (a token generated at start is known only to that process).
+ */
+async function callAdmin(method: 'GET' | 'POST', p: string): Promise<void> {
+  const { config, adminTokenGenerated } = configOrExit();
+  if (adminTokenGenerated) throw new Error("set admin_token (or TOLLROUTE_ADMIN_TOKEN) to the running gateway's admin token");
+  const host = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host;
+  const base = program.opts<{ url?: string }>().url ?? `http://${host.includes(':') ? `[${host}]` : host}:${config.port}`;
+  const res = await request(`${base.replace(/\/+$/, '')}${p}`, { method, headers: { authorization: `Bearer ${config.admin_token}` } });
+  const body = (await res.body.json().catch(() => undefined)) as { error?: string } | undefined;
+  if (res.statusCode >= 300) throw new Error(`${method} ${p}: ${res.statusCode} ${body?.error ?? ''}`.trim());
+  process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
 }
 
 program
@@ -63,6 +83,7 @@ program
   .action(() => withStore(async (store) => ({ migrated: store.dialect })));
 program.addCommand(accountsCommand(withStore));
 program.addCommand(keysCommand(withStore));
+program.addCommand(channelsCommand(callAdmin));
 
 /** The message and the chain of causes under it: "store migration failed: could not obtain lock …". */
 function describeFailure(error: unknown): string {

@@ -1,4 +1,5 @@
 // `tollroute accounts …` and `tollroute keys …`: the admin API's operations, straight on the store.
+// `tollroute channels …`: channel health lives in a running gateway's memory, so those call its admin API.
 import { Command } from 'commander';
 import { accountView, iso, ledgerView, usageView } from '../admin/views.js';
 import { issueApiKey } from '../billing/api-keys.js';
@@ -83,4 +84,24 @@ export function keysCommand(withStore: WithStore): Command {
     }),
   );
   return keys;
+}
+
+/** Calls the running gateway's admin API and prints its answer; rejects on a non-2xx. */
+export type CallAdmin = (method: 'GET' | 'POST', path: string) => Promise<void>;
+
+export function channelsCommand(callAdmin: CallAdmin): Command {
+  const channels = new Command('channels').description("see and steer a running gateway's channels (its admin API; this instance's view)");
+  channels
+    .command('list')
+    .description('every channel and key with its circuit state, recent error rate, latency and last error')
+    .action(() => callAdmin('GET', '/admin/channels'));
+  channels
+    .command('disable <name>')
+    .description('take the channel out of traffic at once, until enabled')
+    .action((name: string) => callAdmin('POST', `/admin/channels/${encodeURIComponent(name)}/disable`));
+  channels
+    .command('enable <name>')
+    .description('put a disabled channel back in traffic at once')
+    .action((name: string) => callAdmin('POST', `/admin/channels/${encodeURIComponent(name)}/enable`));
+  return channels;
 }

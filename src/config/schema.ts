@@ -217,13 +217,24 @@ export const ConfigSchema = z
       .strict()
       .default({}),
     // Over a model's channels (routing/): how many (channel, key) attempts one call may make, and a
-    // seed for the weighted choice (tests; unset, each process draws at random).
+    // seed for the weighted choice (tests; unset, each process draws at random). Then each
+    // channel's and key's circuit breaker (routing/breaker.ts): consecutive failures that take it
+    // out, its first cool-down (doubled on each failed probe up to the max), and how long a 429
+    // without Retry-After rests its key.
     routing: z
       .object({
         max_attempts: positiveInt.default(3),
         seed: z.number().int().optional(),
+        failures_to_open: positiveInt.default(5),
+        cooldown_ms: positiveInt.default(5_000),
+        max_cooldown_ms: positiveInt.default(300_000),
+        rate_limit_rest_ms: positiveInt.default(1_000),
       })
       .strict()
+      .refine((routing) => routing.max_cooldown_ms >= routing.cooldown_ms, {
+        message: 'max_cooldown_ms must be at least cooldown_ms',
+        path: ['max_cooldown_ms'],
+      })
       .default({}),
     channels: z.record(z.string(), ChannelSchema).default({}),
     models: z.record(z.string(), ModelSchema).default({}),

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { auth } from '../errors.js';
 import type { PipelineMetrics } from '../pipeline/metered-call.js';
+import type { ChannelState } from '../routing/breaker.js';
 import type { ConnectionWaitObserver } from '../upstreams/pool.js';
 import { bearerMatcher } from './auth.js';
 import type { KeyLookupResult } from './key-resolver.js';
@@ -20,7 +21,14 @@ export interface GatewayMetrics extends PipelineMetrics, ConnectionWaitObserver,
   /** A gauge read at scrape time: 1 while Redis fails and limits are per instance. */
   watchLimiter(read: { degraded(): boolean }): void;
   countKeyLookup(result: KeyLookupResult): void;
+  /** One attempt on a channel (failovers included), by outcome: ok, unreachable, server_error, key_refused, rate_limited, released. */
+  countChannelAttempt(channel: string, outcome: string): void;
+  /** A gauge read at scrape time: each channel's circuit. */
+  watchChannels(read: () => { channel: string; state: ChannelState }[]): void;
 }
+
+/** The circuit state gauge's values: the higher, the further out of traffic. */
+const CIRCUIT_GAUGE: Record<ChannelState, number> = { closed: 0, half_open: 1, open: 2, disabled: 3 };
 
 export function createMetrics(): GatewayMetrics {
   const registry = new Registry();
@@ -96,6 +104,22 @@ export function createMetrics(): GatewayMetrics {
     labelNames: ['result'],
     registers: [registry],
   });
+  const channelAttempts = new Counter({
+    name: 'tollroute_channel_attempts_total',
+    help: 'Attempts sent to each channel, failovers included, by outcome (all but ok and released are errors); latency is tollroute_upstream_duration_seconds',
+    labelNames: ['channel', 'outcome'],
+    registers: [registry],
+  });
+  let channels: () => { channel: string; state: ChannelState }[] = () => [];
+  new Gauge({
+    name: 'tollroute_channel_circuit_state',
+    help: "Each channel's circuit on this instance: 0 closed, 1 half-open, 2 open, 3 disabled by the operator",
+    labelNames: ['channel'],
+    registers: [registry],
+    collect() {
+      for (const { channel, state } of channels()) this.set({ channel }, CIRCUIT_GAUGE[state]);
+    },
+  });
   let limiter = { degraded: () => false };
   new Gauge({
     name: 'tollroute_rate_limiter_degraded',
@@ -140,6 +164,10 @@ export function createMetrics(): GatewayMetrics {
     observeConnectionWait: (channel, seconds) => connectionWait.observe({ channel }, seconds),
     countConnectionWaitTimeout: (channel) => connectionWaitTimeouts.inc({ channel }),
     countKeyLookup: (result) => keyLookups.inc({ result }),
+    countChannelAttempt: (channel, outcome) => channelAttempts.inc({ channel, outcome }),
+    watchChannels: (read) => {
+      channels = read;
+    },
     observeGatewayTime: (seconds) => gatewayTime.observe(seconds),
     observeRequest({ method, route, status }, seconds) {
       requests.inc({ method, route, status });

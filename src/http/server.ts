@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
-import type { ChannelsView } from '../admin/channels.js';
+import type { ChannelsAdmin } from '../admin/channels.js';
 import type { Config } from '../config/schema.js';
 import { unavailable } from '../errors.js';
 import type { Pipeline } from '../pipeline/metered-call.js';
@@ -49,7 +49,7 @@ export interface ServerDeps {
   logger: FastifyBaseLogger;
   health: StoreHealth;
   /** The channels and their live state, for the operator (GET /admin/channels). */
-  channels: () => ChannelsView;
+  channels: ChannelsAdmin;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -118,11 +118,18 @@ export async function callWithFailover<T>(
       return { result, model: view, attempts };
     } catch (error) {
       lastError = error;
-      if (signal.aborted) break; // the caller left or the deadline passed: nothing more to try
-      const step: FailoverStep = mayRepeat(error) ? failoverStep(error) : { next: 'none' };
-      if (step.next === 'none') break;
+      const target = { channel: route.channel, keyId };
+      if (signal.aborted) {
+        // The caller left or the deadline passed: nothing more to try, and nothing learnt of the upstream.
+        health.released(target, Date.now());
+        break;
+      }
+      const step = failoverStep(error);
+      // Every attempt sent ends in succeeded, failed or released, so a half-open probe is never held for good.
+      if (step.next !== 'none' && step.failure) health.failed(target, step.failure, Date.now());
+      else health.released(target, Date.now());
+      if (step.next === 'none' || !mayRepeat(error)) break;
       failed = { channel: route.channel, keyId, error, step };
-      if (step.failure) health.failed({ channel: route.channel, keyId }, step.failure, Date.now());
       if (step.next === 'channel') skipChannel = route.channel;
     }
   }

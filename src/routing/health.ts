@@ -19,15 +19,21 @@ export interface RouteHealth {
   keyAvailable(channel: string, keyId: string, now: number): boolean;
   succeeded(target: { channel: string; keyId: string | null }, latencyMs: number, now: number): void;
   failed(target: { channel: string; keyId: string | null }, failure: AttemptFailure, now: number): void;
+  /**
+   * An attempt that was sent ended with no verdict on health: the caller left, the upstream refused
+   * the caller's own input, this instance's pool was full. A half-open probe it held is free again.
+   */
+  released(target: { channel: string; keyId: string | null }, now: number): void;
   /** When the soonest unavailable channel of these may be tried again (for Retry-After); undefined if none waits. */
   nextAvailableAt(channels: string[], now: number): number | undefined;
 }
 
-/** Health that takes nothing out: every channel and key always available. */
+/** Health that takes nothing out: every channel and key always available (tests of routing alone; the gateway uses breaker.ts). */
 export const alwaysAvailable: RouteHealth = {
   channelAvailable: () => true,
   keyAvailable: () => true,
   succeeded() {},
   failed() {},
+  released() {},
   nextAvailableAt: () => undefined,
 };

@@ -2,6 +2,7 @@
 // account's keys and sign-in links without their secrets, and the channels with their live state.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { keyFingerprint } from '../../src/routing/routes.js';
 import { ADMIN_TOKEN, eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const CHAT = { model: 'sandbox-chat', messages: [{ role: 'user', content: 'a b' }] };
@@ -120,10 +121,19 @@ describe('the admin API behind the operator view', () => {
     for (const list of ['keys', 'login-links']) assert.equal((await gw.admin('GET', `/admin/accounts/acct_missing/${list}`)).status, 404);
   });
 
-  test('channels are listed with their kind, origin, models and connection limit, never an upstream key', async () => {
+  test('channels are listed with their kind, origin, models, connection limit and health, never an upstream key', async () => {
     const { status, body } = await gw.admin('GET', '/admin/channels');
     assert.equal(status, 200);
-    const openai = body.data.find((c: any) => c.name === 'sandbox-openai');
+    const { requests, error_rate, latency_ms, last_error, keys, opens_until, state, ...openai } = body.data.find((c: any) => c.name === 'sandbox-openai');
+    // Other tests here call the channel too: its figures are checked for shape, its state for being well.
+    assert.deepEqual(
+      { state, opens_until, last_error, requests: typeof requests, error_rate, latency: Object.keys(latency_ms) },
+      { state: 'closed', opens_until: null, last_error: null, requests: 'number', error_rate: 0, latency: ['p50', 'p99'] },
+    );
+    assert.deepEqual(
+      keys.map((k: any) => ({ ...k, requests: typeof k.requests })),
+      [{ key: keyFingerprint('sk-sandbox'), state: 'closed', requests: 'number', error_rate: 0, rested_until: null }],
+    );
     assert.deepEqual(
       { ...openai, connections: { limit: openai.connections.limit } },
       {

@@ -26,6 +26,9 @@ describe('failover over several channels', () => {
       const catalogue = sandboxCatalogue(aUrl) as { channels: Record<string, object>; models: Record<string, any> };
       const openai = (base: string, keys: string[]) => ({ kind: 'openai' as const, base_url: base, api_keys: keys, timeouts: { headers_ms: 400 } });
       return {
+        // Health's memory kept to a millisecond, so each test starts with every channel and key in
+        // traffic (channel-health.test.ts tests the breaker itself).
+        routing: { cooldown_ms: 1, max_cooldown_ms: 1, rate_limit_rest_ms: 1, failures_to_open: 1_000 },
         channels: {
           ...catalogue.channels,
           a: openai(aUrl, [KEYS.a1, KEYS.a2]),

@@ -2,7 +2,7 @@
 // admin token guards them as it guards the rest of /admin.
 import type { FastifyPluginAsync } from 'fastify';
 import { keyViewsWithSpend } from '../../account/key-views.js';
-import type { ChannelsView } from '../../admin/channels.js';
+import type { ChannelsAdmin } from '../../admin/channels.js';
 import { accountView, iso } from '../../admin/views.js';
 import { notFound } from '../../errors.js';
 import { findAccount, listAccounts } from '../../store/accounts.js';
@@ -10,14 +10,21 @@ import { listAccountKeys } from '../../store/api-keys.js';
 import { type LoginLinkListRow, listAccountLoginLinks } from '../../store/login-links.js';
 import type { Store } from '../../store/open.js';
 import { readPage, toPage } from '../cursor.js';
-import { AdminListKeysSchema, ListAccountsSchema, ListChannelsSchema, ListLoginLinksSchema } from '../schemas/admin-views.js';
+import {
+  AdminListKeysSchema,
+  DisableChannelSchema,
+  EnableChannelSchema,
+  ListAccountsSchema,
+  ListChannelsSchema,
+  ListLoginLinksSchema,
+} from '../schemas/admin-views.js';
 import { DEFAULT_PAGE_LIMIT, readLimit } from '../schemas/query.js';
 import { serializedAsBuilt } from '../serialized-as-built.js';
 
 export interface AdminViewDeps {
   store: Store;
-  /** What the channels look like now (admin/channels.ts), read on every request. */
-  channels: () => ChannelsView;
+  /** What the channels look like now (admin/channels.ts), read on every request, and the operator's switch. */
+  channels: ChannelsAdmin;
 }
 
 const linkView = (now: number) => (row: LoginLinkListRow) => ({
@@ -54,5 +61,15 @@ export const adminViewRoutes: FastifyPluginAsync<AdminViewDeps> = async (app, { 
     return { data: rows.map(linkView(Date.now())) };
   });
 
-  app.get('/admin/channels', { schema: ListChannelsSchema, ...serializedAsBuilt }, async () => channels());
+  app.get('/admin/channels', { schema: ListChannelsSchema, ...serializedAsBuilt }, async () => channels.view());
+
+  // In force at once on this instance only: each instance keeps its own view of its channels.
+  const steer = (disabled: boolean) => async (request: { params: unknown }) => {
+    const { name } = request.params as { name: string };
+    const channel = channels.setDisabled(name, disabled);
+    if (!channel) throw notFound(`channel ${name} not found`);
+    return channel;
+  };
+  app.post('/admin/channels/:name/disable', { schema: DisableChannelSchema, ...serializedAsBuilt }, steer(true));
+  app.post('/admin/channels/:name/enable', { schema: EnableChannelSchema, ...serializedAsBuilt }, steer(false));
 };

@@ -1,6 +1,6 @@
 // The operator's admin API (DESIGN section 8), guarded by the admin token.
 import type { FastifyPluginAsync } from 'fastify';
-import type { ChannelsView } from '../../admin/channels.js';
+import type { ChannelsAdmin } from '../../admin/channels.js';
 import { accountView, iso, ledgerView, usageView } from '../../admin/views.js';
 import { issueApiKey } from '../../billing/api-keys.js';
 import { createAccount, creditAccount } from '../../billing/ledger.js';
@@ -37,7 +37,7 @@ export interface AdminRouteDeps {
   /** Where console sign-in links point, and how long one may wait to be used. */
   loginLinks: { publicUrl: string; ttlMs: number };
   /** The channels and their live state, for GET /admin/channels. */
-  channels: () => ChannelsView;
+  channels: ChannelsAdmin;
 }
 
 export const adminRoutes: FastifyPluginAsync<AdminRouteDeps> = async (app, { store, keys, adminToken, loginLinks, channels }) => {

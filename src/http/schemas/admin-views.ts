@@ -1,5 +1,5 @@
-// The admin API's read-only lists behind the operator's view in the console: accounts, an
-// account's keys and sign-in links, and the channels. None of them carries a secret: a key's hash,
+// The admin API's lists behind the operator's view in the console: accounts, an account's keys
+// and sign-in links, and the channels (with the operator's switch to disable and enable one). None of them carries a secret: a key's hash,
 // a link's token and the webhook secret stay on their own endpoints (or nowhere).
 import { AccountSchema } from './account.js';
 import { Key } from './account-keys.js';
@@ -81,9 +81,39 @@ export const ListLoginLinksSchema = {
   },
 };
 
+const rate = { type: 'number', minimum: 0, maximum: 1, description: 'Failed attempts over attempts, in the window (0 with none).' } as const;
+const recent = (what: string) => ({ type: 'integer', description: `${what} attempts in the window: the last 100 within the last minute.` }) as const;
+const until = (description: string) => ({ type: ['string', 'null'], format: 'date-time', description }) as const;
+
+const ChannelKey = {
+  type: 'object',
+  required: ['key', 'state', 'requests', 'error_rate', 'rested_until'],
+  properties: {
+    key: { type: 'string', description: 'The key’s fingerprint: the first 8 hex of its sha256 (as in the logs). Never the key or any part of it.' },
+    state: { type: 'string', enum: ['closed', 'open', 'half_open'], description: 'The key’s own breaker: a refused key (401/403) opens at once.' },
+    requests: recent('Its'),
+    error_rate: rate,
+    rested_until: until('Set while a 429 rests the key (its Retry-After); null otherwise.'),
+  },
+} as const;
+
 const Channel = {
   type: 'object',
-  required: ['name', 'kind', 'origin', 'models', 'connections', 'connection_wait_ms'],
+  required: [
+    'name',
+    'kind',
+    'origin',
+    'models',
+    'connections',
+    'connection_wait_ms',
+    'state',
+    'opens_until',
+    'requests',
+    'error_rate',
+    'latency_ms',
+    'last_error',
+    'keys',
+  ],
   properties: {
     name: { type: 'string', description: 'The channel’s name in the config.' },
     kind: { type: 'string', description: 'Which upstream protocol it speaks (openai, anthropic, …).' },
@@ -100,6 +130,27 @@ const Channel = {
       },
     },
     connection_wait_ms: { type: 'integer', description: 'How long a call may wait for a connection before it fails unsent.' },
+    state: {
+      type: 'string',
+      enum: ['closed', 'open', 'half_open', 'disabled'],
+      description: 'Its breaker on this instance: closed takes calls, open none until opens_until, half_open one probe; disabled by the operator.',
+    },
+    opens_until: until('While open: when its cool-down ends and one probe may go. Null otherwise.'),
+    requests: recent('Its'),
+    error_rate: rate,
+    latency_ms: {
+      type: 'object',
+      required: ['p50', 'p99'],
+      description: 'Successful attempts’ time to the answer (a stream’s first data), in the window; null with none.',
+      properties: { p50: { type: ['integer', 'null'] }, p99: { type: ['integer', 'null'] } },
+    },
+    last_error: {
+      type: ['object', 'null'],
+      required: ['message', 'at'],
+      description: 'Its last failed attempt, in the gateway’s words (never an upstream body or a key); null if none since start.',
+      properties: { message: { type: 'string' }, at: { type: 'string', format: 'date-time' } },
+    },
+    keys: { type: 'array', items: ChannelKey, description: 'Its upstream keys, in the config’s order; empty for a channel without one.' },
   },
 } as const;
 
@@ -107,7 +158,7 @@ export const ListChannelsSchema = {
   tags,
   summary: 'The configured channels and their live state on this instance.',
   description:
-    'The gateway keeps no per-channel health or breaker (a failing upstream fails its calls, released); what it keeps is each channel’s connection pool, the rate limiter’s breaker on Redis and whether the store takes writes.',
+    'Each channel’s connection pool, circuit breaker and recent figures, per channel and per key, as this instance sees them (each instance keeps its own); the rate limiter’s breaker on Redis and whether the store takes writes.',
   response: {
     200: {
       description: 'The channels, in the config’s order.',
@@ -133,3 +184,27 @@ export const ListChannelsSchema = {
     ...ERRORS,
   },
 };
+
+const ChannelParams = {
+  type: 'object',
+  required: ['name'],
+  properties: { name: { type: 'string', minLength: 1, description: 'The channel’s name in the config.' } },
+} as const;
+
+const steerSchema = (summary: string, description: string) => ({
+  tags,
+  summary,
+  description,
+  params: ChannelParams,
+  response: { 200: { ...Channel, description: 'The channel as it is now.' }, ...ERRORS },
+});
+
+export const DisableChannelSchema = steerSchema(
+  'Takes the channel out of traffic at once, on this instance, until enabled.',
+  'No new attempt goes to it (calls on the wire finish); its models fail over to their other channels, or answer 503 when it was their only one. Not kept across a restart, nor shared with other instances.',
+);
+
+export const EnableChannelSchema = steerSchema(
+  'Puts a disabled channel back in traffic at once, on this instance.',
+  'Its circuit breaker is kept as it was: a channel whose circuit is open still waits for its cool-down and one probe.',
+);
