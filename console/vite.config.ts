@@ -1,4 +1,5 @@
-// Builds the account console into dist/console, served by the gateway under /dashboard
+// Builds the account console into dist/dashboard (not dist/console, where the server's own src/console
+// compiles), served by the gateway under /dashboard
 // (src/http/routes/console.ts). Run as `vite build console`, so this folder is the root.
 import { defineConfig } from 'vite';
 
@@ -8,7 +9,7 @@ export default defineConfig({
   esbuild: { jsx: 'automatic', jsxImportSource: 'preact' },
   resolve: { alias: { react: 'preact/compat', 'react-dom': 'preact/compat' } },
   build: {
-    outDir: '../dist/console',
+    outDir: '../dist/dashboard',
     emptyOutDir: true,
     // Hashed names under assets/: the gateway serves them as immutable.
     assetsDir: 'assets',

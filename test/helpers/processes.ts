@@ -67,9 +67,13 @@ export interface ServingProcess {
   exited: Promise<number | null>;
 }
 
-/** Starts `tollroute serve` and resolves once its banner says it listens. */
-export async function startServe(env: Record<string, string>, args: string[] = []): Promise<ServingProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Starts `tollroute serve` and resolves once its banner says it listens: from the sources, or with
+ * `entry` (dist/main.js) the build, as `npm start` runs it.
+ */
+export async function startServe(env: Record<string, string>, args: string[] = [], { entry }: { entry?: string } = {}): Promise<ServingProcess> {
+  const command = entry ? [entry, 'serve', ...args] : ['--import', 'tsx', MAIN, 'serve', ...args];
+  const child = spawn(process.execPath, command, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk) => (stdout += chunk));

@@ -1,5 +1,5 @@
 // The account console's pages under /dashboard: the files `npm run build` made with Vite in
-// dist/console. Hashed assets are cached for a year (a new build has new names); index.html is
+// dist/dashboard. Hashed assets are cached for a year (a new build has new names); index.html is
 // revalidated on every load so a new build is picked up at once. Every other /dashboard path is
 // the same page, whose own router shows the view the address names (a reload keeps the page).
 import { existsSync } from 'node:fs';
@@ -9,7 +9,7 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 
 /** Where the build writes the console: three levels up from src/http/routes and dist/http/routes alike. */
-export const BUILT_CONSOLE_DIR = fileURLToPath(new URL('../../../dist/console', import.meta.url));
+export const BUILT_CONSOLE_DIR = fileURLToPath(new URL('../../../dist/dashboard', import.meta.url));
 
 // The page runs only its own scripts and talks only to this gateway; no other site may frame it.
 // Images and videos may come from anywhere: the gallery shows generated media where the upstream
