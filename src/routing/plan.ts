@@ -25,7 +25,17 @@ export function createPlanner(random: () => number = Math.random): Planner {
     return [...route.keys.slice(start), ...route.keys.slice(0, start)];
   }
 
-  return (routes) => weightedOrder(routes, random).flatMap((route) => keysInTurn(route).map((upstream) => ({ route, upstream })));
+  // A model on one channel with one key (the usual case) always has the same plan: made once.
+  const fixed = new WeakMap<ModelRoute[], Attempt[]>();
+  return (routes) => {
+    const only = routes.length === 1 && routes[0]!.keys.length === 1 ? routes[0]! : undefined;
+    if (only) {
+      let plan = fixed.get(routes);
+      if (!plan) fixed.set(routes, (plan = [{ route: only, upstream: only.keys[0]! }]));
+      return plan;
+    }
+    return weightedOrder(routes, random).flatMap((route) => keysInTurn(route).map((upstream) => ({ route, upstream })));
+  };
 }
 
 /**
