@@ -64,6 +64,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
   });
   const catalogue = createCatalogue(config.models, upstreams);
   const routeHealth = createRouteHealth({
+    trips: config.routing.circuit_breaker,
     failuresToOpen: config.routing.failures_to_open,
     cooldownMs: config.routing.cooldown_ms,
     maxCooldownMs: config.routing.max_cooldown_ms,

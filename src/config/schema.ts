@@ -223,6 +223,9 @@ export const ConfigSchema = z
     // without Retry-After rests its key.
     routing: z
       .object({
+        // false: failing channels and keys are counted and shown but never taken out (every call is
+        // tried on its plan); the operator's disable still works.
+        circuit_breaker: z.boolean().default(true),
         max_attempts: positiveInt.default(3),
         seed: z.number().int().optional(),
         failures_to_open: positiveInt.default(5),

@@ -26,6 +26,8 @@ export interface HealthObserver {
 }
 
 export interface BreakerOptions extends CircuitTiming {
+  /** False: failures are counted and shown, but take nothing out (routing.circuit_breaker). */
+  trips?: boolean;
   /** How long a 429 without Retry-After rests its key. */
   rateLimitRestMs: number;
   /** Each channel's keys by fingerprint, so the view lists keys not used yet and a channel with all its keys out is known as out. */
@@ -152,6 +154,11 @@ export function createRouteHealth(options: BreakerOptions, clock: () => number =
       entry.stats.failed(now, message);
       key?.stats.failed(now, message);
       options.observer?.attempt?.(channel, failure.kind);
+      if (options.trips === false) {
+        entry.circuit.released(now);
+        key?.circuit.released(now);
+        return;
+      }
       // A channel without keys is its own key: what would fall on the key falls on it.
       const keyed = key ?? entry;
       switch (failure.kind) {

@@ -231,3 +231,15 @@ test('the observer hears every attempt and each circuit transition', () => {
   assert.deepEqual(attempts, ['a:server_error', 'a:server_error', 'a:server_error', 'a:ok', 'a:key_refused']);
   assert.deepEqual(transitions, ['a/null:closed->open', 'a/null:half_open->closed', 'a/kb:closed->open']);
 });
+
+test('with the breaker off, failures, refused keys and 429s are counted but take nothing out', () => {
+  const health = createRouteHealth(
+    { trips: false, failuresToOpen: 1, cooldownMs: 1_000, maxCooldownMs: 3_000, rateLimitRestMs: 500, channels: { a: ['ka'] } },
+    () => 0,
+  );
+  health.failed({ channel: 'a', keyId: 'ka' }, SERVER_ERROR, 0);
+  health.failed({ channel: 'a', keyId: 'ka' }, { kind: 'key_refused', status: 401 }, 0);
+  health.failed({ channel: 'a', keyId: 'ka' }, { kind: 'rate_limited', retryAfterMs: 60_000 }, 0);
+  assert.equal(health.keyAvailable('a', 'ka', 0) && health.channelAvailable('a', 0), true);
+  assert.deepEqual([health.view('a', 0)?.state, health.view('a', 0)?.requests, health.view('a', 0)?.error_rate], ['closed', 3, 1]);
+});
