@@ -4,11 +4,12 @@
 import path from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { channelsAdmin } from './admin/channels.js';
+import { createReloader, type Reload } from './admin/reload.js';
 import { createInstance } from './billing/instance.js';
 import { createProgressRecorder } from './billing/progress.js';
 import { createSettlements } from './billing/settlements.js';
 import { loadTokenizers } from './billing/tokens.js';
-import { type Config, channelKeys } from './config/schema.js';
+import type { Config } from './config/schema.js';
 import { deleteExpiredSignIns } from './console/sweep.js';
 import { createFileSweeper } from './files/sweep.js';
 import { createKeyResolver } from './http/key-resolver.js';
@@ -18,11 +19,9 @@ import { startMetricsServer } from './http/metrics-server.js';
 import { buildServer } from './http/server.js';
 import { uploadSpoolDir } from './http/uploads.js';
 import { createAuthFailureLimit, createRateLimiter } from './limits/index.js';
-import { createCatalogue } from './pipeline/catalogue.js';
 import { createPipeline } from './pipeline/metered-call.js';
 import { createRouteHealth } from './routing/breaker.js';
-import { createPlanner, seededRandom } from './routing/plan.js';
-import { keyFingerprint } from './routing/routes.js';
+import { breakerSettings, buildRoutes, createRoutingTable } from './routing/table.js';
 import { StoreHealth } from './store/health.js';
 import { openStore, type Store } from './store/open.js';
 import { createTaskEngine } from './tasks/engine.js';
@@ -30,7 +29,6 @@ import { eraseHandler } from './tasks/kinds/erase.js';
 import { imageHandler } from './tasks/kinds/image.js';
 import { minutesHandler } from './tasks/kinds/minutes.js';
 import { videoHandler } from './tasks/kinds/video.js';
-import { createUpstreams } from './upstreams/pool.js';
 import { createWebhookDeliverer } from './webhooks/deliverer.js';
 
 export interface Gateway {
@@ -42,12 +40,20 @@ export interface Gateway {
   listen(): Promise<string>;
   /** Stops taking requests, lets running ones finish within the grace period, then releases everything. */
   close(): Promise<void>;
+  /** Reads the configuration file again and applies its channels, models and routing (admin/reload.ts). */
+  reload: Reload;
 }
 
-export async function createGateway(config: Config, logger: FastifyBaseLogger): Promise<Gateway> {
+export interface GatewayOptions {
+  /** The file the configuration came from, read again on a reload; none for the built-in catalogue or a test's config. */
+  configFile?: string;
+  /** Whether the admin token was generated (the file sets none), so a reload does not take a new one for a change. */
+  adminTokenGenerated?: boolean;
+}
+
+export async function createGateway(config: Config, logger: FastifyBaseLogger, options: GatewayOptions = {}): Promise<Gateway> {
   const store = await openStore(config.store, { log: logger });
   const metrics = createMetrics();
-  const upstreams = createUpstreams(config.channels, metrics);
   const limiter = createRateLimiter({
     redisUrl: config.limits.redis,
     redisTimeoutMs: config.limits.redis_timeout_ms,
@@ -62,14 +68,8 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
     failures: config.limits.auth_failures_per_minute > 0 ? createAuthFailureLimit({ perMinute: config.limits.auth_failures_per_minute }) : undefined,
     onLookup: (result) => metrics.countKeyLookup(result),
   });
-  const catalogue = createCatalogue(config.models, upstreams);
   const routeHealth = createRouteHealth({
-    trips: config.routing.circuit_breaker,
-    failuresToOpen: config.routing.failures_to_open,
-    cooldownMs: config.routing.cooldown_ms,
-    maxCooldownMs: config.routing.max_cooldown_ms,
-    rateLimitRestMs: config.routing.rate_limit_rest_ms,
-    channels: Object.fromEntries(Object.entries(config.channels).map(([name, channel]) => [name, channelKeys(channel).map(keyFingerprint)])),
+    ...breakerSettings(config),
     observer: {
       attempt: (channel, outcome) => metrics.countChannelAttempt(channel, outcome),
       transition: ({ channel, keyId }, { from, to, cooldownMs }) =>
@@ -80,6 +80,9 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
     },
   });
   metrics.watchChannels(() => routeHealth.states());
+  // Channels, models and routing live in the table, which a reload replaces; everything below reads them through it.
+  const table = createRoutingTable(buildRoutes(config, metrics), { health: routeHealth, retireAfterMs: config.limits.request_timeout_ms });
+  const { catalogue } = table;
   const health = new StoreHealth(logger);
   const settlements = createSettlements({
     store,
@@ -114,7 +117,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
     settlements,
     progress,
     instanceId: instance.id,
-    routing: { plan: createPlanner(seededRandom(config.routing.seed)), health: routeHealth, maxAttempts: config.routing.max_attempts },
+    routing: table.routing,
   });
   const handlers = {
     image: imageHandler({ publicUrl: config.public_url }),
@@ -158,14 +161,22 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
     expiredRows: (now) => deleteExpiredSignIns(store, now),
   });
   const channels = channelsAdmin({
-    upstreams,
-    models: config.models,
+    routes: () => table.current(),
     health: routeHealth,
     limiter,
     sharedLimits: config.limits.redis !== undefined,
     storeWritable: () => health.ok,
   });
-  const app = await buildServer({ config, store, pipeline, tasks, keys, metrics, logger, health, channels });
+  const reload = createReloader({
+    file: options.configFile,
+    running: config,
+    adminTokenGenerated: options.adminTokenGenerated ?? false,
+    table,
+    health: routeHealth,
+    observer: metrics,
+    log: logger,
+  });
+  const app = await buildServer({ config, store, pipeline, tasks, keys, metrics, logger, health, channels, reload });
 
   // Ends a previous run left waiting first, then the holds of instances that died.
   await settlements.replayJournal();
@@ -176,6 +187,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
     app,
     store,
     keyUse,
+    reload,
     async listen() {
       // Before the first caller: a model's tokenizer takes most of a second to build, and a
       // first call that built it would stall every other connection meanwhile.
@@ -212,7 +224,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger): 
       settlements.stop();
       await instance.stop();
       await Promise.allSettled([engine.stop(), webhooks.stop(), fileSweeper.stop(), keyUse.stop()]);
-      await Promise.allSettled([upstreams.close(), limiter.close()]);
+      await Promise.allSettled([table.close(), limiter.close()]);
       await store.close();
     },
   };

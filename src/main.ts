@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The command line: serve | sandbox | migrate | accounts … | keys … | channels …
+// The command line: serve | sandbox | migrate | accounts … | keys … | channels … | reload
 import { Command } from 'commander';
 import { pino } from 'pino';
 import { request } from 'undici';
@@ -13,7 +13,7 @@ import { openStore, type Store } from './store/open.js';
 const program = new Command('tollroute')
   .description('an AI API gateway with prepaid, metered keys')
   .option('-c, --config <file>', 'path of tollroute.yaml')
-  .option('--url <url>', "the running gateway's address, for `channels` (default: the config's host and port)");
+  .option('--url <url>', "the running gateway's address, for `channels` and `reload` (default: the config's host and port)");
 
 function configOrExit(): LoadedConfig {
   try {
@@ -84,6 +84,10 @@ program
 program.addCommand(accountsCommand(withStore));
 program.addCommand(keysCommand(withStore));
 program.addCommand(channelsCommand(callAdmin));
+program
+  .command('reload')
+  .description('make the running gateway read its configuration file again (as SIGHUP does); a file that fails validation is refused, naming the field')
+  .action(() => callAdmin('POST', '/admin/reload'));
 
 /** The message and the chain of causes under it: "store migration failed: could not obtain lock …". */
 function describeFailure(error: unknown): string {

@@ -9,8 +9,8 @@ import type { ChannelHealth, ChannelHealthView } from '../routing/breaker.js';
 import type { Upstreams } from '../upstreams/pool.js';
 
 export interface ChannelSources {
-  upstreams: Upstreams;
-  models: Record<string, ModelConfig>;
+  /** The channels and models now (routing/table.ts): a reload replaces them. */
+  routes: () => { upstreams: Upstreams; models: Record<string, ModelConfig> };
   health: ChannelHealth;
   limiter: { degraded(): boolean };
   /** Whether limits are shared through Redis (else each instance keeps its own). */
@@ -45,7 +45,8 @@ const NO_CALLS: ChannelHealthView = {
   keys: [],
 };
 
-function channelsView({ upstreams, models, health, limiter, sharedLimits, storeWritable }: ChannelSources) {
+function channelsView({ routes, health, limiter, sharedLimits, storeWritable }: ChannelSources) {
+  const { upstreams, models } = routes();
   const routed = (channel: string) =>
     Object.entries(models)
       .filter(([, model]) => modelRoutes(model).some((route) => route.channel === channel))

@@ -1,4 +1,5 @@
-// `tollroute serve`: the gateway (and, on the built-in catalogue, the sandbox beside it) until SIGTERM.
+// `tollroute serve`: the gateway (and, on the built-in catalogue, the sandbox beside it) until
+// SIGTERM; SIGHUP reloads the configuration file (admin/reload.ts).
 
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -38,7 +39,8 @@ export async function serve(loaded: LoadedConfig, logger: FastifyBaseLogger): Pr
   if (config.sandbox.enabled) {
     sandbox = await startSandbox({ host: config.host, port: config.sandbox.port, taskMs: config.sandbox.task_ms });
   }
-  const gateway: Gateway = await createGateway(config, logger);
+  const configFile = loaded.source === 'built-in sandbox catalogue' ? undefined : loaded.source;
+  const gateway: Gateway = await createGateway(config, logger, { configFile, adminTokenGenerated: loaded.adminTokenGenerated });
   // Installed before the banner: a supervisor may signal as soon as it reads that we listen.
   let stopping = false;
   const stop = async (signal: string) => {
@@ -52,6 +54,17 @@ export async function serve(loaded: LoadedConfig, logger: FastifyBaseLogger): Pr
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+  // The reload logs its outcome itself (info, or an error naming the field at fault); a listener
+  // also keeps SIGHUP from ending the process, its default.
+  process.on('SIGHUP', () => {
+    if (stopping) return;
+    try {
+      gateway.reload();
+    } catch (error) {
+      // Not a refused file (that is logged by the reload) but a fault of ours: a signal must not end the gateway.
+      logger.error({ err: error }, 'configuration reload failed');
+    }
+  });
   const url = await gateway.listen();
 
   const lines = [`tollroute gateway listening on ${url}`, `  configuration: ${loaded.source}`, `  store: ${config.store.replace(/\/\/[^@/]*@/, '//***@')}`];

@@ -5,6 +5,7 @@ import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { ChannelsAdmin } from '../admin/channels.js';
+import type { Reload } from '../admin/reload.js';
 import type { Config } from '../config/schema.js';
 import { unavailable } from '../errors.js';
 import type { Pipeline } from '../pipeline/metered-call.js';
@@ -50,6 +51,8 @@ export interface ServerDeps {
   health: StoreHealth;
   /** The channels and their live state, for the operator (GET /admin/channels). */
   channels: ChannelsAdmin;
+  /** POST /admin/reload: the configuration file read again (admin/reload.ts). */
+  reload: Reload;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -121,6 +124,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     adminToken: config.admin_token,
     loginLinks: { publicUrl: config.public_url, ttlMs: config.console.login_link_ttl_ms },
     channels: deps.channels,
+    reload: deps.reload,
   });
   await app.register(fileServeRoutes, fileDeps);
   // The console's pages are public files; what they show comes from the account API below.

@@ -58,6 +58,11 @@ export interface ChannelHealth extends RouteHealth {
   view(channel: string, now?: number): ChannelHealthView | undefined;
   /** Each known channel's state, for the metrics gauge. */
   states(now?: number): { channel: string; state: ChannelState }[];
+  /**
+   * A reloaded configuration's settings and channels: a channel (or key) that stays keeps its
+   * state, disabled included; one that left is forgotten, and a new one starts closed.
+   */
+  reconfigure(settings: Omit<BreakerOptions, 'observer'>): void;
 }
 
 interface Tracked {
@@ -87,25 +92,36 @@ function describe(failure: AttemptFailure, restMs: number): string {
 }
 
 export function createRouteHealth(options: BreakerOptions, clock: () => number = Date.now): ChannelHealth {
-  const tracked = (): Tracked => ({ circuit: new Circuit(options), stats: new RollingStats() });
+  // One timing object shared by every circuit, so a reload's new settings reach the circuits that stay.
+  const timing: CircuitTiming = { failuresToOpen: options.failuresToOpen, cooldownMs: options.cooldownMs, maxCooldownMs: options.maxCooldownMs };
+  let rateLimitRestMs = options.rateLimitRestMs;
+  let trips = options.trips !== false;
+  let channels = options.channels;
+  const tracked = (): Tracked => ({ circuit: new Circuit(timing), stats: new RollingStats() });
   const entries = new Map<string, ChannelEntry>();
   const entryOf = (channel: string): ChannelEntry => {
     let entry = entries.get(channel);
     if (!entry) {
       entry = { ...tracked(), disabled: false, keys: new Map() };
-      entries.set(channel, entry);
+      // A channel a reload removed still hears from the calls that were on it: they are answered
+      // from a throwaway entry, so the channel does not come back in the view and the metrics.
+      if (channel in channels) entries.set(channel, entry);
     }
     return entry;
   };
-  const keyOf = (entry: ChannelEntry, keyId: string): Tracked => {
+  const keyOf = (channel: string, entry: ChannelEntry, keyId: string): Tracked => {
     let key = entry.keys.get(keyId);
     if (!key) {
       key = tracked();
-      entry.keys.set(keyId, key);
+      // Likewise a key a reload took off its channel.
+      if (channels[channel]?.includes(keyId)) entry.keys.set(keyId, key);
     }
     return key;
   };
-  for (const [channel, keyIds] of Object.entries(options.channels)) for (const keyId of keyIds) keyOf(entryOf(channel), keyId);
+  const track = () => {
+    for (const [channel, keyIds] of Object.entries(channels)) for (const keyId of keyIds) keyOf(channel, entryOf(channel), keyId);
+  };
+  track();
 
   const observed = (channel: string, keyId: string | null, transition: Transition | undefined) => {
     if (transition) options.observer?.transition?.({ channel, keyId }, transition);
@@ -130,7 +146,7 @@ export function createRouteHealth(options: BreakerOptions, clock: () => number =
       // Asked just before channelAvailable: a half-open key's probe is taken only when the channel
       // will let the call through too, else the probe would be held by a call never sent.
       if (entry.disabled || !entry.circuit.wouldAdmit(now)) return false;
-      return keyOf(entry, keyId).circuit.admit(now);
+      return keyOf(channel, entry, keyId).circuit.admit(now);
     },
 
     succeeded({ channel, keyId }, latencyMs, now) {
@@ -138,7 +154,7 @@ export function createRouteHealth(options: BreakerOptions, clock: () => number =
       entry.stats.succeeded(now, latencyMs);
       observed(channel, null, entry.circuit.succeeded(now));
       if (keyId !== null) {
-        const key = keyOf(entry, keyId);
+        const key = keyOf(channel, entry, keyId);
         key.stats.succeeded(now, latencyMs);
         observed(channel, keyId, key.circuit.succeeded(now));
       }
@@ -147,14 +163,14 @@ export function createRouteHealth(options: BreakerOptions, clock: () => number =
 
     failed({ channel, keyId }, failure, now) {
       const entry = entryOf(channel);
-      const key = keyId === null ? undefined : keyOf(entry, keyId);
+      const key = keyId === null ? undefined : keyOf(channel, entry, keyId);
       // A Retry-After beyond the longest cool-down is capped there: the key is tried again by then at the latest.
-      const restMs = failure.kind === 'rate_limited' ? Math.min(failure.retryAfterMs ?? options.rateLimitRestMs, options.maxCooldownMs) : 0;
+      const restMs = failure.kind === 'rate_limited' ? Math.min(failure.retryAfterMs ?? rateLimitRestMs, timing.maxCooldownMs) : 0;
       const message = describe(failure, restMs);
       entry.stats.failed(now, message);
       key?.stats.failed(now, message);
       options.observer?.attempt?.(channel, failure.kind);
-      if (options.trips === false) {
+      if (!trips) {
         entry.circuit.released(now);
         key?.circuit.released(now);
         return;
@@ -182,7 +198,7 @@ export function createRouteHealth(options: BreakerOptions, clock: () => number =
     released({ channel, keyId }, now) {
       const entry = entryOf(channel);
       entry.circuit.released(now);
-      if (keyId !== null) keyOf(entry, keyId).circuit.released(now);
+      if (keyId !== null) keyOf(channel, entry, keyId).circuit.released(now);
       options.observer?.attempt?.(channel, 'released');
     },
 
@@ -192,7 +208,7 @@ export function createRouteHealth(options: BreakerOptions, clock: () => number =
     },
 
     setDisabled(channel, disabled) {
-      if (!(channel in options.channels)) return false;
+      if (!(channel in channels)) return false;
       // The breaker's own state is kept: a channel enabled while its circuit is open waits for its probe.
       entryOf(channel).disabled = disabled;
       return true;
@@ -214,6 +230,19 @@ export function createRouteHealth(options: BreakerOptions, clock: () => number =
 
     states(now = clock()) {
       return [...entries].map(([channel, entry]) => ({ channel, state: entry.disabled ? 'disabled' : entry.circuit.stateAt(now) }));
+    },
+
+    reconfigure(settings) {
+      Object.assign(timing, { failuresToOpen: settings.failuresToOpen, cooldownMs: settings.cooldownMs, maxCooldownMs: settings.maxCooldownMs });
+      rateLimitRestMs = settings.rateLimitRestMs;
+      trips = settings.trips !== false;
+      channels = settings.channels;
+      for (const [channel, entry] of entries) {
+        const keyIds = channels[channel];
+        if (!keyIds) entries.delete(channel);
+        else for (const keyId of entry.keys.keys()) if (!keyIds.includes(keyId)) entry.keys.delete(keyId);
+      }
+      track();
     },
   };
 }

@@ -1,4 +1,6 @@
-// One keep-alive connection pool per configured channel, built once at start.
+// One keep-alive connection pool per configured channel, built at start and on a reload (which
+// keeps the pools of channels it leaves as they were).
+import { isDeepStrictEqual } from 'node:util';
 import type { ChannelConfig } from '../config/schema.js';
 import { type ConnectionWaitObserver, WaitBoundedPool } from './wait-bounded-pool.js';
 
@@ -26,9 +28,17 @@ export interface Upstreams {
  * limit on calls at once (see tollroute.example.yaml for the default's reasons). Past it a call
  * waits at most `connection_wait_ms` for a connection, then fails unsent (a 502, its hold released).
  */
-export function createUpstreams(channels: Record<string, ChannelConfig>, observer?: ConnectionWaitObserver): Upstreams {
+export function createUpstreams(channels: Record<string, ChannelConfig>, observer?: ConnectionWaitObserver, previous?: Upstreams): Upstreams {
   const byName = new Map<string, Upstream>();
+  const kept = new Map(previous?.list().map((upstream) => [upstream.name, upstream]));
   for (const [name, channel] of Object.entries(channels)) {
+    // A reload that leaves a channel as it was keeps its pool: warm connections, and one
+    // `connections` limit for the calls before and after the reload.
+    const same = kept.get(name);
+    if (same && isDeepStrictEqual(same.channel, channel)) {
+      byName.set(name, same);
+      continue;
+    }
     const url = new URL(channel.base_url);
     const pool = new WaitBoundedPool(url.origin, {
       channel: name,

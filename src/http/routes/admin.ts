@@ -1,12 +1,13 @@
 // The operator's admin API (DESIGN section 8), guarded by the admin token.
 import type { FastifyPluginAsync } from 'fastify';
 import type { ChannelsAdmin } from '../../admin/channels.js';
+import type { Reload } from '../../admin/reload.js';
 import { accountView, iso, ledgerView, usageView } from '../../admin/views.js';
 import { issueApiKey } from '../../billing/api-keys.js';
 import { createAccount, creditAccount } from '../../billing/ledger.js';
 import { rotateWebhookSecret } from '../../billing/webhook-secret.js';
 import { issueLoginLink } from '../../console/login-links.js';
-import { notFound } from '../../errors.js';
+import { conflict, invalidRequest, notFound } from '../../errors.js';
 import { findAccount } from '../../store/accounts.js';
 import { revokeApiKey } from '../../store/api-keys.js';
 import { listLedger } from '../../store/ledger-rows.js';
@@ -24,6 +25,7 @@ import {
   IssueKeySchema,
   LedgerSchema,
   LoginLinkSchema,
+  ReloadSchema,
   RevokeKeySchema,
 } from '../schemas/admin.js';
 import { readLimit } from '../schemas/query.js';
@@ -38,9 +40,11 @@ export interface AdminRouteDeps {
   loginLinks: { publicUrl: string; ttlMs: number };
   /** The channels and their live state, for GET /admin/channels. */
   channels: ChannelsAdmin;
+  /** Reads the configuration file again (admin/reload.ts). */
+  reload: Reload;
 }
 
-export const adminRoutes: FastifyPluginAsync<AdminRouteDeps> = async (app, { store, keys, adminToken, loginLinks, channels }) => {
+export const adminRoutes: FastifyPluginAsync<AdminRouteDeps> = async (app, { store, keys, adminToken, loginLinks, channels, reload }) => {
   app.addHook('onRequest', adminTokenHook(adminToken));
   // The lists the console's operator view reads; registered here so the hook above guards them.
   await app.register(adminViewRoutes, { store, channels });
@@ -123,5 +127,13 @@ export const adminRoutes: FastifyPluginAsync<AdminRouteDeps> = async (app, { sto
     const secret = await rotateWebhookSecret(store, id);
     if (!secret) throw notFound(`account ${id} not found`);
     return { secret };
+  });
+
+  // The same as SIGHUP: a refused file changes nothing, and the answer names the field at fault.
+  app.post('/admin/reload', { schema: ReloadSchema, ...serializedAsBuilt }, async () => {
+    const outcome = reload();
+    if (!outcome.ok) throw outcome.status === 409 ? conflict(outcome.message) : invalidRequest(outcome.message);
+    const { ok: _, ...answer } = outcome;
+    return answer;
   });
 };

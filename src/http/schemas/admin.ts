@@ -153,3 +153,31 @@ export const AdminRotateWebhookSecretSchema = {
   params: IdParams,
   response: { 200: { ...Secret, description: 'The new secret.' }, ...ERRORS },
 };
+
+export const ReloadSchema = {
+  tags,
+  summary: 'Reads the configuration file again and applies its channels, models and routing.',
+  description:
+    'The same as sending the gateway SIGHUP, on this instance. Calls that start from now on use the new channels, models (prices included) and routing settings; calls in flight finish on the configuration they started with. Every other section needs a restart: the answer names each such field the file changed, which stays as it was. A file that cannot be read or fails validation is refused and nothing changes.',
+  response: {
+    200: {
+      description: 'The file was applied.',
+      type: 'object',
+      required: ['reloaded', 'channels', 'models', 'not_applied'],
+      properties: {
+        reloaded: { type: 'boolean', enum: [true] },
+        channels: { type: 'integer', minimum: 0, description: 'Channels configured now.' },
+        models: { type: 'integer', minimum: 0, description: 'Models configured now.' },
+        not_applied: {
+          type: 'array',
+          items: { type: 'string' },
+          description:
+            'Fields outside channels, models and routing that the file changed (by dotted path, e.g. limits.default_rpm): they take effect at the next restart.',
+        },
+      },
+    },
+    ...errorResponse(400, 'The file cannot be read or is invalid; the message names the field at fault. The running configuration stays.'),
+    ...errorResponse(401, 'No admin token, or a wrong one.'),
+    ...errorResponse(409, 'The gateway started without a configuration file (the built-in catalogue): there is nothing to reload.'),
+  },
+};
