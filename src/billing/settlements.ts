@@ -6,22 +6,11 @@ import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path';
 import type { StoreHealth } from '../store/health.js';
 import type { Store } from '../store/open.js';
-import { releaseHold, type SettleOutcome, settleHold } from './ledger.js';
+import { releaseHold, type SettleOptions, type SettleOutcome, settleHold } from './ledger.js';
 
 export type HoldEnd =
-  | {
-      kind: 'settle';
-      holdId: string;
-      model: string;
-      chargeMicros: number;
-      units: Record<string, number>;
-      requestId?: string;
-      flags?: string[];
-      upstreamMs?: number;
-      channel?: string;
-      attempts?: number;
-    }
-  | { kind: 'release'; holdId: string; note: string };
+  /** A settle is the ledger's settle options, named with its hold and model (the metrics' label). */
+  ({ kind: 'settle'; holdId: string; model: string } & Omit<SettleOptions, 'now'>) | { kind: 'release'; holdId: string; note: string };
 
 export interface SettlementLogger {
   info(obj: object, msg?: string): void;
@@ -66,15 +55,8 @@ export function createSettlements(deps: {
 
   async function apply(job: HoldEnd) {
     if (job.kind === 'release') return releaseHold(store, job.holdId, { note: job.note });
-    const outcome = await settleHold(store, job.holdId, {
-      chargeMicros: job.chargeMicros,
-      units: job.units,
-      requestId: job.requestId,
-      flags: job.flags,
-      upstreamMs: job.upstreamMs,
-      channel: job.channel,
-      attempts: job.attempts,
-    });
+    const { kind: _kind, holdId, model: _model, ...options } = job;
+    const outcome = await settleHold(store, holdId, options);
     if (outcome.applied) {
       deps.metrics.addBilled(job.model, outcome.chargedMicros);
       if (outcome.unbilledMicros > 0) {
