@@ -185,10 +185,12 @@ describe('the operator view in a browser', { skip, timeout: 180_000 }, () => {
     assert.equal((await gw.call(keyOfAlpha, 'POST', '/v1/chat/completions', CHAT)).status, 200);
     const table = await openChannels(page);
     const configured = (await gw.admin('GET', '/admin/channels')).body.data.map((c: { name: string }) => c.name);
-    assert.deepEqual(await table.locator('tbody tr td:first-child').allTextContents(), configured);
-    const row = table.getByRole('row', { name: /^sandbox-openai openai/ });
+    // Each row is headed by its channel's name, then its kind and origin.
+    const names = await table.getByRole('rowheader').evaluateAll((ths) => ths.map((th) => th.firstChild?.textContent));
+    assert.deepEqual(names, configured);
+    const row = table.locator('tr[data-channel="sandbox-openai"]');
     const shown = (await row.textContent()) ?? '';
-    assert.match(shown, /^sandbox-openai\s*openai\s*closed\s*Disable/);
+    assert.match(shown, new RegExp(`^sandbox-openaiopenai · ${new URL(gw.sandbox.url).origin}closed\\s*Disable`));
     assert.match(shown, /0 \/ 4096/);
     assert.match(shown, /\d+ \/ \d+ ms/, 'latency p50 / p99');
     assert.match(shown, /0\.0%/, 'no attempt failed');

@@ -1,4 +1,5 @@
-// One channel's row on the Channels page: its breaker's state as a badge, its recent figures
+// One channel's row on the Channels page: its name (a row header) with its kind and origin, its
+// breaker's state as a badge, its recent figures
 // (attempts, error rate, latency), its last error, its keys by fingerprint with their own state,
 // and the operator's switch (Disable asks first, in the page's dialog; Enable acts at once).
 import { formatTime } from '../../format';
@@ -46,8 +47,12 @@ export function ChannelRow({ channel, onSwitch }: { channel: Channel; onSwitch: 
   const disabled = channel.state === 'disabled';
   return (
     <tr data-channel={channel.name}>
-      <td>{channel.name}</td>
-      <td>{channel.kind}</td>
+      <th scope="row" class="channel-name">
+        {channel.name}
+        <div class="hint">
+          {channel.kind} · <code>{channel.origin}</code>
+        </div>
+      </th>
       <td>
         <StateBadge state={channel.state} />
         {channel.opens_until !== null && <div class="hint">until {clock(channel.opens_until)}</div>}
@@ -67,9 +72,9 @@ export function ChannelRow({ channel, onSwitch }: { channel: Channel; onSwitch: 
       <td class="number">{latency(channel.latency_ms)}</td>
       <td class="number">
         {channel.connections.in_flight} / {channel.connections.limit}
+        <div class="hint">{channel.connections.waiting} waiting</div>
       </td>
-      <td class="number">{channel.connections.waiting}</td>
-      <td class="wrap">
+      <td class="detail">
         {channel.last_error ? (
           <>
             {channel.last_error.message}
@@ -79,7 +84,7 @@ export function ChannelRow({ channel, onSwitch }: { channel: Channel; onSwitch: 
           '—'
         )}
       </td>
-      <td>
+      <td class="detail">
         {channel.keys.length === 0 ? (
           '—'
         ) : (
@@ -90,10 +95,7 @@ export function ChannelRow({ channel, onSwitch }: { channel: Channel; onSwitch: 
           </ul>
         )}
       </td>
-      <td class="wrap">{channel.models.join(', ') || '—'}</td>
-      <td>
-        <code>{channel.origin}</code>
-      </td>
+      <td class="detail">{channel.models.join(', ') || '—'}</td>
     </tr>
   );
 }

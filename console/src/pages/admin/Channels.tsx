@@ -20,22 +20,9 @@ function Card({ title, children }: { title: string; children: ComponentChildren 
   );
 }
 
-const COLUMNS = [
-  'Name',
-  'Kind',
-  'State',
-  'Action',
-  'Attempts',
-  'Error rate',
-  'Latency p50 / p99',
-  'On the wire',
-  'Waiting',
-  'Last error',
-  'Keys',
-  'Models',
-  'Origin',
-];
-const NUMBERS = new Set(['Attempts', 'Error rate', 'Latency p50 / p99', 'On the wire', 'Waiting']);
+// Name, state and the switch first, so a phone's width shows them before the table scrolls.
+const COLUMNS = ['Channel', 'State', 'Action', 'Attempts', 'Error rate', 'Latency p50 / p99', 'On the wire', 'Last error', 'Keys', 'Models'];
+const NUMBERS = new Set(['Attempts', 'Error rate', 'Latency p50 / p99', 'On the wire']);
 
 const channelPath = (name: string, action: 'disable' | 'enable') => `/admin/channels/${encodeURIComponent(name)}/${action}`;
 
