@@ -5,6 +5,7 @@
 // Any console error, uncaught exception, failed request or unannounced error answer fails the test.
 // Pages are photographed at 1280×800 and 390×844, kept in TOLLROUTE_SCREENSHOT_DIR when it is set.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -29,6 +30,7 @@ describe('the operator view in a browser', { skip, timeout: 180_000 }, () => {
   let gw: TestGateway;
   let browser: Browser;
   let alpha: { id: string };
+  let keyOfAlpha: string;
   const shotsDir = process.env.TOLLROUTE_SCREENSHOT_DIR ?? mkdtempSync(path.join(tmpdir(), 'tollroute-shots-'));
   const contexts: BrowserContext[] = [];
 
@@ -38,7 +40,7 @@ describe('the operator view in a browser', { skip, timeout: 180_000 }, () => {
     gw = await startTestGateway();
     browser = await launchBrowser();
     alpha = (await gw.admin('POST', '/admin/accounts', { name: 'Alpha Rockets', credit_micros: 5_000_000 })).body;
-    await gw.admin('POST', `/admin/accounts/${alpha.id}/keys`, { name: 'production', rpm: 120 });
+    keyOfAlpha = (await gw.admin('POST', `/admin/accounts/${alpha.id}/keys`, { name: 'production', rpm: 120 })).body.key;
     await gw.admin('POST', '/admin/accounts', { name: 'Beta Freight', credit_micros: 250_000 });
   });
   after(async () => {
@@ -170,16 +172,69 @@ describe('the operator view in a browser', { skip, timeout: 180_000 }, () => {
     assert.deepEqual([...watch.problems, ...holder.watch.problems], []);
   });
 
-  test('the channels table lists every configured channel with its pool', async () => {
-    const { page, watch } = await openPage();
+  async function openChannels(page: Page) {
     await signInAsOperator(page);
     await page.getByRole('navigation', { name: 'Operator' }).getByRole('button', { name: 'Channels' }).click();
     const table = page.getByRole('table', { name: 'Configured channels' });
     await table.waitFor();
+    return table;
+  }
+
+  test('the channels table lists every configured channel with its state, pool, figures and keys', async () => {
+    const { page, watch } = await openPage();
+    assert.equal((await gw.call(keyOfAlpha, 'POST', '/v1/chat/completions', CHAT)).status, 200);
+    const table = await openChannels(page);
     const configured = (await gw.admin('GET', '/admin/channels')).body.data.map((c: { name: string }) => c.name);
-    assert.deepEqual(await table.locator('tbody tr td:first-child').allTextContents(), configured);
-    assert.match((await table.getByRole('row', { name: /^sandbox-openai openai/ }).textContent()) ?? '', /0 \/ 4096/);
+    // Each row is headed by its channel's name, then its kind and origin.
+    const names = await table.getByRole('rowheader').evaluateAll((ths) => ths.map((th) => th.firstChild?.textContent));
+    assert.deepEqual(names, configured);
+    const row = table.locator('tr[data-channel="sandbox-openai"]');
+    const shown = (await row.textContent()) ?? '';
+    assert.match(shown, new RegExp(`^sandbox-openaiopenai · ${new URL(gw.sandbox.url).origin}closed\\s*Disable`));
+    assert.match(shown, /0 \/ 4096/);
+    assert.match(shown, /\d+ \/ \d+ ms/, 'latency p50 / p99');
+    assert.match(shown, /0\.0%/, 'no attempt failed');
+    const fingerprint = createHash('sha256').update('sk-sandbox').digest('hex').slice(0, 8);
+    assert.match(
+      (await row.getByRole('list', { name: 'Keys of sandbox-openai' }).textContent()) ?? '',
+      new RegExp(`^${fingerprint}\\s*closed \\d+ attempts?, 0\\.0% failed$`),
+    );
     await photograph(page, 'operator-channels');
+    assert.deepEqual(watch.problems, []);
+  });
+
+  test('a channel disabled from the Channels page takes no calls, and enabled there takes them again', async () => {
+    const { page, watch } = await openPage();
+    const table = await openChannels(page);
+    const name = 'sandbox-openai-noresponses';
+    // sandbox-chat-noresponses is served by this channel alone.
+    const chat = async () => (await gw.call(keyOfAlpha, 'POST', '/v1/chat/completions', { ...CHAT, model: 'sandbox-chat-noresponses' })).status;
+    const row = table.locator(`tr[data-channel="${name}"]`);
+    const state = (word: string) => row.getByRole('cell', { name: word, exact: true });
+    await state('closed').waitFor();
+
+    // Escape cancels: nothing is disabled.
+    await row.getByRole('button', { name: `Disable channel ${name}` }).click();
+    const dialog = page.getByRole('dialog', { name: 'Disable this channel?' });
+    await dialog.waitFor();
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    assert.equal(await chat(), 200);
+
+    await row.getByRole('button', { name: `Disable channel ${name}` }).press('Enter');
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Disable channel' }).click();
+    await state('disabled').waitFor();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `Channel ${name} disabled.` })
+      .waitFor();
+    assert.equal(await chat(), 503);
+    await photograph(page, 'operator-channel-disabled');
+
+    await row.getByRole('button', { name: `Enable channel ${name}` }).press('Enter');
+    await state('closed').waitFor();
+    assert.equal(await chat(), 200);
     assert.deepEqual(watch.problems, []);
   });
 });

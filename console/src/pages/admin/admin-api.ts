@@ -58,6 +58,19 @@ export interface LoginLink {
   state: 'unused' | 'used' | 'expired';
 }
 
+/** A circuit breaker's state; a channel may also be disabled by the operator. */
+export type CircuitState = 'closed' | 'open' | 'half_open';
+export type ChannelState = CircuitState | 'disabled';
+
+/** One upstream key of a channel, named by its fingerprint (never the key). */
+export interface ChannelKey {
+  key: string;
+  state: CircuitState;
+  requests: number;
+  error_rate: number;
+  rested_until: string | null;
+}
+
 export interface Channel {
   name: string;
   kind: string;
@@ -65,6 +78,15 @@ export interface Channel {
   models: string[];
   connections: { limit: number; in_flight: number; waiting: number };
   connection_wait_ms: number;
+  state: ChannelState;
+  opens_until: string | null;
+  /** Attempts in the window (the last 100 within the last minute). */
+  requests: number;
+  /** Failed attempts over attempts in the window, 0 to 1. */
+  error_rate: number;
+  latency_ms: { p50: number | null; p99: number | null };
+  last_error: { message: string; at: string } | null;
+  keys: ChannelKey[];
 }
 
 export interface Channels {
