@@ -14,14 +14,10 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { formatMicros } from '../../console/src/money.js';
 import { TOKEN_REFUSED } from '../../console/src/pages/admin/messages.js';
 import { BUILT_CONSOLE_DIR } from '../../src/http/routes/console.js';
-import { browserMissing, launchBrowser, PageWatch } from '../helpers/browser.js';
+import { browserMissing, launchBrowser, PageWatch, SIZES, photograph as takePhotographs } from '../helpers/browser.js';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const CHAT = { model: 'sandbox-chat', messages: [{ role: 'user', content: 'a b c' }] };
-const SIZES = [
-  { name: 'desktop', width: 1280, height: 800 },
-  { name: 'mobile', width: 390, height: 844 },
-] as const;
 
 const skip = browserMissing();
 if (skip) console.log(`operator browser test ${skip}`);
@@ -58,21 +54,7 @@ describe('the operator view in a browser', { skip, timeout: 180_000 }, () => {
     return { page, watch: new PageWatch(page) };
   }
 
-  /** The page at both sizes; on a phone's width nothing but the tables' own boxes may scroll sideways. */
-  async function photograph(page: Page, name: string): Promise<void> {
-    const fits = () => document.documentElement.scrollWidth <= document.documentElement.clientWidth;
-    for (const size of SIZES) {
-      await page.setViewportSize(size);
-      const settled = await page.waitForFunction(fits, null, { timeout: 5_000 }).then(
-        () => true,
-        () => false,
-      );
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-      assert.ok(settled, `${name} at ${size.width}px is ${overflow}px wider than the window`);
-      await page.screenshot({ path: path.join(shotsDir, `${name}-${size.name}.png`), fullPage: true });
-    }
-    await page.setViewportSize(SIZES[0]);
-  }
+  const photograph = (page: Page, name: string) => takePhotographs(page, shotsDir, name);
 
   async function signInAsOperator(page: Page): Promise<void> {
     await page.goto(`${gw.url}/dashboard/admin`);
