@@ -49,7 +49,10 @@ export function accountsCommand(withStore: WithStore): Command {
   accounts
     .command('usage <id>')
     .action((id: string) =>
-      withStore(async (store) => ({ data: (await listUsage(store.db, { accountId: (await accountOrFail(store, id)).id })).map(usageView) })),
+      withStore(async (store) => {
+        const account = await accountOrFail(store, id);
+        return { data: (await listUsage(store.db, { accountId: account.id })).map((row) => usageView(row, account.livemode !== 0)) };
+      }),
     );
   accounts
     .command('login-link <id>')
