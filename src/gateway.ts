@@ -85,7 +85,10 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
   // Channels, models and routing live in the table, which a reload replaces; everything below reads them through it.
   // Test keys go to the embedded sandbox if this process runs one, else to test_mode.sandbox_url.
   const testSandboxUrl = options.sandboxUrl ?? config.test_mode.sandbox_url;
-  const table = createRoutingTable(buildRoutes(config, metrics, undefined, testSandboxUrl), { health: routeHealth, retireAfterMs: config.limits.request_timeout_ms });
+  const table = createRoutingTable(buildRoutes(config, metrics, undefined, testSandboxUrl), {
+    health: routeHealth,
+    retireAfterMs: config.limits.request_timeout_ms,
+  });
   const { catalogue } = table;
   const health = new StoreHealth(logger);
   const settlements = createSettlements({

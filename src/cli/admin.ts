@@ -62,14 +62,12 @@ export function accountsCommand(withStore: WithStore): Command {
     .action((id: string) =>
       withStore(async (store) => ({ data: (await listLedger(store.db, { accountId: (await accountOrFail(store, id)).id })).map(ledgerView) })),
     );
-  accounts
-    .command('usage <id>')
-    .action((id: string) =>
-      withStore(async (store) => {
-        const account = await accountOrFail(store, id);
-        return { data: (await listUsage(store.db, { accountId: account.id })).map((row) => usageView(row, account.livemode !== 0)) };
-      }),
-    );
+  accounts.command('usage <id>').action((id: string) =>
+    withStore(async (store) => {
+      const account = await accountOrFail(store, id);
+      return { data: (await listUsage(store.db, { accountId: account.id })).map((row) => usageView(row, account.livemode !== 0)) };
+    }),
+  );
   accounts
     .command('login-link <id>')
     .description('a one-time link that signs the account in to the console (good once, for console.login_link_ttl_ms)')

@@ -110,10 +110,7 @@ export const ConfigSchema = z
       .default({}),
     // Test keys (tr-test-…) are served by a sandbox alone: the embedded one when sandbox.enabled,
     // else the one at sandbox_url; with neither, their calls are refused (503).
-    test_mode: z
-      .object({ sandbox_url: z.string().url().optional() })
-      .strict()
-      .default({}),
+    test_mode: z.object({ sandbox_url: z.string().url().optional() }).strict().default({}),
     limits: z
       .object({
         default_rpm: positiveInt.default(600),

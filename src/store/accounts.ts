@@ -113,15 +113,17 @@ export async function listAccounts(
   db: Kysely<DB>,
   { nameContains, olderThan: after, limit }: { nameContains?: string; olderThan?: Position; limit: number },
 ): Promise<AccountRow[]> {
-  return db
-    .selectFrom('accounts')
-    .select(COLUMNS)
-    // Test twins are shown through their live account (test_balance_micros), never as accounts of their own.
-    .where('livemode', '=', 1)
-    .$if(nameContains !== undefined, (q) => q.where(sql<SqlBool>`lower(name) like ${`%${likeLiteral(nameContains!.toLowerCase())}%`} escape '\\'`))
-    .$if(after !== undefined, (q) => q.where(olderThan(after!)))
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .execute();
+  return (
+    db
+      .selectFrom('accounts')
+      .select(COLUMNS)
+      // Test twins are shown through their live account (test_balance_micros), never as accounts of their own.
+      .where('livemode', '=', 1)
+      .$if(nameContains !== undefined, (q) => q.where(sql<SqlBool>`lower(name) like ${`%${likeLiteral(nameContains!.toLowerCase())}%`} escape '\\'`))
+      .$if(after !== undefined, (q) => q.where(olderThan(after!)))
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute()
+  );
 }

@@ -30,10 +30,16 @@ function migrations(dialect: Dialect): Record<string, Migration> {
 // account even when two requests create it at once. A task remembers its mode, so the engine's
 // polls resolve its model in the right catalogue without reading the account.
 async function addTestMode(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('accounts').addColumn('livemode', 'integer', (c) => c.notNull().defaultTo(1)).execute();
+  await db.schema
+    .alterTable('accounts')
+    .addColumn('livemode', 'integer', (c) => c.notNull().defaultTo(1))
+    .execute();
   await db.schema.alterTable('accounts').addColumn('live_account_id', 'text').execute();
   await db.schema.createIndex('accounts_live_account_id').unique().on('accounts').column('live_account_id').execute();
-  await db.schema.alterTable('tasks').addColumn('livemode', 'integer', (c) => c.notNull().defaultTo(1)).execute();
+  await db.schema
+    .alterTable('tasks')
+    .addColumn('livemode', 'integer', (c) => c.notNull().defaultTo(1))
+    .execute();
 }
 
 // A model may be served by several channels, each with several keys (routing/). A usage row names

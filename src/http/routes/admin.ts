@@ -148,7 +148,9 @@ export const adminRoutes: FastifyPluginAsync<AdminRouteDeps> = async (app, { sto
 
   app.get('/admin/accounts/:id/usage', { schema: AdminUsageSchema, ...serializedAsBuilt }, async (request) => {
     const account = await accountOr404((request.params as { id: string }).id);
-    return { data: (await listUsage(store.db, { accountId: account.id, limit: readLimit(request.query) })).map((row) => usageView(row, account.livemode !== 0)) };
+    return {
+      data: (await listUsage(store.db, { accountId: account.id, limit: readLimit(request.query) })).map((row) => usageView(row, account.livemode !== 0)),
+    };
   });
 
   app.get('/admin/accounts/:id/webhook-secret', { schema: AdminWebhookSecretSchema, ...serializedAsBuilt }, async (request) => {
