@@ -49,6 +49,8 @@ export interface GatewayOptions {
   configFile?: string;
   /** Whether the admin token was generated (the file sets none), so a reload does not take a new one for a change. */
   adminTokenGenerated?: boolean;
+  /** The embedded sandbox's URL, when `serve` runs one: test keys are served there (README "Test mode"). */
+  sandboxUrl?: string;
 }
 
 export async function createGateway(config: Config, logger: FastifyBaseLogger, options: GatewayOptions = {}): Promise<Gateway> {
@@ -81,7 +83,12 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
   });
   metrics.watchChannels(() => routeHealth.states());
   // Channels, models and routing live in the table, which a reload replaces; everything below reads them through it.
-  const table = createRoutingTable(buildRoutes(config, metrics), { health: routeHealth, retireAfterMs: config.limits.request_timeout_ms });
+  // Test keys go to the embedded sandbox if this process runs one, else to test_mode.sandbox_url.
+  const testSandboxUrl = options.sandboxUrl ?? config.test_mode.sandbox_url;
+  const table = createRoutingTable(buildRoutes(config, metrics, undefined, testSandboxUrl), {
+    health: routeHealth,
+    retireAfterMs: config.limits.request_timeout_ms,
+  });
   const { catalogue } = table;
   const health = new StoreHealth(logger);
   const settlements = createSettlements({
@@ -109,6 +116,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
   const pipeline = createPipeline({
     store,
     catalogue,
+    testCatalogue: table.testCatalogue,
     limiter,
     defaultRpm: config.limits.default_rpm,
     metrics,
@@ -124,7 +132,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
     video: videoHandler(),
     erase: eraseHandler(),
     minutes: minutesHandler({
-      catalogue,
+      catalogueFor: pipeline.catalogueFor,
       publicUrl: config.public_url,
       resultFiles: { allowPrivate: config.network.allow_private_urls, maxBytes: config.files.result_file_max_bytes },
     }),
@@ -133,6 +141,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
   const engine = createTaskEngine({
     store,
     catalogue,
+    testCatalogue: table.testCatalogue,
     handlers,
     pollIntervalMs: config.tasks.poll_interval_ms,
     leaseMs: config.tasks.lease_ms,

@@ -42,6 +42,7 @@ export const taskListView = (row: TaskListRow) => ({
   created_at: iso(row.created_at),
   updated_at: iso(row.updated_at),
   finished_at: isoOrNull(row.finished_at),
+  livemode: row.livemode !== 0,
 });
 
 export const deliveryView = (row: DeliveryRow) => ({
@@ -82,11 +83,12 @@ const USAGE_CSV_COLUMNS = [
   'upstream_ms',
   'channel',
   'attempts',
+  'livemode',
 ] as const satisfies readonly (keyof ReturnType<typeof usageView>)[];
 
 export const USAGE_CSV_HEADER = csvLine(USAGE_CSV_COLUMNS);
 
-export function usageCsvLine(row: UsageRow): string {
-  const view = usageView(row);
+export function usageCsvLine(row: UsageRow, livemode: boolean): string {
+  const view = usageView(row, livemode);
   return csvLine(USAGE_CSV_COLUMNS.map((column) => view[column]));
 }

@@ -28,7 +28,11 @@ export const ledgerView = (row: LedgerRow) => ({
   created_at: iso(row.created_at),
 });
 
-export const usageView = (row: UsageRow) => ({
+/**
+ * `livemode` is the account's (false on a test twin): a usage row belongs to one account, and every
+ * list of them is one account's, so the mode comes with the list, not from a column on each row.
+ */
+export const usageView = (row: UsageRow, livemode: boolean) => ({
   id: row.id,
   model: row.model,
   endpoint: row.endpoint,
@@ -44,5 +48,6 @@ export const usageView = (row: UsageRow) => ({
   upstream_ms: row.upstream_ms,
   channel: row.channel,
   attempts: row.attempts,
+  livemode,
   created_at: iso(row.created_at),
 });

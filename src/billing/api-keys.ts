@@ -6,7 +6,9 @@ import { newId } from '../store/ids.js';
 import type { Store } from '../store/open.js';
 
 export const KEY_PREFIX = 'tr-';
-const SHOWN_CHARS = KEY_PREFIX.length + 6;
+/** A test key's prefix (README "Test mode"): served by the sandbox alone, on the test balance. */
+export const TEST_KEY_PREFIX = 'tr-test-';
+const SHOWN_CHARS = 6;
 
 // sha256 without a salt is enough here: the key is 32 random bytes, not a guessable password,
 // and an unsalted hash is what lets authentication find the row with one indexed lookup.
@@ -21,16 +23,26 @@ export async function issueApiKey(
     name = null,
     rpm = null,
     limits = {},
+    test = false,
     now = Date.now(),
-  }: { accountId: string; name?: string | null; rpm?: number | null; limits?: KeyLimitColumnValues; now?: number },
+  }: {
+    accountId: string;
+    name?: string | null;
+    rpm?: number | null;
+    limits?: KeyLimitColumnValues;
+    /** A test key: the account must be a test twin (billing/test-mode.ts), whose keys are all test keys. */
+    test?: boolean;
+    now?: number;
+  },
 ): Promise<{ key: string; row: ApiKeyRow }> {
-  const key = `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
+  const prefix = test ? TEST_KEY_PREFIX : KEY_PREFIX;
+  const key = `${prefix}${randomBytes(32).toString('base64url')}`;
   const row = await insertApiKey(store.db, {
     id: newId('key'),
     account_id: accountId,
     name,
     key_hash: hashApiKey(key),
-    prefix: key.slice(0, SHOWN_CHARS),
+    prefix: key.slice(0, prefix.length + SHOWN_CHARS),
     rpm,
     created_at: now,
     revoked_at: null,

@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { accountView, iso, ledgerView, usageView } from '../admin/views.js';
 import { issueApiKey } from '../billing/api-keys.js';
 import { createAccount, creditAccount } from '../billing/ledger.js';
+import { creditTestFunds, testBalance, testTwin } from '../billing/test-mode.js';
 import type { Config } from '../config/schema.js';
 import { issueLoginLink } from '../console/login-links.js';
 import { findAccount } from '../store/accounts.js';
@@ -34,7 +35,12 @@ export function accountsCommand(withStore: WithStore): Command {
     .action((opts: { name: string; credit?: number }) =>
       withStore(async (store) => accountView(await createAccount(store, { name: opts.name, creditMicros: opts.credit ?? 0 }))),
     );
-  accounts.command('show <id>').action((id: string) => withStore(async (store) => accountView(await accountOrFail(store, id))));
+  accounts.command('show <id>').action((id: string) =>
+    withStore(async (store) => {
+      const account = await accountOrFail(store, id);
+      return { ...accountView(account), ...(await testBalance(store, account.id)) };
+    }),
+  );
   accounts
     .command('credit <id> <micros>')
     .option('--note <note>')
@@ -42,15 +48,26 @@ export function accountsCommand(withStore: WithStore): Command {
       withStore(async (store) => accountView(await creditAccount(store, { accountId: id, amountMicros: micros(amount), note: opts.note }))),
     );
   accounts
+    .command('test-credit <id> <micros>')
+    .description("credits the account's test balance, which its test keys (tr-test-…) draw on")
+    .option('--note <note>')
+    .action((id: string, amount: string, opts: { note?: string }) =>
+      withStore(async (store) => {
+        await creditTestFunds(store, { accountId: id, amountMicros: micros(amount), note: opts.note });
+        return { ...accountView(await accountOrFail(store, id)), ...(await testBalance(store, id)) };
+      }),
+    );
+  accounts
     .command('ledger <id>')
     .action((id: string) =>
       withStore(async (store) => ({ data: (await listLedger(store.db, { accountId: (await accountOrFail(store, id)).id })).map(ledgerView) })),
     );
-  accounts
-    .command('usage <id>')
-    .action((id: string) =>
-      withStore(async (store) => ({ data: (await listUsage(store.db, { accountId: (await accountOrFail(store, id)).id })).map(usageView) })),
-    );
+  accounts.command('usage <id>').action((id: string) =>
+    withStore(async (store) => {
+      const account = await accountOrFail(store, id);
+      return { data: (await listUsage(store.db, { accountId: account.id })).map((row) => usageView(row, account.livemode !== 0)) };
+    }),
+  );
   accounts
     .command('login-link <id>')
     .description('a one-time link that signs the account in to the console (good once, for console.login_link_ttl_ms)')
@@ -70,10 +87,12 @@ export function keysCommand(withStore: WithStore): Command {
     .command('create <accountId>')
     .option('--name <name>')
     .option('--rpm <n>', 'requests per minute', (v) => micros(v))
-    .action((accountId: string, opts: { name?: string; rpm?: number }) =>
+    .option('--test', 'a test key (tr-test-…): served by the sandbox alone, on the test balance')
+    .action((accountId: string, opts: { name?: string; rpm?: number; test?: boolean }) =>
       withStore(async (store) => {
-        const account = await accountOrFail(store, accountId);
-        const { key, row } = await issueApiKey(store, { accountId: account.id, name: opts.name ?? null, rpm: opts.rpm ?? null });
+        // A test key belongs to the account's test twin, made on first need.
+        const account = opts.test ? await testTwin(store, accountId) : await accountOrFail(store, accountId);
+        const { key, row } = await issueApiKey(store, { accountId: account.id, name: opts.name ?? null, rpm: opts.rpm ?? null, test: account.livemode === 0 });
         return { id: row.id, key, prefix: row.prefix, created_at: new Date(row.created_at).toISOString() };
       }),
     );

@@ -40,7 +40,7 @@ export async function serve(loaded: LoadedConfig, logger: FastifyBaseLogger): Pr
     sandbox = await startSandbox({ host: config.host, port: config.sandbox.port, taskMs: config.sandbox.task_ms });
   }
   const configFile = loaded.source === 'built-in sandbox catalogue' ? undefined : loaded.source;
-  const gateway: Gateway = await createGateway(config, logger, { configFile, adminTokenGenerated: loaded.adminTokenGenerated });
+  const gateway: Gateway = await createGateway(config, logger, { configFile, adminTokenGenerated: loaded.adminTokenGenerated, sandboxUrl: sandbox?.url });
   // Installed before the banner: a supervisor may signal as soon as it reads that we listen.
   let stopping = false;
   const stop = async (signal: string) => {

@@ -108,6 +108,9 @@ export const ConfigSchema = z
       .object({ enabled: z.boolean().default(false), port: z.number().int().min(0).max(65535).default(8081), task_ms: positiveInt.default(1500) })
       .strict()
       .default({}),
+    // Test keys (tr-test-…) are served by a sandbox alone: the embedded one when sandbox.enabled,
+    // else the one at sandbox_url; with neither, their calls are refused (503).
+    test_mode: z.object({ sandbox_url: z.string().url().optional() }).strict().default({}),
     limits: z
       .object({
         default_rpm: positiveInt.default(600),

@@ -70,8 +70,9 @@ function sessionCaller(row: SessionWithKey): Caller {
       monthly_cap_micros: row.key_monthly_cap_micros,
       expires_at: row.key_expires_at,
     });
-    return { keyId: row.key_id, accountId: row.account_id, rpm: row.key_rpm, ...(limits && { limits }) };
+    // Always live: a test key cannot sign in (sign-in.ts), and links are issued for live accounts.
+    return { keyId: row.key_id, accountId: row.account_id, rpm: row.key_rpm, livemode: true, ...(limits && { limits }) };
   }
   // A prefix of the hash is enough to keep sessions apart, and names no row if it shows anywhere.
-  return { keyId: `session:${row.id.slice(0, 16)}`, accountId: row.account_id, rpm: null };
+  return { keyId: `session:${row.id.slice(0, 16)}`, accountId: row.account_id, rpm: null, livemode: true };
 }

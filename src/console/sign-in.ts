@@ -14,6 +14,7 @@ export const SIGN_IN_REFUSED = {
   keyUnknown: 'this API key is not valid; check that it was copied whole',
   keyRevoked: 'this API key was revoked; sign in with another key, or ask your operator for a sign-in link',
   keyExpired: 'this API key has expired; sign in with another key, or ask your operator for a sign-in link',
+  keyTest: 'a test key cannot sign in to the console; sign in with a live key',
 } as const;
 
 export type SignIn = { session: NewSession } | { refused: string };
@@ -42,6 +43,8 @@ export async function signInWithApiKey(store: Store, { key, ttlMs, now }: SignIn
   const row = key.startsWith(KEY_PREFIX) ? await findApiKeyByHash(store.db, keyHash) : undefined;
   if (!row || !sameHash(row.key_hash, keyHash)) return { refused: SIGN_IN_REFUSED.keyUnknown };
   if (row.revoked_at !== null) return { refused: SIGN_IN_REFUSED.keyRevoked };
+  // Console sessions are live: a session knows its account, not a mode (README "Test mode").
+  if (row.account_livemode === 0) return { refused: SIGN_IN_REFUSED.keyTest };
   if (row.expires_at !== null && row.expires_at <= now) return { refused: SIGN_IN_REFUSED.keyExpired };
   return { session: await startSession(store.db, { accountId: row.account_id, keyId: row.id, ttlMs, now }) };
 }

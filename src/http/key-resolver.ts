@@ -1,10 +1,11 @@
 // API key → caller, from memory where possible. A revoked key is forgotten at once here;
 // other instances learn within the cache's short lifetime.
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { TEST_KEY_PREFIX } from '../billing/api-keys.js';
 import { limitsOf } from '../billing/key-limits.js';
 import type { AuthFailureLimit } from '../limits/auth-failures.js';
 import type { Caller } from '../pipeline/types.js';
-import { type ApiKeyRow, findApiKeyByHash } from '../store/api-keys.js';
+import { type ApiKeyLookupRow, findApiKeyByHash } from '../store/api-keys.js';
 import type { Store } from '../store/open.js';
 
 export interface KeyResolver {
@@ -32,7 +33,7 @@ export interface KeyResolverOptions {
   /** Told of every key that authenticated a request (key-use.ts notes when it was last used). */
   onUse?: (keyId: string) => void;
   /** The store lookup by key hash; tests count calls through it. */
-  lookup?: (keyHash: string) => Promise<ApiKeyRow | undefined>;
+  lookup?: (keyHash: string) => Promise<ApiKeyLookupRow | undefined>;
   now?: () => number;
 }
 
@@ -79,7 +80,10 @@ export function createKeyResolver(store: Store, opts: KeyResolverOptions = {}): 
       // The row was found by its hash; comparing again in constant time keeps the check itself timing-safe.
       const stored = Buffer.from(row.key_hash, 'hex');
       if (stored.length !== hash.length || !timingSafeEqual(stored, hash)) return undefined;
-      const caller: Caller = { keyId: row.id, accountId: row.account_id, rpm: row.rpm };
+      // Test mode if either says so: the account (a test twin) or the key's own tr-test- prefix. They
+      // agree by construction; were they ever not to, the call stays on the sandbox, never the reverse.
+      const livemode = (row.account_livemode ?? 1) !== 0 && !row.prefix.startsWith(TEST_KEY_PREFIX);
+      const caller: Caller = { keyId: row.id, accountId: row.account_id, rpm: row.rpm, livemode };
       const limits = limitsOf(row);
       if (limits) caller.limits = limits; // absent, not undefined, keeps an unlimited key's caller small
       if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);

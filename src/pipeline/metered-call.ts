@@ -37,6 +37,8 @@ export interface PipelineMetrics {
 export interface PipelineDeps {
   store: Store;
   catalogue: Catalogue;
+  /** Test keys' catalogue: the sandbox alone (routing/test-catalogue.ts). */
+  testCatalogue: Catalogue;
   limiter: RateLimiter;
   defaultRpm: number;
   metrics: PipelineMetrics;
@@ -68,7 +70,10 @@ export interface Pipeline {
   upstreamFailure(error: unknown, model: ResolvedModel, log: PipelineLogger): GatewayError;
   /** Resolves when every settlement already started has been written (for shutdown). */
   settled(): Promise<void>;
+  /** The live catalogue. */
   catalogue: Catalogue;
+  /** The catalogue a caller's calls resolve in: a test key's, the test catalogue alone, whatever it names. */
+  catalogueFor(livemode: boolean): Catalogue;
   callTimeoutMs: number;
   instanceId: string;
   /** The rate limit of a key without its own rpm. */
@@ -128,6 +133,7 @@ const logFailedAttempt =
 
 export function createPipeline(deps: PipelineDeps): Pipeline {
   const { store, catalogue, limiter, metrics, health, settlements, routing } = deps;
+  const catalogueFor = (livemode: boolean) => (livemode ? catalogue : deps.testCatalogue);
   const pendingSettlements = new Set<Promise<unknown>>();
 
   // Never fails open: with Redis down the limiter decides from this instance's own buckets (limits/failover.ts).
@@ -268,7 +274,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
   async function run<Body>(endpoint: MeteredEndpoint<Body>, request: MeteredRequest<Body>, log: PipelineLogger): Promise<MeteredAnswer> {
     requireWritableStore();
-    const model = catalogue.resolve(request.modelId, endpoint.modelType);
+    // Before anything is held: a test key without a sandbox is refused here with a 503.
+    const model = catalogueFor(request.caller.livemode).resolve(request.modelId, endpoint.modelType);
     requireModelAllowed(request.caller.limits, request.modelId, model.id);
     if (!endpoint.admitsBeforeBody) await admit(request.caller, log);
 
@@ -341,6 +348,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     requireWritableStore,
     upstreamFailure,
     catalogue,
+    catalogueFor,
     callTimeoutMs: deps.callTimeoutMs,
     instanceId: deps.instanceId,
     defaultRpm: deps.defaultRpm,

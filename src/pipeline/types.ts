@@ -12,6 +12,11 @@ export interface Caller {
   keyId: string;
   accountId: string;
   rpm: number | null;
+  /**
+   * False for a test key (its account is a test twin): served by the test catalogue alone, the
+   * sandbox, whatever model it names (README "Test mode").
+   */
+  livemode: boolean;
   /** The key's limits (allowed models, expiry, spend caps); absent for a key without any. */
   limits?: KeyLimits;
 }

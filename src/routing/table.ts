@@ -13,6 +13,7 @@ import type { WaitBoundedPool } from '../upstreams/wait-bounded-pool.js';
 import type { BreakerOptions, ChannelHealth } from './breaker.js';
 import { createPlanner, type Planner, seededRandom } from './plan.js';
 import { keyFingerprint } from './routes.js';
+import { testModeConfig, unavailableTestCatalogue } from './test-catalogue.js';
 
 /** The parts of the configuration a reload applies; the rest needs a restart. */
 export type RoutingConfig = Pick<Config, 'channels' | 'models' | 'routing'>;
@@ -25,19 +26,35 @@ export interface Routes {
   catalogue: Catalogue;
   plan: Planner;
   maxAttempts: number;
+  /** Test keys' catalogue (routing/test-catalogue.ts): the sandbox alone; refuses every call without a sandbox URL. */
+  testCatalogue: Catalogue;
+  /** The sandbox's channels, when test mode is available. */
+  testUpstreams?: Upstreams;
+  /** Where test keys' calls go; a reload keeps it (it is not part of the file's reloadable sections). */
+  testSandboxUrl?: string;
 }
 
-/** A generation built from `config`; channels unchanged since `previous` keep their pools. */
-export function buildRoutes(config: RoutingConfig, observer?: ConnectionWaitObserver, previous?: Routes): Routes {
+/**
+ * A generation built from `config`; channels unchanged since `previous` keep their pools. The
+ * test catalogue is rebuilt with it, since it clones every live model id.
+ */
+export function buildRoutes(config: RoutingConfig, observer?: ConnectionWaitObserver, previous?: Routes, testSandboxUrl = previous?.testSandboxUrl): Routes {
   const upstreams = createUpstreams(config.channels, observer, previous?.upstreams);
-  return {
+  const routes: Routes = {
     models: config.models,
     upstreams,
     catalogue: createCatalogue(config.models, upstreams),
     plan: createPlanner(seededRandom(config.routing.seed)),
     maxAttempts: config.routing.max_attempts,
+    testCatalogue: unavailableTestCatalogue,
   };
+  if (testSandboxUrl === undefined) return routes;
+  const test = testModeConfig(testSandboxUrl, config);
+  const testUpstreams = createUpstreams(test.channels, observer, previous?.testUpstreams);
+  return { ...routes, testSandboxUrl, testUpstreams, testCatalogue: createCatalogue(test.models, testUpstreams) };
 }
+
+const pools = (routes: Routes) => [...routes.upstreams.list(), ...(routes.testUpstreams?.list() ?? [])].map((upstream) => upstream.pool);
 
 /** The breaker's settings and each channel's keys (by fingerprint), at start and on every reload. */
 export function breakerSettings(config: RoutingConfig): Omit<BreakerOptions, 'observer'> {
@@ -57,6 +74,8 @@ export interface RoutingTable {
   replace(next: Routes): void;
   /** A Catalogue that resolves on the current generation: what the pipeline, the task engine and the routes read. */
   readonly catalogue: Catalogue;
+  /** The same for test keys: the current generation's test catalogue. */
+  readonly testCatalogue: Catalogue;
   /** The pipeline's routing: the current generation's planner and attempt limit, and the health kept across reloads. */
   readonly routing: Routing;
   /** Closes every pool, retired ones included (undici's close waits for the requests on them). */
@@ -86,13 +105,17 @@ export function createRoutingTable(first: Routes, { health, retireAfterMs }: { h
   return {
     current: () => routes,
     replace(next) {
-      const kept = new Set(next.upstreams.list().map((upstream) => upstream.pool));
-      for (const { pool } of routes.upstreams.list()) if (!kept.has(pool)) retire(pool);
+      const kept = new Set(pools(next));
+      for (const pool of pools(routes)) if (!kept.has(pool)) retire(pool);
       routes = next;
     },
     catalogue: {
       resolve: (id, type) => routes.catalogue.resolve(id, type),
       list: (type) => routes.catalogue.list(type),
+    },
+    testCatalogue: {
+      resolve: (id, type) => routes.testCatalogue.resolve(id, type),
+      list: (type) => routes.testCatalogue.list(type),
     },
     routing: {
       plan: (modelRoutes) => routes.plan(modelRoutes),
@@ -104,9 +127,9 @@ export function createRoutingTable(first: Routes, { health, retireAfterMs }: { h
     },
     async close() {
       for (const timer of retiring.values()) clearTimeout(timer);
-      const pools = [...retiring.keys()];
+      const retired = [...retiring.keys()];
       retiring.clear();
-      await Promise.allSettled([routes.upstreams.close(), ...pools.map((pool) => pool.close())]);
+      await Promise.allSettled([routes.upstreams.close(), routes.testUpstreams?.close(), ...retired.map((pool) => pool.close())]);
     },
   };
 }

@@ -5,7 +5,7 @@ import type { AccountsTable, DB } from './schema.js';
 
 export type AccountRow = Selectable<AccountsTable>;
 
-const COLUMNS = ['id', 'name', 'balance_micros', 'held_micros', 'webhook_secret', 'created_at', 'overdraft_micros'] as const;
+const COLUMNS = ['id', 'name', 'balance_micros', 'held_micros', 'webhook_secret', 'created_at', 'overdraft_micros', 'livemode', 'live_account_id'] as const;
 
 export async function insertAccount(db: Kysely<DB>, row: Insertable<AccountsTable>): Promise<AccountRow> {
   return db.insertInto('accounts').values(row).returning(COLUMNS).executeTakeFirstOrThrow();
@@ -13,6 +13,24 @@ export async function insertAccount(db: Kysely<DB>, row: Insertable<AccountsTabl
 
 export async function findAccount(db: Kysely<DB>, id: string): Promise<AccountRow | undefined> {
   return db.selectFrom('accounts').select(COLUMNS).where('id', '=', id).executeTakeFirst();
+}
+
+/** The live account's test twin (README "Test mode"), if it has one yet. */
+export async function findTestTwin(db: Kysely<DB>, liveAccountId: string): Promise<AccountRow | undefined> {
+  return db.selectFrom('accounts').select(COLUMNS).where('live_account_id', '=', liveAccountId).executeTakeFirst();
+}
+
+/**
+ * Inserts the twin unless the live account has one already: the unique index on live_account_id
+ * turns a second, concurrent insert into nothing (PostgreSQL waits for the first to commit), and
+ * the caller then reads the one that won.
+ */
+export async function insertTestTwinIfAbsent(db: Kysely<DB>, row: Insertable<AccountsTable>): Promise<void> {
+  await db
+    .insertInto('accounts')
+    .values(row)
+    .onConflict((oc) => oc.column('live_account_id').doNothing())
+    .execute();
 }
 
 export async function setWebhookSecret(db: Kysely<DB>, { accountId, secret }: { accountId: string; secret: string }): Promise<boolean> {
@@ -95,13 +113,17 @@ export async function listAccounts(
   db: Kysely<DB>,
   { nameContains, olderThan: after, limit }: { nameContains?: string; olderThan?: Position; limit: number },
 ): Promise<AccountRow[]> {
-  return db
-    .selectFrom('accounts')
-    .select(COLUMNS)
-    .$if(nameContains !== undefined, (q) => q.where(sql<SqlBool>`lower(name) like ${`%${likeLiteral(nameContains!.toLowerCase())}%`} escape '\\'`))
-    .$if(after !== undefined, (q) => q.where(olderThan(after!)))
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .execute();
+  return (
+    db
+      .selectFrom('accounts')
+      .select(COLUMNS)
+      // Test twins are shown through their live account (test_balance_micros), never as accounts of their own.
+      .where('livemode', '=', 1)
+      .$if(nameContains !== undefined, (q) => q.where(sql<SqlBool>`lower(name) like ${`%${likeLiteral(nameContains!.toLowerCase())}%`} escape '\\'`))
+      .$if(after !== undefined, (q) => q.where(olderThan(after!)))
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute()
+  );
 }

@@ -27,9 +27,18 @@ export async function insertApiKey(db: Kysely<DB>, row: Insertable<ApiKeysTable>
   return db.insertInto('api_keys').values(row).returning(COLUMNS).executeTakeFirstOrThrow();
 }
 
+/** A key as authentication reads it: with its account's mode (0 on a test twin), in the same lookup. */
+export type ApiKeyLookupRow = ApiKeyRow & { account_livemode?: number };
+
 // Revoked keys are returned too: the caller decides, and can say "revoked" rather than "unknown".
-export async function findApiKeyByHash(db: Kysely<DB>, keyHash: string): Promise<ApiKeyRow | undefined> {
-  return db.selectFrom('api_keys').select(COLUMNS).where('key_hash', '=', keyHash).executeTakeFirst();
+export async function findApiKeyByHash(db: Kysely<DB>, keyHash: string): Promise<ApiKeyLookupRow | undefined> {
+  return db
+    .selectFrom('api_keys')
+    .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+    .select(COLUMNS.map((column) => `api_keys.${column}` as const))
+    .select('accounts.livemode as account_livemode')
+    .where('api_keys.key_hash', '=', keyHash)
+    .executeTakeFirst();
 }
 
 /** The account's keys, newest first, revoked ones included; with `keyId`, that one key if it is the account's. */

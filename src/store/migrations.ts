@@ -20,7 +20,26 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '011_console_sessions': { up: (db) => addConsoleSessions(db) },
     '012_key_limits': { up: (db) => addKeyLimits(db) },
     '013_channel_routing': { up: (db) => addChannelRouting(db) },
+    '014_test_mode': { up: (db) => addTestMode(db) },
   };
+}
+
+// Test mode (README "Test mode"): an account's test money lives on a second accounts row, its
+// test twin (livemode 0, live_account_id naming the live account), so every money rule applies
+// to it unchanged and the two balances never mix. The unique index makes the twin one per live
+// account even when two requests create it at once. A task remembers its mode, so the engine's
+// polls resolve its model in the right catalogue without reading the account.
+async function addTestMode(db: Kysely<any>): Promise<void> {
+  await db.schema
+    .alterTable('accounts')
+    .addColumn('livemode', 'integer', (c) => c.notNull().defaultTo(1))
+    .execute();
+  await db.schema.alterTable('accounts').addColumn('live_account_id', 'text').execute();
+  await db.schema.createIndex('accounts_live_account_id').unique().on('accounts').column('live_account_id').execute();
+  await db.schema
+    .alterTable('tasks')
+    .addColumn('livemode', 'integer', (c) => c.notNull().defaultTo(1))
+    .execute();
 }
 
 // A model may be served by several channels, each with several keys (routing/). A usage row names

@@ -11,6 +11,10 @@ export interface AccountsTable {
   created_at: number;
   /** How far below zero a settle may take the balance (DESIGN §3; default 0). */
   overdraft_micros: Generated<number>;
+  /** 1 for a live account, 0 for a live account's test twin (README "Test mode"). */
+  livemode: Generated<number>;
+  /** A test twin's live account; null on live accounts. */
+  live_account_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** A running gateway process; its heartbeat says its holds still have an owner. */
@@ -154,6 +158,8 @@ export interface TasksTable {
   request_id: string | null;
   /** Paid upstream work started for this task (an image generation), counted before each start. */
   generation_attempts: Generated<number>;
+  /** 0 for a test key's task: polled on the sandbox, and its webhook says `livemode: false`. */
+  livemode: Generated<number>;
 }
 
 export type TaskKind = 'image' | 'video' | 'erase' | 'minutes';

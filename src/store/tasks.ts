@@ -31,6 +31,7 @@ const COLUMNS = [
   'channel',
   'channel_key',
   'generation_attempts',
+  'livemode',
 ] as const;
 
 /** States the engine still works on; the rest are terminal. */
@@ -62,7 +63,7 @@ export async function findAccountTask(
 }
 
 // What a listing shows: the request and result stay behind (a minutes transcript can be large).
-const LIST_COLUMNS = ['id', 'kind', 'model', 'status', 'upstream_id', 'request_id', 'error', 'created_at', 'updated_at', 'finished_at'] as const;
+const LIST_COLUMNS = ['id', 'kind', 'model', 'status', 'upstream_id', 'request_id', 'error', 'created_at', 'updated_at', 'finished_at', 'livemode'] as const;
 export type TaskListRow = Pick<TaskRow, (typeof LIST_COLUMNS)[number]>;
 
 /** The account's tasks newest first, on the (account_id, created_at) index; `olderThan` pages back. */

@@ -8,6 +8,7 @@ import { priceMicros, usableUnits } from '../billing/prices.js';
 import type { Catalogue } from '../pipeline/catalogue.js';
 import type { ResolvedModel } from '../pipeline/types.js';
 import { onTaskChannel } from '../routing/task-channel.js';
+import { unavailableTestCatalogue } from '../routing/test-catalogue.js';
 import { insertAssets } from '../store/assets.js';
 import { newId } from '../store/ids.js';
 import type { Store } from '../store/open.js';
@@ -26,6 +27,8 @@ export interface EngineLogger {
 export interface TaskEngineOptions {
   store: Store;
   catalogue: Catalogue;
+  /** A test task's catalogue (tasks.livemode 0): its polls never leave the sandbox. None: test tasks fail. */
+  testCatalogue?: Catalogue;
   handlers: Record<TaskKind, TaskKindHandler>;
   pollIntervalMs: Record<TaskKind, number>;
   leaseMs: number;
@@ -146,7 +149,8 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
     }
     let model: ResolvedModel;
     try {
-      model = onTaskChannel(catalogue.resolve(task.model, MODEL_TYPE_OF_KIND[kind]), task);
+      const tasksCatalogue = task.livemode === 0 ? (options.testCatalogue ?? unavailableTestCatalogue) : catalogue;
+      model = onTaskChannel(tasksCatalogue.resolve(task.model, MODEL_TYPE_OF_KIND[kind]), task);
     } catch {
       return finish(task, undefined, { state: 'failed', error: { code: 'model_removed', message: `model ${task.model} is no longer configured` } });
     }

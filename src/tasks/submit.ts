@@ -39,7 +39,7 @@ const ID_PREFIX = { image: 'img', video: 'vid', erase: 'erase', minutes: 'min' }
 
 export async function submitTask(deps: SubmitDeps, args: SubmitRequest, log: PipelineLogger): Promise<TaskRow> {
   const { store, pipeline } = deps;
-  const model = pipeline.catalogue.resolve(args.modelId, MODEL_TYPE_OF_KIND[args.kind]);
+  const model = pipeline.catalogueFor(args.caller.livemode).resolve(args.modelId, MODEL_TYPE_OF_KIND[args.kind]);
   requireModelAllowed(args.caller.limits, args.modelId, model.id);
   await pipeline.admit(args.caller, log);
   const estimate = args.estimate(model);
@@ -82,6 +82,8 @@ export async function submitTask(deps: SubmitDeps, args: SubmitRequest, log: Pip
       created_at: at,
       updated_at: at,
       finished_at: null,
+      // Remembered on the row: the engine's polls resolve the model in the same catalogue.
+      livemode: args.caller.livemode ? 1 : 0,
     });
   });
 

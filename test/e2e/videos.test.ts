@@ -157,7 +157,7 @@ describe('video generation', () => {
     assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: 5_000_000, held_micros: 0 });
     const delivery = await eventually(() => receiver.deliveries.find((d) => d.payload.task_id === created.body.id));
     assert.equal(delivery.verified, true);
-    assert.deepEqual(Object.keys(delivery.payload).sort(), ['created_at', 'error', 'finished_at', 'model', 'status', 'task_id', 'task_type']);
+    assert.deepEqual(Object.keys(delivery.payload).sort(), ['created_at', 'error', 'finished_at', 'livemode', 'model', 'status', 'task_id', 'task_type']);
     assert.deepEqual(
       { status: delivery.payload.status, code: delivery.payload.error.code, type: delivery.payload.task_type },
       { status: 'failed', code: 'task_failed', type: 'video' },

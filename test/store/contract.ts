@@ -7,6 +7,7 @@ import { concurrencyContract } from './concurrency-contract.js';
 import { filesContract } from './files-contract.js';
 import { queryContract } from './query-contract.js';
 import { storePerTest } from './store-context.js';
+import { testModeContract } from './test-mode-contract.js';
 
 // makeUrl must return the URL of a new, empty database (or schema) on every call.
 export function runStoreContract(label: string, makeUrl: () => string, { crossProcess = true } = {}): void {
@@ -18,5 +19,6 @@ export function runStoreContract(label: string, makeUrl: () => string, { crossPr
     keyLimitsContract(ctx);
     concurrencyContract(ctx, { crossProcess });
     filesContract(ctx);
+    testModeContract(ctx);
   });
 }

@@ -27,6 +27,7 @@ const EVERY_MIGRATION = [
   '011_console_sessions',
   '012_key_limits',
   '013_channel_routing',
+  '014_test_mode',
 ].map((name) => ({ name }));
 
 const appliedMigrations = (store: Store) =>
@@ -73,6 +74,8 @@ export function queryContract(ctx: StoreContext): void {
         webhook_secret: account.webhook_secret,
         created_at: 50,
         overdraft_micros: 0,
+        livemode: 1,
+        live_account_id: null,
       });
     });
 
@@ -113,11 +116,12 @@ export function queryContract(ctx: StoreContext): void {
     test('a key is found by its hash, and revoking it stamps the first revocation only', async () => {
       const { id: accountId } = await createAccount(ctx.store(), { name: 'acme', now: 1 });
       const { row } = await issueApiKey(ctx.store(), { accountId, now: 7 });
-      assert.deepEqual(await findApiKeyByHash(ctx.store().db, row.key_hash), row);
+      // Found with its account's mode, which authentication needs (billing/test-mode.ts).
+      assert.deepEqual(await findApiKeyByHash(ctx.store().db, row.key_hash), { ...row, account_livemode: 1 });
       assert.equal(await findApiKeyByHash(ctx.store().db, 'f'.repeat(64)), undefined);
       assert.equal(await revokeApiKey(ctx.store().db, { keyId: row.id, now: 9 }), true);
       assert.equal(await revokeApiKey(ctx.store().db, { keyId: row.id, now: 10 }), false);
-      assert.deepEqual(await findApiKeyByHash(ctx.store().db, row.key_hash), { ...row, revoked_at: 9 });
+      assert.deepEqual(await findApiKeyByHash(ctx.store().db, row.key_hash), { ...row, account_livemode: 1, revoked_at: 9 });
     });
   });
 

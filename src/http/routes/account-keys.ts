@@ -47,7 +47,8 @@ export const accountKeyRoutes: FastifyPluginAsync<AccountKeyRouteDeps> = async (
     // console session signed in with it. A session signed in by the operator's link has no key:
     // its keys get the default, as a key the operator issues without an rpm does.
     const columns = keyLimitColumns(limits, rules);
-    const { key, row } = await issueApiKey(store, { accountId: caller.accountId, name, rpm: caller.rpm, limits: columns });
+    // A test key's account is a test twin, and a twin's keys are all test keys (README "Test mode").
+    const { key, row } = await issueApiKey(store, { accountId: caller.accountId, name, rpm: caller.rpm, limits: columns, test: !caller.livemode });
     reply.code(201).header('cache-control', 'no-store');
     const [view] = await keyViews([{ ...row, last_used_at: null }]);
     return { ...view, key };

@@ -38,12 +38,12 @@ async function readUsageFilter(db: Kysely<DB>, accountId: string, query: UsageQu
 }
 
 /** The CSV text in pieces, a page of rows at a time, each page read only when the previous one has been sent. */
-async function* usageCsv(db: Kysely<DB>, filter: UsageFilter): AsyncGenerator<string> {
+async function* usageCsv(db: Kysely<DB>, filter: UsageFilter, livemode: boolean): AsyncGenerator<string> {
   yield USAGE_CSV_HEADER;
   let olderThan: Position | undefined;
   for (;;) {
     const rows = await listUsage(db, { ...filter, limit: CSV_PAGE_ROWS, olderThan });
-    if (rows.length > 0) yield rows.map(usageCsvLine).join('');
+    if (rows.length > 0) yield rows.map((row) => usageCsvLine(row, livemode)).join('');
     const last = rows.at(-1);
     if (rows.length < CSV_PAGE_ROWS || !last) return;
     olderThan = { createdAt: last.created_at, id: last.id };
@@ -55,14 +55,15 @@ export const accountUsageRoutes: FastifyPluginAsync<{ store: Store }> = async (a
 
   app.get('/v1/account/usage', { schema: UsageSchema }, async (request, reply) => {
     const query = request.query as UsageQuery;
-    const filter = await readUsageFilter(db, requireCaller(request).accountId, query);
+    const caller = requireCaller(request);
+    const filter = await readUsageFilter(db, caller.accountId, query);
     if (query.format === 'csv') {
       reply.header('content-type', 'text/csv; charset=utf-8').header('content-disposition', 'attachment; filename="usage.csv"');
       // Pulled by the response as it drains; a caller that leaves ends the reading.
-      return reply.send(Readable.from(usageCsv(db, filter), { objectMode: false }));
+      return reply.send(Readable.from(usageCsv(db, filter, caller.livemode), { objectMode: false }));
     }
     const { limit, olderThan } = readPage(query);
-    return toPage(await listUsage(db, { ...filter, limit: limit + 1, olderThan }), limit, usageView);
+    return toPage(await listUsage(db, { ...filter, limit: limit + 1, olderThan }), limit, (row) => usageView(row, caller.livemode));
   });
 
   app.get('/v1/account/spend', { schema: SpendSchema }, async (request) => {

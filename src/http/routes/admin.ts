@@ -5,10 +5,11 @@ import type { Reload } from '../../admin/reload.js';
 import { accountView, iso, ledgerView, usageView } from '../../admin/views.js';
 import { issueApiKey } from '../../billing/api-keys.js';
 import { createAccount, creditAccount } from '../../billing/ledger.js';
+import { creditTestFunds, testBalance, testTwin } from '../../billing/test-mode.js';
 import { rotateWebhookSecret } from '../../billing/webhook-secret.js';
 import { issueLoginLink } from '../../console/login-links.js';
 import { conflict, invalidRequest, notFound } from '../../errors.js';
-import { findAccount } from '../../store/accounts.js';
+import { type AccountRow, findAccount } from '../../store/accounts.js';
 import { revokeApiKey } from '../../store/api-keys.js';
 import { listLedger } from '../../store/ledger-rows.js';
 import type { Store } from '../../store/open.js';
@@ -23,10 +24,12 @@ import {
   CreditAccountSchema,
   GetAccountSchema,
   IssueKeySchema,
+  IssueTestKeySchema,
   LedgerSchema,
   LoginLinkSchema,
   ReloadSchema,
   RevokeKeySchema,
+  TestCreditSchema,
 } from '../schemas/admin.js';
 import { readLimit } from '../schemas/query.js';
 import { serializedAsBuilt } from '../serialized-as-built.js';
@@ -65,8 +68,38 @@ export const adminRoutes: FastifyPluginAsync<AdminRouteDeps> = async (app, { sto
     },
   });
 
+  /** The account with its test balance beside the live one (a twin shows its own, and none). */
+  const withTestBalance = async (account: AccountRow) => ({
+    ...accountView(account),
+    ...(account.livemode === 0 ? { test_balance_micros: 0, test_held_micros: 0 } : await testBalance(store, account.id)),
+  });
+
   app.get('/admin/accounts/:id', { schema: GetAccountSchema, ...serializedAsBuilt }, async (request) => {
-    return accountView(await accountOr404((request.params as { id: string }).id));
+    return withTestBalance(await accountOr404((request.params as { id: string }).id));
+  });
+
+  app.post('/admin/accounts/:id/test-credit', {
+    schema: TestCreditSchema,
+    ...serializedAsBuilt,
+    handler: async (request) => {
+      const { id } = request.params as { id: string };
+      const { amount_micros, note } = request.body as { amount_micros: number; note?: string };
+      await creditTestFunds(store, { accountId: id, amountMicros: amount_micros, note });
+      return withTestBalance(await accountOr404(id));
+    },
+  });
+
+  app.post('/admin/accounts/:id/test-keys', {
+    schema: IssueTestKeySchema,
+    ...serializedAsBuilt,
+    handler: async (request, reply) => {
+      const twin = await testTwin(store, (request.params as { id: string }).id);
+      const { name, rpm } = (request.body ?? {}) as { name?: string; rpm?: number };
+      const { key, row } = await issueApiKey(store, { accountId: twin.id, name: name ?? null, rpm: rpm ?? null, test: true });
+      reply.code(201);
+      // Shown this once, like a live key; it is a key of the twin, so its calls draw on the test balance.
+      return { id: row.id, key, prefix: row.prefix, name: row.name, rpm: row.rpm, created_at: new Date(row.created_at).toISOString() };
+    },
   });
 
   app.post('/admin/accounts/:id/credit', {
@@ -84,7 +117,8 @@ export const adminRoutes: FastifyPluginAsync<AdminRouteDeps> = async (app, { sto
     handler: async (request, reply) => {
       const account = await accountOr404((request.params as { id: string }).id);
       const { name, rpm } = (request.body ?? {}) as { name?: string; rpm?: number };
-      const { key, row } = await issueApiKey(store, { accountId: account.id, name: name ?? null, rpm: rpm ?? null });
+      // A key on a test twin is a test key, whichever route issued it: its prefix says what it is.
+      const { key, row } = await issueApiKey(store, { accountId: account.id, name: name ?? null, rpm: rpm ?? null, test: account.livemode === 0 });
       reply.code(201);
       // The key is shown this once; only its hash is stored.
       return { id: row.id, key, prefix: row.prefix, name: row.name, rpm: row.rpm, created_at: new Date(row.created_at).toISOString() };
@@ -114,7 +148,9 @@ export const adminRoutes: FastifyPluginAsync<AdminRouteDeps> = async (app, { sto
 
   app.get('/admin/accounts/:id/usage', { schema: AdminUsageSchema, ...serializedAsBuilt }, async (request) => {
     const account = await accountOr404((request.params as { id: string }).id);
-    return { data: (await listUsage(store.db, { accountId: account.id, limit: readLimit(request.query) })).map(usageView) };
+    return {
+      data: (await listUsage(store.db, { accountId: account.id, limit: readLimit(request.query) })).map((row) => usageView(row, account.livemode !== 0)),
+    };
   });
 
   app.get('/admin/accounts/:id/webhook-secret', { schema: AdminWebhookSecretSchema, ...serializedAsBuilt }, async (request) => {

@@ -103,7 +103,7 @@ async function readTranslationForm(request: FastifyRequest, deps: TranslationDep
 
 /** The named model exists, and the balance covers one second of audio at its price. */
 async function admitModel(deps: TranslationDeps, request: FastifyRequest, modelId: string) {
-  const model = deps.pipeline.catalogue.resolve(modelId, 'ast');
+  const model = deps.pipeline.catalogueFor(requireCaller(request).livemode).resolve(modelId, 'ast');
   await requireBalanceFor(deps.store, { accountId: requireCaller(request).accountId, minimumMicros: oneSecondHold(model.config) });
 }
 

@@ -75,7 +75,7 @@ export const videoRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps) 
       const task = await callerTask(deps, request, 'video');
       if (task.status !== 'queued' || !task.upstream_id)
         throw invalidRequest(`only a queued task can be cancelled; this one is ${task.status === 'submitting' ? 'queued' : task.status}`);
-      const model = onTaskChannel(deps.pipeline.catalogue.resolve(task.model, 'video'), task);
+      const model = onTaskChannel(deps.pipeline.catalogueFor(task.livemode !== 0).resolve(task.model, 'video'), task);
       // Our status may lag the upstream's: ask first. On a finished task ARK's DELETE would delete
       // the record and answer 2xx, and we would refund a video that was made.
       const upstreamRecord = await getArkTask(model.upstream, task.upstream_id, AbortSignal.timeout(30_000));

@@ -56,7 +56,7 @@ export const AccountSchema = {
 
 const Task = {
   type: 'object',
-  required: ['id', 'kind', 'model', 'status', 'upstream_id', 'request_id', 'error', 'created_at', 'updated_at', 'finished_at'],
+  required: ['id', 'kind', 'model', 'status', 'upstream_id', 'request_id', 'error', 'created_at', 'updated_at', 'finished_at', 'livemode'],
   properties: {
     id: { type: 'string', description: 'The task id; its kind’s GET endpoint returns the whole record, result included.' },
     kind: { type: 'string', enum: ['image', 'video', 'erase', 'minutes'], description: 'What the task makes.' },
@@ -76,6 +76,7 @@ const Task = {
     created_at: instant('When the task was created.'),
     updated_at: instant('When the task last changed.'),
     finished_at: instantOrNull('When the task reached its final status; null while it runs.'),
+    livemode: { type: 'boolean', description: 'False for a test key’s task: run on the sandbox, on the test balance.' },
   },
 } as const;
 
@@ -183,6 +184,7 @@ export const Usage = {
     'upstream_ms',
     'channel',
     'attempts',
+    'livemode',
     'created_at',
   ],
   properties: {
@@ -206,6 +208,7 @@ export const Usage = {
       type: ['integer', 'null'],
       description: 'How many channel and key attempts the call took, the serving one included (1 when the first answered); null for tasks.',
     },
+    livemode: { type: 'boolean', description: 'False for a test key’s call (README “Test mode”): served by the sandbox, on the test balance.' },
     created_at: instant('When the call was settled.'),
   },
 } as const;

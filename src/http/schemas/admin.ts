@@ -38,7 +38,23 @@ export const CreateAccountSchema = {
   response: { 201: { ...Account, description: 'The account.' }, ...ERRORS },
 };
 
-export const GetAccountSchema = { tags, summary: 'An account.', params: IdParams, response: { 200: Account, ...ERRORS } };
+export const GetAccountSchema = {
+  tags,
+  summary: 'An account, with its test balance beside the live one.',
+  params: IdParams,
+  response: {
+    200: {
+      ...Account,
+      required: [...Account.required, 'test_balance_micros', 'test_held_micros'],
+      properties: {
+        ...Account.properties,
+        test_balance_micros: { ...micros, description: 'The test balance test keys draw on (README “Test mode”); 0 before it is first used.' },
+        test_held_micros: { ...micros, description: 'Test funds held by test calls running now.' },
+      },
+    },
+    ...ERRORS,
+  },
+};
 
 export const CreditAccountSchema = {
   tags,
@@ -78,6 +94,22 @@ export const IssueKeySchema = {
         created_at: instant,
       },
     },
+    ...ERRORS,
+  },
+};
+
+export const IssueTestKeySchema = {
+  ...IssueKeySchema,
+  summary: 'Issues a test key (tr-test-…) on the account: served by the sandbox alone, on the test balance.',
+  description:
+    'The key belongs to the account’s test twin, made on first need: a second account row that holds the test balance, so test money never mixes with live money. A test key reaches no real channel, whatever model it names.',
+};
+
+export const TestCreditSchema = {
+  ...CreditAccountSchema,
+  summary: 'Credits the account’s test balance (a ledger row on its test twin); test funds are free to add.',
+  response: {
+    200: { ...GetAccountSchema.response[200], description: 'The account, test balance included, after the credit.' },
     ...ERRORS,
   },
 };

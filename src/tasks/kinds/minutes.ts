@@ -26,11 +26,12 @@ const LARK_FILES = {
 } as const;
 
 export function minutesHandler({
-  catalogue,
+  catalogueFor,
   publicUrl,
   resultFiles,
 }: {
-  catalogue: Catalogue;
+  /** Where the summary model resolves: a test task's in the test catalogue, so it stays on the sandbox. */
+  catalogueFor: (livemode: boolean) => Catalogue;
   publicUrl: string;
   resultFiles: ResultFilePolicy;
 }): TaskKindHandler {
@@ -98,7 +99,7 @@ export function minutesHandler({
       return { state: 'failed', error: { code: `upstream_${answer.code}`, message: answer.message }, webhook: { result_url: resultUrl(task.id) } };
     const durationSeconds = Math.ceil((answer.result.audio_info?.duration ?? 0) / 1000);
     const transcript = transcriptFromAsr(answer.result, request.need_word_time_series);
-    const summaryModel = catalogue.resolve(model.config.summary_model ?? 'sandbox-chat', 'chat');
+    const summaryModel = catalogueFor(task.livemode !== 0).resolve(model.config.summary_model ?? 'sandbox-chat', 'chat');
     // The summary is paid chat work, redone on every poll that gets this far: bounded like a generation.
     await context.startGeneration();
     const completion = await createChatCompletion(
