@@ -166,6 +166,7 @@ describe('account API', () => {
       created_at: new Date(T0 + 1).toISOString(),
       updated_at: new Date(T0 + 1).toISOString(),
       finished_at: new Date(T0 + 1).toISOString(),
+      livemode: true,
     });
   });
 

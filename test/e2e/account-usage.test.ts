@@ -206,7 +206,7 @@ describe('account API: usage and spend', () => {
     assert.equal(
       await res.body.text(),
       'id,created_at,model,endpoint,units,amount_micros,unbilled_micros,flags,key_id,request_id,client_request_id,hold_id,upstream_ms,channel,attempts,livemode\r\n' +
-        `use_awkward,2024-05-01T12:00:00.000Z,"say ""hi"",\r\nthen go",chat.completions,"{""input_token"":3,""output_token"":4}",10,0,"clamped,capped",,req_use_awkward,,,,,true\r\n`,
+        `use_awkward,2024-05-01T12:00:00.000Z,"say ""hi"",\r\nthen go",chat.completions,"{""input_token"":3,""output_token"":4}",10,0,"clamped,capped",,req_use_awkward,,,,,,true\r\n`,
     );
   });
 

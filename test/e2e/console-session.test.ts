@@ -31,7 +31,13 @@ describe('console sign-in', () => {
   const newLink = async (accountId: string) => (await gw.admin('POST', `/admin/accounts/${accountId}/login-links`)).body as { url: string; expires_at: string };
   const keySession = async (key: string) => cookieOf((await signIn({ api_key: key })).setCookie);
   const accountView = async (accountId: string) => {
-    const { webhook_secret: _, ...shown } = (await gw.admin('GET', `/admin/accounts/${accountId}`)).body;
+    // The account API's view: the admin view less the secret and the test balance.
+    const {
+      webhook_secret: _,
+      test_balance_micros: _balance,
+      test_held_micros: _held,
+      ...shown
+    } = (await gw.admin('GET', `/admin/accounts/${accountId}`)).body;
     return shown;
   };
 

@@ -177,6 +177,14 @@ describe('test mode', () => {
     assert.equal((await gw.admin('POST', '/admin/accounts/acct_nope/test-credit', { amount_micros: 1 })).status, 404);
   });
 
+  test('a sign-in link is for a live account: one asked for a test twin is refused', async () => {
+    const { accountId } = await accountWithTestKey({ live: 0, test: 1 });
+    const twin = await gw.gateway.store.db.selectFrom('accounts').select('id').where('live_account_id', '=', accountId).executeTakeFirstOrThrow();
+    const refused = await gw.admin('POST', `/admin/accounts/${twin.id}/login-links`);
+    assert.equal(refused.status, 400);
+    assert.match(refused.body.error, /is a test account; issue the link for its live account/);
+  });
+
   test('a test key cannot spend more test money than it has: 402, and the live balance does not pay', async () => {
     const { accountId, testKey } = await accountWithTestKey({ live: 5_000_000, test: 0 });
     const res = await gw.call(testKey, 'POST', '/v1/chat/completions', chat('gpt-live'));

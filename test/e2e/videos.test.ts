@@ -165,7 +165,7 @@ describe('video generation', () => {
     assert.equal(typeof delivery.payload.error.message, 'string');
   });
 
-  test('a success webhook carries exactly the spec fields, signed', async () => {
+  test('a success webhook carries exactly the spec fields and livemode, signed', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
     receiver.secret = (await gw.admin('GET', `/admin/accounts/${accountId}/webhook-secret`)).body.secret;
     const created = await gw.call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: prompt, callback_url: receiver.url });
@@ -181,6 +181,7 @@ describe('video generation', () => {
       video_url: done.result.video_url,
       created_at: done.created_at,
       finished_at: done.finished_at,
+      livemode: true,
     });
   });
 

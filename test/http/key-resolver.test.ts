@@ -64,8 +64,14 @@ test('a key issued after invalid ones were refused works at once', async () => {
   const { resolver, issue, lookups } = setup();
   await resolver.resolve('tr-not-a-key');
   issue('tr-fresh-key');
-  assert.deepEqual(await resolver.resolve('tr-fresh-key'), { keyId: 'key_1', accountId: 'acct_1', rpm: null });
+  assert.deepEqual(await resolver.resolve('tr-fresh-key'), { keyId: 'key_1', accountId: 'acct_1', rpm: null, livemode: true });
   assert.equal(lookups.length, 2);
+});
+
+test('a tr-test- key is a test-mode caller, even were its account row to say live', async () => {
+  const { resolver, issue } = setup();
+  issue('tr-test-some-key');
+  assert.equal((await resolver.resolve('tr-test-some-key'))?.livemode, false);
 });
 
 test('a revoked key is refused from memory after its lookup, and a valid key is looked up once a second', async () => {
