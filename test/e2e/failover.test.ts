@@ -28,7 +28,7 @@ describe('failover over several channels', () => {
       return {
         // Health's memory kept to a millisecond, so each test starts with every channel and key in
         // traffic (channel-health.test.ts tests the breaker itself).
-        routing: { cooldown_ms: 1, max_cooldown_ms: 1, rate_limit_rest_ms: 1, failures_to_open: 1_000 },
+        routing: { cooldown_ms: 1, max_cooldown_ms: 1, rate_limit_rest_ms: 1, failures_to_open: 1_000, seed: 20261122 },
         channels: {
           ...catalogue.channels,
           a: openai(aUrl, [KEYS.a1, KEYS.a2]),
@@ -46,6 +46,14 @@ describe('failover over several channels', () => {
             channels: [
               { channel: 'dead', upstream_model: 'sandbox-chat' },
               { channel: 'b', upstream_model: 'sandbox-chat', priority: 1 },
+            ],
+          },
+          'weighted-chat': {
+            ...catalogue.models['sandbox-chat'],
+            channel: undefined,
+            channels: [
+              { channel: 'a', upstream_model: 'sandbox-chat', weight: 3 },
+              { channel: 'b', upstream_model: 'sandbox-chat', weight: 1 },
             ],
           },
           'routed-video': {
@@ -192,6 +200,23 @@ describe('failover over several channels', () => {
     assert.deepEqual([bill.kinds, bill.balance, bill.usage.length], [['hold', 'release'], 1_000_000, 0]);
     const failed = gw.logs.filter((line) => line.msg === 'channel failed; trying the next channel' && line.channel === 'a');
     assert.ok(failed.length >= 1, 'the failed attempt is logged with its channel');
+  });
+
+  test('calls on channels of one priority weighted 3:1 are served 75 % ± 7 % by the first over 300 calls', async () => {
+    const { accountId, key } = await gw.account();
+    for (let i = 0; i < 30; i++) {
+      const answers = await Promise.all(Array.from({ length: 10 }, () => gw.call(key, 'POST', '/v1/chat/completions', { ...CHAT, model: 'weighted-chat' })));
+      assert.ok(answers.every((a) => a.status === 200));
+    }
+    await gw.settled(accountId);
+    const usage = await listUsage(gw.gateway.store.db, { accountId, limit: 1_000 });
+    const share = usage.filter((u) => u.channel === 'a').length / usage.length;
+    assert.equal(usage.length, 300);
+    assert.ok(Math.abs(share - 0.75) <= 0.07, `channel a served ${(share * 100).toFixed(1)} %`);
+    assert.ok(
+      usage.every((u) => u.attempts === 1),
+      'every call served at its first attempt',
+    );
   });
 
   test('a task is created on the next channel when the first refuses it, and is polled only there', async () => {
