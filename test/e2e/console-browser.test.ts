@@ -16,7 +16,7 @@ import { USAGE_CSV_HEADER } from '../../src/account/views.js';
 import { SIGN_IN_REFUSED } from '../../src/console/sign-in.js';
 import { BUILT_CONSOLE_DIR } from '../../src/http/routes/console.js';
 import { verifyWebhook } from '../../src/index.js';
-import { browserMissing, launchBrowser, PageWatch, photograph as photographPage, SIZES } from '../helpers/browser.js';
+import { browserMissing, goTo, launchBrowser, PageWatch, photograph as photographPage, rotateSecretOnSettings, SIZES } from '../helpers/browser.js';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 
@@ -62,10 +62,6 @@ describe('the account console in a browser', { skip, timeout: 180_000 }, () => {
 
   const photograph = (page: Page, name: string) => photographPage(page, shotsDir, name);
 
-  const goTo = async (page: Page, link: string, heading: string) => {
-    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: link }).click();
-    await page.getByRole('heading', { level: 1, name: heading }).waitFor();
-  };
   /** The paged table holds the answer to the page and filter shown (it is aria-busy while loading). */
   const tableLoaded = (page: Page) => page.locator('.table[aria-busy="false"]').waitFor();
   const loginLink = async () => (await gw.admin('POST', `/admin/accounts/${account.accountId}/login-links`)).body.url as string;
@@ -167,21 +163,7 @@ describe('the account console in a browser', { skip, timeout: 180_000 }, () => {
   test('the webhook secret is hidden until revealed, and rotating it gives a new one', async () => {
     const { page, watch } = await openPage();
     await page.goto(await loginLink());
-    await goTo(page, 'Settings', 'Settings');
-
-    const field = page.getByRole('textbox', { name: 'Webhook secret' });
-    assert.equal(await field.getAttribute('type'), 'password');
-    await page.getByRole('button', { name: 'Reveal' }).click();
-    assert.equal(await field.getAttribute('type'), 'text');
-    const old = await field.inputValue();
-    assert.match(old, /^whsec_/);
-
-    await page.getByRole('button', { name: 'Rotate' }).click();
-    await page.getByRole('dialog', { name: 'Rotate the webhook secret?' }).getByRole('button', { name: 'Rotate secret' }).click();
-    await page.waitForFunction((previous) => (document.getElementById('webhook-secret') as HTMLInputElement).value !== previous, old);
-    const rotated = await field.inputValue();
-    assert.match(rotated, /^whsec_/);
-    assert.notEqual(rotated, old);
+    const { rotated } = await rotateSecretOnSettings(page);
     assert.equal((await gw.call(account.key, 'GET', '/v1/account/webhook-secret')).body.secret, rotated);
     assert.deepEqual(watch.problems, []);
   });

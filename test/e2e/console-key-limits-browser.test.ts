@@ -14,7 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { formatMicros } from '../../console/src/money.js';
 import { BUILT_CONSOLE_DIR } from '../../src/http/routes/console.js';
-import { browserMissing, launchBrowser, PageWatch, photograph as photographPage, SIZES } from '../helpers/browser.js';
+import { browserMissing, goTo, launchBrowser, PageWatch, photograph as photographPage, SIZES } from '../helpers/browser.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 // max_tokens keeps each call's hold small, so a cap of a few calls is reached within the test.
@@ -56,10 +56,6 @@ describe('key limits in the account console', { skip, timeout: 180_000 }, () => 
     return { page, watch: new PageWatch(page) };
   }
   const photograph = (page: Page, name: string) => photographPage(page, shotsDir, name);
-  const goTo = async (page: Page, link: string, heading: string) => {
-    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: link }).click();
-    await page.getByRole('heading', { level: 1, name: heading }).waitFor();
-  };
   /** The owner's console, signed in by the operator's link (no key: it may manage keys). */
   async function ownerConsole(heading = 'API keys', link = 'Keys') {
     const opened = await openPage();

@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { BUILT_CONSOLE_DIR } from '../../src/http/routes/console.js';
 import { verifyWebhook } from '../../src/index.js';
-import { browserMissing, launchBrowser, PageWatch, SIZES } from '../helpers/browser.js';
+import { browserMissing, goTo, launchBrowser, PageWatch, rotateSecretOnSettings, SIZES } from '../helpers/browser.js';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 
@@ -36,29 +36,6 @@ describe('the account console’s webhook secret in a browser', { skip, timeout:
     await receiver?.close();
   });
 
-  const goTo = async (page: Page, link: string, heading: string) => {
-    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: link }).click();
-    await page.getByRole('heading', { level: 1, name: heading }).waitFor();
-  };
-
-  /** Settings → Webhook: reveals the secret, rotates it after confirming, and reads both off the page. */
-  async function rotateOnSettings(page: Page): Promise<{ old: string; rotated: string }> {
-    await goTo(page, 'Settings', 'Settings');
-    const field = page.getByRole('textbox', { name: 'Webhook secret' });
-    await page.getByRole('button', { name: 'Reveal' }).click();
-    assert.equal(await field.getAttribute('type'), 'text');
-    const old = await field.inputValue();
-    assert.match(old, /^whsec_/);
-
-    await page.getByRole('button', { name: 'Rotate' }).click();
-    await page.getByRole('dialog', { name: 'Rotate the webhook secret?' }).getByRole('button', { name: 'Rotate secret' }).click();
-    await page.waitForFunction((previous) => (document.getElementById('webhook-secret') as HTMLInputElement).value !== previous, old);
-    const rotated = await field.inputValue();
-    assert.match(rotated, /^whsec_/);
-    assert.notEqual(rotated, old);
-    return { old, rotated };
-  }
-
   test('a secret rotated on Settings signs the next task callback, which the Tasks page then shows delivered', async () => {
     context = await browser.newContext({ viewport: SIZES[0] });
     const page = await context.newPage();
@@ -67,7 +44,7 @@ describe('the account console’s webhook secret in a browser', { skip, timeout:
     await page.goto((await gw.admin('POST', `/admin/accounts/${accountId}/login-links`)).body.url);
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
 
-    const { old, rotated } = await rotateOnSettings(page);
+    const { old, rotated } = await rotateSecretOnSettings(page);
 
     const created = await gw.call(key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'a toll gate at noon', callback_url: receiver.url });
     assert.equal(created.status, 200);

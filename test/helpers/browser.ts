@@ -89,3 +89,27 @@ export async function photograph(page: Page, dir: string, name: string): Promise
   }
   await page.setViewportSize(SIZES[0]);
 }
+
+/** Follows the console's navigation link `link` and waits for the page's heading. */
+export async function goTo(page: Page, link: string, heading: string): Promise<void> {
+  await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: link }).click();
+  await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+}
+
+/** Settings → Webhook: reveals the secret, rotates it after confirming, and reads both off the page. */
+export async function rotateSecretOnSettings(page: Page): Promise<{ old: string; rotated: string }> {
+  await goTo(page, 'Settings', 'Settings');
+  const field = page.getByRole('textbox', { name: 'Webhook secret' });
+  assert.equal(await field.getAttribute('type'), 'password', 'hidden until revealed');
+  await page.getByRole('button', { name: 'Reveal' }).click();
+  assert.equal(await field.getAttribute('type'), 'text');
+  const old = await field.inputValue();
+  assert.match(old, /^whsec_/);
+  await page.getByRole('button', { name: 'Rotate' }).click();
+  await page.getByRole('dialog', { name: 'Rotate the webhook secret?' }).getByRole('button', { name: 'Rotate secret' }).click();
+  await page.waitForFunction((previous) => (document.getElementById('webhook-secret') as HTMLInputElement).value !== previous, old);
+  const rotated = await field.inputValue();
+  assert.match(rotated, /^whsec_/);
+  assert.notEqual(rotated, old);
+  return { old, rotated };
+}
