@@ -26,7 +26,7 @@ export function parseSseEvent(raw: string): SseEvent {
 }
 
 /** Cuts decoded text into raw events (each with its closing blank line); never holds more than one partial event. */
-class SseFramer {
+export class SseFramer {
   private readonly decoder = new StringDecoder('utf8');
   private pending = '';
 
@@ -67,13 +67,6 @@ export function createSseTap(read: SseReader, rewrite?: (raw: string) => string)
     }
     return out.length > 0 ? out : undefined;
   });
-}
-
-/** The events of an SSE byte stream, parsed, for translators that re-emit another protocol. */
-export async function* readSseEvents(body: Readable): AsyncGenerator<SseEvent> {
-  const framer = new SseFramer();
-  for await (const chunk of body) for (const { raw } of framer.push(chunk as Buffer)) yield parseSseEvent(raw);
-  for (const { raw } of framer.end()) yield parseSseEvent(raw);
 }
 
 /**

@@ -1,11 +1,15 @@
 // A chat-completions stream re-emitted as the messages event stream. The translation itself is
-// the pure ChatToMessagesStream; this file only moves bytes and reports what was generated.
-import { Readable } from 'node:stream';
+// the pure ChatToMessagesStream; this file only moves bytes and reports what was generated. It is
+// one Transform (a PassThroughTap) between the upstream's body and the caller, as the other metered
+// streams are: no generator and no promise per chunk on the hot path, and the end-marker gate
+// (pipeline/end-marker-gate.ts) holds message_stop in place until the settle lands.
+import type { Readable } from 'node:stream';
 import type { TokenizerName } from '../../billing/tokens.js';
 import type { StreamMeter } from '../../pipeline/types.js';
 import type { MessagesStreamEvent } from '../anthropic/types.js';
 import type { Upstream } from '../pool.js';
-import { readSseEvents } from '../sse.js';
+import { parseSseEvent, SseFramer } from '../sse.js';
+import { PassThroughTap } from '../tap.js';
 import { openChatStream } from './client.js';
 import { ChatToMessagesStream, formatSse } from './stream-to-messages.js';
 import type { ChatCompletionChunk, ChatRequest } from './types.js';
@@ -23,7 +27,7 @@ const UPSTREAM_FAILED = 'upstream provider error';
  * error event. Its input is the count message_start showed (the gateway's own, as the upstream's
  * comes only at the end), so the caller is billed the figure it read at both ends of the stream.
  */
-class TranslatedMeter implements StreamMeter {
+export class TranslatedMeter implements StreamMeter {
   failed = false;
   constructor(
     readonly chat: ChatStreamMeter,
@@ -46,41 +50,110 @@ export async function streamChatAsMessages(
   args: { request: ChatRequest; ids: { id: string; model: string; inputTokens: number }; signal: AbortSignal; tokenizer: TokenizerName },
 ): Promise<TranslatedStream> {
   const source = await openChatStream(upstream, args.request, args.signal);
-  const translator = new ChatToMessagesStream(args.ids);
   const meter = new TranslatedMeter(new ChatStreamMeter(args.tokenizer), args.ids.inputTokens);
-  const encode = (events: MessagesStreamEvent[]) => events.map(formatSse).join('');
+  const body = translateChatStream(source, { translator: new ChatToMessagesStream(args.ids), meter, signal: args.signal });
+  return { body, meter };
+}
 
-  async function* messagesEvents(): AsyncGenerator<string> {
-    let seenAny = false;
+function encode(events: MessagesStreamEvent[]): string {
+  let out = '';
+  for (const event of events) out += formatSse(event);
+  return out;
+}
+
+/**
+ * `source` (the upstream's chat SSE bytes) piped, with backpressure, into one tap that frames its
+ * events, feeds each chunk to `translator` and forwards the messages events that come back.
+ *
+ * A failure (an upstream error event, a body that breaks, an end without `[DONE]`) before anything
+ * was sent fails the stream: the call is a 502 and nothing is billed (the pipeline's firstData sees
+ * the error). After, the client has a 200 in hand, so the stream ends with the protocol's error
+ * event. A caller that left (`signal` aborted) always fails it. Once `[DONE]` or the error event is
+ * out, the stream ends and the upstream is let go, whatever it sends after.
+ */
+export function translateChatStream(
+  source: Readable,
+  { translator, meter, signal }: { translator: ChatToMessagesStream; meter: TranslatedMeter; signal: AbortSignal },
+): PassThroughTap {
+  const framer = new SseFramer();
+  /** A translated event went out: a failure from now on is told in the stream. */
+  let sent = false;
+  /** `[DONE]` or the error event went out: nothing more is read. */
+  let over = false;
+  /** Why the upstream's body stopped short, if it did. */
+  let broken: Error | undefined;
+
+  const fail = (error: unknown): string => {
+    if (!sent || signal.aborted) throw error;
+    meter.failed = true;
+    return finish(translator.fail(UPSTREAM_FAILED));
+  };
+  const finish = (events: MessagesStreamEvent[]): string => {
+    over = true;
+    // After this step's output: a stop inside it would end the tap under the write in progress,
+    // and (undici pushing synchronously) could cut an upstream response a few bytes from its end.
+    queueMicrotask(stop);
+    return encode(events);
+  };
+
+  const translate = (raw: string): string => {
+    const { data } = parseSseEvent(raw);
+    if (data === '[DONE]') {
+      meter.chat.markDone();
+      return finish(translator.end());
+    }
+    let chunk: ChatCompletionChunk;
     try {
-      for await (const { data } of readSseEvents(source)) {
-        if (data === '[DONE]') {
-          meter.chat.markDone();
-          break;
-        }
-        let chunk: ChatCompletionChunk;
-        try {
-          chunk = JSON.parse(data) as ChatCompletionChunk;
-        } catch {
-          continue; // a malformed line carries nothing a messages client could use
-        }
-        meter.chat.observe(chunk);
-        if (meter.chat.failed) throw new Error('upstream sent an error event');
-        seenAny = true;
-        const out = encode(translator.push(chunk));
-        if (out) yield out;
+      chunk = JSON.parse(data) as ChatCompletionChunk;
+    } catch {
+      return ''; // a malformed line carries nothing a messages client could use
+    }
+    meter.chat.observe(chunk);
+    if (meter.chat.failed) return fail(new Error('upstream sent an error event'));
+    sent = true;
+    return encode(translator.push(chunk));
+  };
+
+  const tap = new PassThroughTap((chunk) => {
+    if (over) return undefined;
+    let out = '';
+    try {
+      // A body that broke off mid-event leaves no event to finish: only a clean end flushes the framer.
+      const events = chunk ? framer.push(chunk) : broken ? [] : framer.end();
+      for (const { raw } of events) {
+        out += translate(raw);
+        if (over) return out;
       }
       // An upstream that ends without `[DONE]` broke off: the caller must not take it for whole.
-      if (!meter.chat.completed) throw new Error('the upstream stream ended before [DONE]');
-      yield encode(translator.end());
+      if (!chunk) out += fail(broken ?? new Error('the upstream stream ended before [DONE]'));
     } catch (error) {
-      // Before anything was sent the call simply failed (a 502, nothing billed); after, the
-      // client has a 200 in hand, so the stream ends with the protocol's error event.
-      if (!seenAny || args.signal.aborted) throw error;
-      meter.failed = true;
-      yield encode(translator.fail(UPSTREAM_FAILED));
+      out += fail(error);
     }
+    return out.length > 0 ? out : undefined;
+  });
+
+  function stop() {
+    source.unpipe(tap);
+    if (!tap.destroyed && !tap.writableEnded) tap.end();
+    if (!source.destroyed) source.destroy();
   }
 
-  return { body: Readable.from(messagesEvents(), { objectMode: false }), meter };
+  /** The body failed or closed before its end: the tap ends and its flush tells the caller (or fails). */
+  const breakOff = (error: Error) => {
+    if (over || tap.destroyed || tap.writableEnded) return;
+    // A caller that left hears nothing more: the stream fails at once, whatever is still buffered.
+    if (signal.aborted) return void tap.destroy(error);
+    broken = error;
+    tap.end();
+  };
+  source.pipe(tap);
+  source.once('error', breakOff);
+  source.once('close', () => {
+    if (!source.readableEnded) breakOff(source.errored ?? new Error('the upstream body closed before its end'));
+  });
+  // The caller leaving (the tap destroyed) stops the upstream call.
+  tap.once('close', () => {
+    if (!source.destroyed) source.destroy();
+  });
+  return tap;
 }
