@@ -66,3 +66,11 @@ test('an event is framed with its type as the SSE event name', () => {
 });
 
 test('a failure after finish and usage came ends the message whole instead of with an error', () => translates('stream-fails-after-usage'));
+
+test('a text delta is framed with the very bytes JSON.stringify gives the whole event, whatever its text', () => {
+  const texts = ['', 'plain', 'quote " and backslash \\', 'line\nbreak\ttab\r', 'control \u0001\u001f', 'é 中文 🚀', 'lone \ud800 surrogate', '</script>'];
+  for (const [index, text] of texts.entries()) {
+    const event = { type: 'content_block_delta', index, delta: { type: 'text_delta', text } } as const;
+    assert.equal(formatSse(event), `event: content_block_delta\ndata: ${JSON.stringify(event)}\n\n`, JSON.stringify(text));
+  }
+});
