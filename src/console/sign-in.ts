@@ -1,6 +1,7 @@
 // Signing in to the account console: a one-time link's token, or an API key, becomes a session.
 // A refusal says exactly what was wrong, so the holder knows whether to ask the operator again.
 import { hashApiKey, KEY_PREFIX } from '../billing/api-keys.js';
+import { isExpired, limitsOf } from '../billing/key-limits.js';
 import { findApiKeyByHash } from '../store/api-keys.js';
 import { findLoginLinkByHash, redeemLoginLink } from '../store/login-links.js';
 import type { Store } from '../store/open.js';
@@ -45,6 +46,6 @@ export async function signInWithApiKey(store: Store, { key, ttlMs, now }: SignIn
   if (row.revoked_at !== null) return { refused: SIGN_IN_REFUSED.keyRevoked };
   // Console sessions are live: a session knows its account, not a mode (README "Test mode").
   if (row.account_livemode === 0) return { refused: SIGN_IN_REFUSED.keyTest };
-  if (row.expires_at !== null && row.expires_at <= now) return { refused: SIGN_IN_REFUSED.keyExpired };
+  if (isExpired(limitsOf(row), now)) return { refused: SIGN_IN_REFUSED.keyExpired };
   return { session: await startSession(store.db, { accountId: row.account_id, keyId: row.id, ttlMs, now }) };
 }

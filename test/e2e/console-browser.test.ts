@@ -6,17 +6,14 @@
 // fails the test. Each page is photographed at 1280×800 and 390×844; the pictures are kept in
 // TOLLROUTE_SCREENSHOT_DIR when set (docs/screenshots for the README), else in a temporary folder.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { formatMicros } from '../../console/src/money.js';
 import { USAGE_CSV_HEADER } from '../../src/account/views.js';
 import { SIGN_IN_REFUSED } from '../../src/console/sign-in.js';
-import { BUILT_CONSOLE_DIR } from '../../src/http/routes/console.js';
 import { verifyWebhook } from '../../src/index.js';
-import { browserMissing, goTo, launchBrowser, PageWatch, photograph as photographPage, rotateSecretOnSettings, SIZES } from '../helpers/browser.js';
+import { browserMissing, consoleBrowser, goTo, rotateSecretOnSettings } from '../helpers/browser.js';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 
@@ -26,41 +23,23 @@ const skip = browserMissing();
 if (skip) console.log(`console browser test ${skip}`);
 
 describe('the account console in a browser', { skip, timeout: 180_000 }, () => {
+  const { openPage, photograph } = consoleBrowser({ acceptDownloads: true });
   let gw: TestGateway;
-  let browser: Browser;
   let account: { accountId: string; key: string; keyId: string };
   let receiver: Receiver;
-  const shotsDir = process.env.TOLLROUTE_SCREENSHOT_DIR ?? mkdtempSync(path.join(tmpdir(), 'tollroute-shots-'));
-  const contexts: BrowserContext[] = [];
 
   before(async () => {
-    assert.ok(existsSync(path.join(BUILT_CONSOLE_DIR, 'index.html')), `the console is not built in ${BUILT_CONSOLE_DIR}: run npm run build`);
-    mkdirSync(shotsDir, { recursive: true });
     // short retry delays, so a callback refused on every attempt is dropped within the test
     gw = await startTestGateway({ webhooks: { retry_delays_ms: [50, 50, 50] } });
     receiver = await startReceiver();
-    browser = await launchBrowser();
     account = await gw.account({ creditMicros: 25_000_000 });
     for (let i = 0; i < 3; i++) assert.equal((await gw.call(account.key, 'POST', '/v1/chat/completions', CHAT)).status, 200);
     await gw.settled(account.accountId);
   });
   after(async () => {
-    for (const context of contexts) await context.close();
-    await browser?.close();
     await gw?.close();
     await receiver?.close();
-    if (!process.env.TOLLROUTE_SCREENSHOT_DIR) rmSync(shotsDir, { recursive: true, force: true });
   });
-
-  /** A fresh browser session (its own cookies) with its one page watched. */
-  async function openPage(): Promise<{ page: Page; watch: PageWatch }> {
-    const context = await browser.newContext({ viewport: SIZES[0], acceptDownloads: true });
-    contexts.push(context);
-    const page = await context.newPage();
-    return { page, watch: new PageWatch(page) };
-  }
-
-  const photograph = (page: Page, name: string) => photographPage(page, shotsDir, name);
 
   /** The paged table holds the answer to the page and filter shown (it is aria-busy while loading). */
   const tableLoaded = (page: Page) => page.locator('.table[aria-busy="false"]').waitFor();

@@ -5,25 +5,19 @@
 // is photographed at 1280×800 and 390×844; the pictures are kept in TOLLROUTE_SCREENSHOT_DIR when
 // set (docs/screenshots for the README), else in a temporary folder.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { BUILT_CONSOLE_DIR } from '../../src/http/routes/console.js';
-import { browserMissing, launchBrowser, PageWatch, photograph, SIZES } from '../helpers/browser.js';
+import type { Page } from 'playwright-core';
+import { browserMissing, consoleBrowser, type PageWatch } from '../helpers/browser.js';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const skip = browserMissing();
 if (skip) console.log(`console gallery browser test ${skip}`);
 
 describe('the console gallery in a browser', { skip, timeout: 120_000 }, () => {
+  const { openPage, photograph } = consoleBrowser();
   let gw: TestGateway;
-  let browser: Browser;
   let account: { accountId: string; key: string };
   const made: Record<'image' | 'video' | 'erase', string> = { image: '', video: '', erase: '' };
-  const shotsDir = process.env.TOLLROUTE_SCREENSHOT_DIR ?? mkdtempSync(path.join(tmpdir(), 'tollroute-shots-'));
-  const contexts: BrowserContext[] = [];
 
   /** Creates a task and waits until it has succeeded; answers its id. */
   async function succeeded(post: string, body: unknown, get: string): Promise<string> {
@@ -34,29 +28,18 @@ describe('the console gallery in a browser', { skip, timeout: 120_000 }, () => {
   }
 
   before(async () => {
-    assert.ok(existsSync(path.join(BUILT_CONSOLE_DIR, 'index.html')), `the console is not built in ${BUILT_CONSOLE_DIR}: run npm run build`);
-    mkdirSync(shotsDir, { recursive: true });
     gw = await startTestGateway();
-    browser = await launchBrowser();
     account = await gw.account({ creditMicros: 25_000_000 });
     made.image = await succeeded('/v1/images/async', { model: 'sandbox-image', prompt: 'two toll gates', n: 2 }, '/v1/images/async');
     const video = { model: 'sandbox-video', content: [{ type: 'text', text: 'a toll gate at dusk' }], duration: 4, return_last_frame: true };
     made.video = await succeeded('/v1/videos/generations', video, '/v1/videos/generations');
     made.erase = await succeeded('/v1/videos/erase-subtitle', { video_task_id: made.video }, '/v1/videos/erase-subtitle');
   });
-  after(async () => {
-    for (const context of contexts) await context.close();
-    await browser?.close();
-    await gw?.close();
-    if (!process.env.TOLLROUTE_SCREENSHOT_DIR) rmSync(shotsDir, { recursive: true, force: true });
-  });
+  after(async () => gw?.close());
 
   /** A fresh browser session signed in to `accountId` by link, on the Gallery page, watched. */
   async function openGallery(accountId = account.accountId): Promise<{ page: Page; watch: PageWatch }> {
-    const context = await browser.newContext({ viewport: SIZES[0] });
-    contexts.push(context);
-    const page = await context.newPage();
-    const watch = new PageWatch(page);
+    const { page, watch } = await openPage();
     await page.goto((await gw.admin('POST', `/admin/accounts/${accountId}/login-links`)).body.url);
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Gallery' }).click();
@@ -109,7 +92,7 @@ describe('the console gallery in a browser', { skip, timeout: 120_000 }, () => {
     // Chromium's players fade a loading spinner out for a moment after their first frame: the
     // kept pictures wait for it to go; the check above has already judged the page.
     if (process.env.TOLLROUTE_SCREENSHOT_DIR) await page.waitForTimeout(3_000);
-    await photograph(page, shotsDir, 'gallery');
+    await photograph(page, 'gallery');
     assert.deepEqual(watch.problems, []);
   });
 
@@ -168,7 +151,7 @@ describe('the console gallery in a browser', { skip, timeout: 120_000 }, () => {
     const { page, watch } = await openGallery(empty.accountId);
     assert.equal(await page.locator('.gallery > li').count(), 0);
     await page.getByText('Nothing here yet').waitFor();
-    await photograph(page, shotsDir, 'gallery-empty');
+    await photograph(page, 'gallery-empty');
     assert.deepEqual(watch.problems, []);
   });
 });

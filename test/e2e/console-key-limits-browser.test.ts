@@ -7,14 +7,10 @@
 // unannounced error answer fails the test. The keys page with limits and the edit dialog are
 // photographed at 1280×800 and 390×844, kept in TOLLROUTE_SCREENSHOT_DIR when set.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { formatMicros } from '../../console/src/money.js';
-import { BUILT_CONSOLE_DIR } from '../../src/http/routes/console.js';
-import { browserMissing, goTo, launchBrowser, PageWatch, photograph as photographPage, SIZES } from '../helpers/browser.js';
+import { browserMissing, consoleBrowser, goTo } from '../helpers/browser.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 // max_tokens keeps each call's hold small, so a cap of a few calls is reached within the test.
@@ -27,35 +23,18 @@ const skip = browserMissing();
 if (skip) console.log(`console key limits browser test ${skip}`);
 
 describe('key limits in the account console', { skip, timeout: 180_000 }, () => {
+  const { openPage, photograph } = consoleBrowser();
   let gw: TestGateway;
-  let browser: Browser;
   let owner: { accountId: string; key: string; keyId: string };
   /** The key the first test creates with limits; the later tests use it. */
   let limited: { id: string; secret: string };
-  const shotsDir = process.env.TOLLROUTE_SCREENSHOT_DIR ?? mkdtempSync(path.join(tmpdir(), 'tollroute-shots-'));
-  const contexts: BrowserContext[] = [];
 
   before(async () => {
-    assert.ok(existsSync(path.join(BUILT_CONSOLE_DIR, 'index.html')), `the console is not built in ${BUILT_CONSOLE_DIR}: run npm run build`);
-    mkdirSync(shotsDir, { recursive: true });
     gw = await startTestGateway();
-    browser = await launchBrowser();
     owner = await gw.account({ creditMicros: 10_000_000 });
   });
-  after(async () => {
-    for (const context of contexts) await context.close();
-    await browser?.close();
-    await gw?.close();
-    if (!process.env.TOLLROUTE_SCREENSHOT_DIR) rmSync(shotsDir, { recursive: true, force: true });
-  });
+  after(async () => gw?.close());
 
-  async function openPage(): Promise<{ page: Page; watch: PageWatch }> {
-    const context = await browser.newContext({ viewport: SIZES[0] });
-    contexts.push(context);
-    const page = await context.newPage();
-    return { page, watch: new PageWatch(page) };
-  }
-  const photograph = (page: Page, name: string) => photographPage(page, shotsDir, name);
   /** The owner's console, signed in by the operator's link (no key: it may manage keys). */
   async function ownerConsole(heading = 'API keys', link = 'Keys') {
     const opened = await openPage();

@@ -6,15 +6,11 @@
 // Pages are photographed at 1280×800 and 390×844, kept in TOLLROUTE_SCREENSHOT_DIR when it is set.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { formatMicros } from '../../console/src/money.js';
 import { TOKEN_REFUSED } from '../../console/src/pages/admin/messages.js';
-import { BUILT_CONSOLE_DIR } from '../../src/http/routes/console.js';
-import { browserMissing, launchBrowser, PageWatch, SIZES, photograph as takePhotographs } from '../helpers/browser.js';
+import { browserMissing, consoleBrowser } from '../helpers/browser.js';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const CHAT = { model: 'sandbox-chat', messages: [{ role: 'user', content: 'a b c' }] };
@@ -23,38 +19,18 @@ const skip = browserMissing();
 if (skip) console.log(`operator browser test ${skip}`);
 
 describe('the operator view in a browser', { skip, timeout: 180_000 }, () => {
+  const { openPage, photograph } = consoleBrowser();
   let gw: TestGateway;
-  let browser: Browser;
   let alpha: { id: string };
   let keyOfAlpha: string;
-  const shotsDir = process.env.TOLLROUTE_SCREENSHOT_DIR ?? mkdtempSync(path.join(tmpdir(), 'tollroute-shots-'));
-  const contexts: BrowserContext[] = [];
 
   before(async () => {
-    assert.ok(existsSync(path.join(BUILT_CONSOLE_DIR, 'index.html')), `the console is not built in ${BUILT_CONSOLE_DIR}: run npm run build`);
-    mkdirSync(shotsDir, { recursive: true });
     gw = await startTestGateway();
-    browser = await launchBrowser();
     alpha = (await gw.admin('POST', '/admin/accounts', { name: 'Alpha Rockets', credit_micros: 5_000_000 })).body;
     keyOfAlpha = (await gw.admin('POST', `/admin/accounts/${alpha.id}/keys`, { name: 'production', rpm: 120 })).body.key;
     await gw.admin('POST', '/admin/accounts', { name: 'Beta Freight', credit_micros: 250_000 });
   });
-  after(async () => {
-    for (const context of contexts) await context.close();
-    await browser?.close();
-    await gw?.close();
-    if (!process.env.TOLLROUTE_SCREENSHOT_DIR) rmSync(shotsDir, { recursive: true, force: true });
-  });
-
-  /** A fresh browser session (its own sessionStorage and cookies) with its one page watched. */
-  async function openPage(): Promise<{ page: Page; watch: PageWatch }> {
-    const context = await browser.newContext({ viewport: SIZES[0] });
-    contexts.push(context);
-    const page = await context.newPage();
-    return { page, watch: new PageWatch(page) };
-  }
-
-  const photograph = (page: Page, name: string) => takePhotographs(page, shotsDir, name);
+  after(async () => gw?.close());
 
   async function signInAsOperator(page: Page): Promise<void> {
     await page.goto(`${gw.url}/dashboard/admin`);

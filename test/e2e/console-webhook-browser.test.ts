@@ -4,13 +4,9 @@
 // with verifyWebhook; and the delivery shown as delivered under its task on the Tasks page. Any
 // console error, uncaught exception, failed request or unannounced error answer fails the test.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, BrowserContext } from 'playwright-core';
-import { BUILT_CONSOLE_DIR } from '../../src/http/routes/console.js';
 import { verifyWebhook } from '../../src/index.js';
-import { browserMissing, goTo, launchBrowser, PageWatch, rotateSecretOnSettings, SIZES } from '../helpers/browser.js';
+import { browserMissing, consoleBrowser, goTo, rotateSecretOnSettings } from '../helpers/browser.js';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 
@@ -18,28 +14,21 @@ const skip = browserMissing();
 if (skip) console.log(`console webhook browser test ${skip}`);
 
 describe('the account console’s webhook secret in a browser', { skip, timeout: 120_000 }, () => {
+  const { openPage } = consoleBrowser();
   let gw: TestGateway;
-  let browser: Browser;
   let receiver: Receiver;
-  let context: BrowserContext | undefined;
 
   before(async () => {
-    assert.ok(existsSync(path.join(BUILT_CONSOLE_DIR, 'index.html')), `the console is not built in ${BUILT_CONSOLE_DIR}: run npm run build`);
     gw = await startTestGateway({ webhooks: { retry_delays_ms: [50, 50, 50] } });
     receiver = await startReceiver();
-    browser = await launchBrowser();
   });
   after(async () => {
-    await context?.close();
-    await browser?.close();
     await gw?.close();
     await receiver?.close();
   });
 
   test('a secret rotated on Settings signs the next task callback, which the Tasks page then shows delivered', async () => {
-    context = await browser.newContext({ viewport: SIZES[0] });
-    const page = await context.newPage();
-    const watch = new PageWatch(page);
+    const { page, watch } = await openPage();
     const { accountId, key } = await gw.account();
     await page.goto((await gw.admin('POST', `/admin/accounts/${accountId}/login-links`)).body.url);
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();

@@ -3,9 +3,12 @@
 // is watched for anything going wrong that the test did not announce: console errors, uncaught
 // exceptions, failed requests and answers of 400 or more.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { after, before } from 'node:test';
+import { type Browser, type BrowserContext, type BrowserContextOptions, chromium, type Page } from 'playwright-core';
+import { BUILT_CONSOLE_DIR } from '../../src/http/routes/console.js';
 
 export const CHROMIUM = process.env.TOLLROUTE_CHROMIUM ?? '/usr/bin/chromium';
 
@@ -34,6 +37,39 @@ export function browserMissing(): string | undefined {
 
 /** Playwright's launch gives the browser a fresh, temporary user-data dir of its own, removed on close. */
 export const launchBrowser = (): Promise<Browser> => chromium.launch({ executablePath: CHROMIUM, args: ARGS, timeout: 60_000 });
+
+/**
+ * The browser side of a console suite, registered on the enclosing describe: it checks that the
+ * console is built, launches Chromium once, opens each test's pages in fresh sessions, and closes
+ * them all at the end. Pictures go to TOLLROUTE_SCREENSHOT_DIR when it is set, else to a temporary
+ * folder removed at the end.
+ */
+export function consoleBrowser(contextOptions: BrowserContextOptions = {}) {
+  let browser: Browser | undefined;
+  const contexts: BrowserContext[] = [];
+  const kept = process.env.TOLLROUTE_SCREENSHOT_DIR;
+  const shotsDir = kept ?? mkdtempSync(path.join(tmpdir(), 'tollroute-shots-'));
+  before(async () => {
+    assert.ok(existsSync(path.join(BUILT_CONSOLE_DIR, 'index.html')), `the console is not built in ${BUILT_CONSOLE_DIR}: run npm run build`);
+    mkdirSync(shotsDir, { recursive: true });
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    for (const context of contexts) await context.close();
+    await browser?.close();
+    if (!kept) rmSync(shotsDir, { recursive: true, force: true });
+  });
+  return {
+    /** A fresh browser session (its own cookies and storage) with its one page watched. */
+    async openPage(): Promise<{ page: Page; watch: PageWatch }> {
+      const context = await browser!.newContext({ viewport: SIZES[0], ...contextOptions });
+      contexts.push(context);
+      const page = await context.newPage();
+      return { page, watch: new PageWatch(page) };
+    },
+    photograph: (page: Page, name: string) => photograph(page, shotsDir, name),
+  };
+}
 
 /** What went wrong on a page, and the error answers the test announced beforehand. */
 export class PageWatch {

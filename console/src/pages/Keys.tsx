@@ -7,8 +7,8 @@ import { CopyButton } from '../components/CopyButton';
 import { EditLimitsDialog } from '../components/EditLimitsDialog';
 import { KeyLimitFields } from '../components/KeyLimitFields';
 import { KeyLimitsSummary } from '../components/KeyLimitsSummary';
+import { KeyTable, keyLabel } from '../components/KeyTable';
 import { Failure } from '../components/Notice';
-import { formatTime } from '../format';
 import { draftOf, limitChanges, NO_LIMITS } from '../key-limits';
 import { useLoad } from '../use-load';
 // The page's own rules, beside the shared sheet (styles.css); Vite bundles both into one file.
@@ -87,61 +87,27 @@ export function Keys() {
       </form>
       {created && <NewKey created={created} />}
       {data && (
-        <div class="table">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Prefix</th>
-                <th scope="col">Name</th>
-                <th scope="col">Limits</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">State</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.data.map((key) => (
-                <tr key={key.id} data-key-id={key.id}>
-                  <td>
-                    <code>{key.prefix}…</code>
-                  </td>
-                  <td>{key.name ?? '—'}</td>
-                  <td class="wrap">
-                    <KeyLimitsSummary apiKey={key} />
-                  </td>
-                  <td>{formatTime(key.created_at)}</td>
-                  <td>{formatTime(key.last_used_at)}</td>
-                  <td>
-                    {key.revoked_at !== null ? (
-                      `revoked ${formatTime(key.revoked_at)}`
-                    ) : (
-                      <div class="row-actions">
-                        <button
-                          type="button"
-                          onClick={() => {
-                            setModelsWanted(true);
-                            setEditing(key);
-                          }}
-                          aria-label={`Edit limits of key ${key.prefix} (${key.name ?? 'no name'})`}
-                        >
-                          Edit limits
-                        </button>
-                        <button
-                          type="button"
-                          class="danger"
-                          onClick={() => setRevoking(key)}
-                          aria-label={`Revoke key ${key.prefix} (${key.name ?? 'no name'})`}
-                        >
-                          Revoke
-                        </button>
-                      </div>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <KeyTable
+          keys={data.data}
+          detail={{ heading: 'Limits', wrap: true, cell: (key) => <KeyLimitsSummary apiKey={key} /> }}
+          actions={(key) => (
+            <div class="row-actions">
+              <button
+                type="button"
+                onClick={() => {
+                  setModelsWanted(true);
+                  setEditing(key);
+                }}
+                aria-label={`Edit limits of key ${keyLabel(key)}`}
+              >
+                Edit limits
+              </button>
+              <button type="button" class="danger" onClick={() => setRevoking(key)} aria-label={`Revoke key ${keyLabel(key)}`}>
+                Revoke
+              </button>
+            </div>
+          )}
+        />
       )}
       <EditLimitsDialog
         apiKey={editing}

@@ -4,8 +4,8 @@ import { useRef, useState } from 'preact/hooks';
 import type { ApiKey } from '../../api';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { CopyButton } from '../../components/CopyButton';
+import { KeyTable, keyLabel } from '../../components/KeyTable';
 import { Failure } from '../../components/Notice';
-import { formatTime } from '../../format';
 import { useLoad } from '../../use-load';
 import { type Admin, accountPath, messageOf } from './admin-api';
 
@@ -75,43 +75,16 @@ export function AccountKeys({ admin, id }: { admin: Admin; id: string }) {
       {issued && <IssuedKey issued={issued} />}
       {data && data.data.length === 0 && <p>No keys yet.</p>}
       {data && data.data.length > 0 && (
-        <div class="table">
-          <table>
-            <caption>Keys of this account</caption>
-            <thead>
-              <tr>
-                <th scope="col">Prefix</th>
-                <th scope="col">Name</th>
-                <th scope="col">RPM</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">State</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.data.map((key) => (
-                <tr key={key.id} data-key-id={key.id}>
-                  <td>
-                    <code>{key.prefix}…</code>
-                  </td>
-                  <td>{key.name ?? '—'}</td>
-                  <td>{key.rpm ?? 'default'}</td>
-                  <td>{formatTime(key.created_at)}</td>
-                  <td>{formatTime(key.last_used_at)}</td>
-                  <td>
-                    {key.revoked_at !== null ? (
-                      `revoked ${formatTime(key.revoked_at)}`
-                    ) : (
-                      <button type="button" class="danger" onClick={() => setRevoking(key)} aria-label={`Revoke key ${key.prefix} (${key.name ?? 'no name'})`}>
-                        Revoke
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <KeyTable
+          keys={data.data}
+          caption="Keys of this account"
+          detail={{ heading: 'RPM', cell: (key) => key.rpm ?? 'default' }}
+          actions={(key) => (
+            <button type="button" class="danger" onClick={() => setRevoking(key)} aria-label={`Revoke key ${keyLabel(key)}`}>
+              Revoke
+            </button>
+          )}
+        />
       )}
       <ConfirmDialog
         open={revoking !== undefined}
