@@ -1,7 +1,7 @@
 // How JSON request bodies are read: an empty body is no body (routes that need one say so through
 // their schema), nesting is bounded before anything walks the value, and prototype pollution is
 // refused, as Fastify's own parser does.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { invalidRequest } from '../errors.js';
 
@@ -64,16 +64,23 @@ export function registerJsonBodies(app: FastifyInstance) {
 /** RFC 2046 §5.1.1: 1 to 70 characters. The parser throws past 256, which was a 500. */
 const MAX_BOUNDARY_LENGTH = 70;
 
-/** A multipart body without a usable boundary cannot be read at all: say so, before a parser fails on it. */
-export async function requireMultipartBoundary(request: FastifyRequest) {
-  const type = request.headers['content-type'] ?? '';
-  if (!/^multipart\//i.test(type)) return;
+/**
+ * A multipart body without a usable boundary cannot be read at all: say so, before a parser fails on
+ * it. A callback hook (it never waits): no promise per request.
+ */
+export function requireMultipartBoundary(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) {
+  done(multipartBoundaryProblem(request.headers['content-type'] ?? ''));
+}
+
+function multipartBoundaryProblem(type: string): Error | undefined {
+  if (!/^multipart\//i.test(type)) return undefined;
   const param = /;\s*boundary=(?:"([^"]*)"|([^;]*))/i.exec(type);
   const boundary = (param?.[1] ?? param?.[2] ?? '').trim();
   if (boundary === '') {
-    throw invalidRequest('Content-Type: multipart/form-data needs a boundary parameter (multipart/form-data; boundary=…)');
+    return invalidRequest('Content-Type: multipart/form-data needs a boundary parameter (multipart/form-data; boundary=…)');
   }
   if (boundary.length > MAX_BOUNDARY_LENGTH) {
-    throw invalidRequest(`Content-Type: the multipart boundary is at most ${MAX_BOUNDARY_LENGTH} characters, got ${boundary.length}`);
+    return invalidRequest(`Content-Type: the multipart boundary is at most ${MAX_BOUNDARY_LENGTH} characters, got ${boundary.length}`);
   }
+  return undefined;
 }

@@ -10,6 +10,7 @@ import type { Store } from '../store/open.js';
 import { requireCaller } from './auth.js';
 import { callSignal } from './call-signal.js';
 import { runIdempotent } from './idempotency.js';
+import { addToLogLine } from './metrics.js';
 
 export interface MeteredRoute<Body> extends MeteredEndpoint<Body> {
   /** Where the model id comes from (default: the body's `model`, however the body was read). */
@@ -79,7 +80,15 @@ export function meteredHandler<Body>(deps: { pipeline: Pipeline; store: Store },
       const { signal, done } = callSignal(reply.raw, { timeoutMs: deps.pipeline.callTimeoutMs, stopsWhenCallerLeaves: streams });
       const running = deps.pipeline.run(
         route,
-        { caller: requireCaller(request), modelId, body, requestId: request.id, clientRequestId: request.clientRequestId, signal },
+        {
+          caller: requireCaller(request),
+          modelId,
+          body,
+          requestId: request.id,
+          clientRequestId: request.clientRequestId,
+          signal,
+          addToLogLine: addToLogLine(request),
+        },
         request.log,
       );
       // A call in one piece is over when it returns; a stream, when its response closes (callSignal).

@@ -1,5 +1,5 @@
 // Prometheus metrics: requests, their latency, upstream latency and amounts billed.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { auth } from '../errors.js';
 import type { PipelineMetrics } from '../pipeline/metered-call.js';
@@ -176,10 +176,26 @@ export function createMetrics(): GatewayMetrics {
   };
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** What the request's log line carries beside its answer: a metered call's hold end (addToLogLine). */
+    logLineFields: object | undefined;
+    logLineWritten: boolean;
+  }
+}
+
 /**
- * Counts and logs every answer once, when its response ends: streams included (Fastify's own
- * request logging, off in server.ts, would miss hijacked streams and write two lines a call).
+ * For the pipeline: puts a metered call's hold end into the request's one log line, unless that
+ * line went out already (then it answers false and the caller logs a line of its own).
  */
+export const addToLogLine =
+  (request: FastifyRequest) =>
+  (fields: object): boolean => {
+    if (request.logLineWritten) return false;
+    request.logLineFields = fields;
+    return true;
+  };
+
 /**
  * Where /metrics is served: on the gateway's port unless `port` moves it to its own listener (see
  * metrics-server.ts), behind `Authorization: Bearer <token>` when a token is set.
@@ -189,22 +205,32 @@ export interface MetricsExposure {
   port?: number;
 }
 
-/** After registerServerTiming: it stamps each request's arrival. */
+/**
+ * Counts and logs every answer once, when its response ends: streams included (Fastify's own
+ * request logging, off in server.ts, would miss hijacked streams). A metered call's hold end rides
+ * in the same line: one line per call. After registerServerTiming: it stamps each request's arrival.
+ */
 export function registerRequestMetrics(app: FastifyInstance, metrics: GatewayMetrics, exposure: MetricsExposure = {}) {
-  app.addHook('onRequest', async (request, reply) => {
+  app.decorateRequest('logLineFields', undefined);
+  app.decorateRequest('logLineWritten', false);
+  // A callback hook, not an async one: no promise per request for work that never waits.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.raw.once('close', () => {
       const seconds = (performance.now() - request.arrivedAt) / 1000;
       const statusCode = reply.raw.statusCode;
       metrics.observeRequest({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(statusCode) }, seconds);
+      request.logLineWritten = true;
       request.log.info(
         {
           req: { method: request.method, url: request.url.split('?')[0] },
           res: { statusCode, complete: reply.raw.writableFinished },
           responseTimeMs: Math.round(seconds * 1e4) / 10,
+          ...request.logLineFields,
         },
         'request completed',
       );
     });
+    done();
   });
   if (exposure.port !== undefined) return;
   const allowed = exposure.token ? bearerMatcher(exposure.token) : () => true;

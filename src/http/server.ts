@@ -96,7 +96,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     // The caller's own id, when it looks like one: in every log line of the request and on its usage.
     const given = request.headers['x-request-id'];
@@ -107,8 +107,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     }
     if (closing) {
       reply.header('connection', 'close');
-      throw unavailable();
+      return done(unavailable());
     }
+    done();
   });
 
   registerErrorHandlers(app, deps.health);

@@ -147,7 +147,15 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   }
 
   /** Ends the hold as `bill` says; never throws (a store that refuses keeps the end for a retry). */
-  async function endHold(model: ResolvedModel, holdId: string, bill: Bill, estimate: Units, requestId: string, log: PipelineLogger, served: ServedCall) {
+  async function endHold(
+    model: ResolvedModel,
+    holdId: string,
+    bill: Bill,
+    estimate: Units,
+    request: MeteredRequest<unknown>,
+    log: PipelineLogger,
+    served: ServedCall,
+  ) {
     const { upstreamMs, servedBy } = served;
     const channel = servedBy?.model.upstream.name;
     const attempts = servedBy?.attempts;
@@ -165,7 +173,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         model: model.id,
         chargeMicros: priced.chargeMicros,
         units: priced.units,
-        requestId,
+        requestId: request.requestId,
         flags: priced.flags,
         upstreamMs,
         channel,
@@ -173,18 +181,16 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       };
     }
     const outcome = await settlements.end(job);
-    log.info(
-      {
-        holdId,
-        model: model.id,
-        bill: bill.kind,
-        reason: bill.reason,
-        ...(job.kind === 'settle' && { units: job.units, chargeMicros: job.chargeMicros }),
-        ...(servedBy && { channel, channelKey: servedBy.model.upstream.keyId ?? undefined, attempts }),
-        landed: outcome !== undefined,
-      },
-      `hold ${bill.kind === 'settle' ? 'settled' : 'released'}`,
-    );
+    const fields = {
+      holdId,
+      model: model.id,
+      bill: bill.kind,
+      reason: bill.reason,
+      ...(job.kind === 'settle' && { units: job.units, chargeMicros: job.chargeMicros }),
+      ...(servedBy && { channel, channelKey: servedBy.model.upstream.keyId ?? undefined, attempts }),
+      landed: outcome !== undefined,
+    };
+    if (!request.addToLogLine?.(fields)) log.info(fields, `hold ${bill.kind === 'settle' ? 'settled' : 'released'}`);
   }
 
   const observeUpstream = (model: ResolvedModel, outcome: string, startedAt: number) =>
@@ -213,7 +219,14 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   }
 
   /** Ends one call's hold exactly once, whichever way of ending gets there first. */
-  function holdEnding(model: ResolvedModel, holdId: string, estimate: Units, requestId: string, log: PipelineLogger, startedAt: number): HoldEnding {
+  function holdEnding(
+    model: ResolvedModel,
+    holdId: string,
+    estimate: Units,
+    request: MeteredRequest<unknown>,
+    log: PipelineLogger,
+    startedAt: number,
+  ): HoldEnding {
     let ending: Promise<void> | undefined;
     return {
       get underWay() {
@@ -224,7 +237,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       end(bill, outcome) {
         if (ending) return ending;
         observeUpstream(this.servedBy?.model ?? model, outcome, startedAt);
-        ending = endHold(model, holdId, bill, estimate, requestId, log, this);
+        ending = endHold(model, holdId, bill, estimate, request, log, this);
         track(ending);
         return ending;
       },
@@ -293,7 +306,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     });
 
     const startedAt = performance.now();
-    const ending = holdEnding(model, hold.holdId, estimate, request.requestId, log, startedAt);
+    const ending = holdEnding(model, hold.holdId, estimate, request, log, startedAt);
     let answer: MeteredAnswer;
     let followStream: (() => void) | undefined;
     let tried = model;

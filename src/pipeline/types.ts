@@ -108,4 +108,10 @@ export interface MeteredRequest<Body> {
   /** The caller's x-request-id, kept beside it. */
   clientRequestId?: string | null;
   signal: AbortSignal;
+  /**
+   * Puts the hold's end into the request's own log line when that line is still to be written (one
+   * line per call); false when it went out already (a caller who left mid-stream), and the pipeline
+   * then writes a line of its own.
+   */
+  addToLogLine?(fields: object): boolean;
 }
