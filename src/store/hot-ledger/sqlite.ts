@@ -25,31 +25,35 @@ interface PendingStep {
   reject(error: unknown): void;
 }
 
+// Positional parameters: binding by name looks each one up on an object, a measurable part of a step.
 function statements(sqlite: Database.Database) {
   return {
-    moveToHeld: sqlite.prepare(
-      'update accounts set balance_micros = balance_micros - @amount, held_micros = held_micros + @amount where id = @account and balance_micros >= @amount',
-    ),
+    /** amount, amount, account, amount */
+    moveToHeld: sqlite.prepare('update accounts set balance_micros = balance_micros - ?, held_micros = held_micros + ? where id = ? and balance_micros >= ?'),
+    /** id, account, key, amount, request, model, endpoint, now, instance, client request */
     insertHold: sqlite.prepare(
       `insert into holds (id, account_id, key_id, amount_micros, state, request_id, model, endpoint, task_id, charged_micros, created_at, ended_at, instance_id, progress, client_request_id)
-       values (@id, @account, @key, @amount, 'open', @request, @model, @endpoint, null, null, @now, null, @instance, null, @clientRequest)`,
+       values (?, ?, ?, ?, 'open', ?, ?, ?, null, null, ?, null, ?, null, ?)`,
     ),
+    /** account, kind, balance delta, held delta, hold, request, model, note, now */
     insertLedger: sqlite.prepare(
       `insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, hold_id, request_id, model, note, created_at)
-       values (@account, @kind, @balanceDelta, @heldDelta, @hold, @request, @model, @note, @now)`,
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
+    /** state, charged, now, id */
     closeHold: sqlite.prepare(
-      `update holds set state = @state, charged_micros = @charged, ended_at = @now where id = @id and state = 'open' and cap_periods is null
+      `update holds set state = ?, charged_micros = ?, ended_at = ? where id = ? and state = 'open' and cap_periods is null
        returning account_id, amount_micros, key_id, request_id, model, endpoint, client_request_id`,
     ),
-    setCharged: sqlite.prepare('update holds set charged_micros = @charged where id = @id'),
+    /** charged, id */
+    setCharged: sqlite.prepare('update holds set charged_micros = ? where id = ?'),
     accountFunds: sqlite.prepare('select balance_micros, overdraft_micros from accounts where id = ?'),
-    adjustAccount: sqlite.prepare(
-      'update accounts set balance_micros = balance_micros + @balanceDelta, held_micros = held_micros + @heldDelta where id = @account',
-    ),
+    /** balance delta, held delta, account */
+    adjustAccount: sqlite.prepare('update accounts set balance_micros = balance_micros + ?, held_micros = held_micros + ? where id = ?'),
+    /** id, account, key, hold, request, model, endpoint, units, amount, now, unbilled, flags, client request, upstream ms, channel, attempts */
     insertUsage: sqlite.prepare(
       `insert into usage (id, account_id, key_id, hold_id, request_id, model, endpoint, units, amount_micros, created_at, unbilled_micros, flags, client_request_id, upstream_ms, channel, attempts)
-       values (@id, @account, @key, @hold, @request, @model, @endpoint, @units, @amount, @now, @unbilled, @flags, @clientRequest, @upstreamMs, @channel, @attempts)`,
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
   };
 }
@@ -65,35 +69,14 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, check
   let scheduled = false;
 
   function hold(e: HoldEntry): boolean {
-    if (sql.moveToHeld.run({ account: e.accountId, amount: e.amountMicros }).changes === 0) return false;
-    sql.insertHold.run({
-      id: e.holdId,
-      account: e.accountId,
-      key: e.keyId,
-      amount: e.amountMicros,
-      request: e.requestId,
-      model: e.model,
-      endpoint: e.endpoint,
-      now: e.now,
-      instance: e.instanceId,
-      clientRequest: e.clientRequestId,
-    });
-    sql.insertLedger.run({
-      account: e.accountId,
-      kind: 'hold',
-      balanceDelta: -e.amountMicros,
-      heldDelta: e.amountMicros,
-      hold: e.holdId,
-      request: e.requestId,
-      model: e.model,
-      note: null,
-      now: e.now,
-    });
+    if (sql.moveToHeld.run(e.amountMicros, e.amountMicros, e.accountId, e.amountMicros).changes === 0) return false;
+    sql.insertHold.run(e.holdId, e.accountId, e.keyId, e.amountMicros, e.requestId, e.model, e.endpoint, e.now, e.instanceId, e.clientRequestId);
+    sql.insertLedger.run(e.accountId, 'hold', -e.amountMicros, e.amountMicros, e.holdId, e.requestId, e.model, null, e.now);
     return true;
   }
 
   function settle(e: SettleEntry): SettleResult {
-    const closed = sql.closeHold.get({ id: e.holdId, state: 'settled', charged: e.chargeMicros, now: e.now }) as ClosedHold | undefined;
+    const closed = sql.closeHold.get('settled', e.chargeMicros, e.now, e.holdId) as ClosedHold | undefined;
     if (!closed) return { kind: 'not-open' };
     let funds = { balance_micros: 0, overdraft_micros: 0 };
     if (e.chargeMicros > closed.amount_micros) funds = sql.accountFunds.get(closed.account_id) as typeof funds;
@@ -103,58 +86,38 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, check
       balanceMicros: funds.balance_micros,
       overdraftMicros: funds.overdraft_micros,
     });
-    if (chargedMicros !== e.chargeMicros) sql.setCharged.run({ id: e.holdId, charged: chargedMicros });
+    if (chargedMicros !== e.chargeMicros) sql.setCharged.run(chargedMicros, e.holdId);
     const returned = closed.amount_micros - chargedMicros;
-    sql.adjustAccount.run({ account: closed.account_id, balanceDelta: returned, heldDelta: -closed.amount_micros });
+    sql.adjustAccount.run(returned, -closed.amount_micros, closed.account_id);
     const request = e.requestId ?? closed.request_id;
-    sql.insertLedger.run({
-      account: closed.account_id,
-      kind: 'settle',
-      balanceDelta: returned,
-      heldDelta: -closed.amount_micros,
-      hold: e.holdId,
-      request,
-      model: closed.model,
-      note: null,
-      now: e.now,
-    });
+    sql.insertLedger.run(closed.account_id, 'settle', returned, -closed.amount_micros, e.holdId, request, closed.model, null, e.now);
     const flags = unbilledMicros > 0 ? [...e.flags, 'capped'] : e.flags;
-    sql.insertUsage.run({
-      id: e.usageId,
-      account: closed.account_id,
-      key: closed.key_id,
-      hold: e.holdId,
+    sql.insertUsage.run(
+      e.usageId,
+      closed.account_id,
+      closed.key_id,
+      e.holdId,
       request,
-      model: closed.model,
-      endpoint: closed.endpoint,
-      units: e.units,
-      amount: chargedMicros,
-      now: e.now,
-      unbilled: unbilledMicros,
-      flags: flags.length > 0 ? flags.join(',') : null,
-      clientRequest: closed.client_request_id,
-      upstreamMs: e.upstreamMs ?? null,
-      channel: e.channel ?? null,
-      attempts: e.attempts ?? null,
-    });
+      closed.model,
+      closed.endpoint,
+      e.units,
+      chargedMicros,
+      e.now,
+      unbilledMicros,
+      flags.length > 0 ? flags.join(',') : null,
+      closed.client_request_id,
+      e.upstreamMs ?? null,
+      e.channel ?? null,
+      e.attempts ?? null,
+    );
     return { kind: 'applied', chargedMicros, unbilledMicros };
   }
 
   function release(e: { holdId: string; note: string | null; now: number }): boolean {
-    const closed = sql.closeHold.get({ id: e.holdId, state: 'released', charged: null, now: e.now }) as ClosedHold | undefined;
+    const closed = sql.closeHold.get('released', null, e.now, e.holdId) as ClosedHold | undefined;
     if (!closed) return false;
-    sql.adjustAccount.run({ account: closed.account_id, balanceDelta: closed.amount_micros, heldDelta: -closed.amount_micros });
-    sql.insertLedger.run({
-      account: closed.account_id,
-      kind: 'release',
-      balanceDelta: closed.amount_micros,
-      heldDelta: -closed.amount_micros,
-      hold: e.holdId,
-      request: closed.request_id,
-      model: closed.model,
-      note: e.note,
-      now: e.now,
-    });
+    sql.adjustAccount.run(closed.amount_micros, -closed.amount_micros, closed.account_id);
+    sql.insertLedger.run(closed.account_id, 'release', closed.amount_micros, -closed.amount_micros, e.holdId, closed.request_id, closed.model, e.note, e.now);
     return true;
   }
 
