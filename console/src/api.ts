@@ -1,6 +1,9 @@
 // The console's one way to reach the gateway: same-origin fetches to the account API, which the
 // session cookie authenticates. Errors carry the API's own message ({"error": "…"}) to show as is.
 
+/** A failure as the console shows it: the API's own message (an ApiError's), or the error's. */
+export const messageOf = (failure: unknown) => (failure instanceof Error ? failure.message : String(failure));
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,

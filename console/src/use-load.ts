@@ -1,5 +1,6 @@
 // Loads what a page shows, and reloads it on demand (after a change) or when its inputs change.
 import { useCallback, useEffect, useState } from 'preact/hooks';
+import { messageOf } from './api';
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -27,8 +28,7 @@ export function useLoad<T>(load: () => Promise<T>, inputs: unknown[] = []): Load
     let current = true;
     load().then(
       (data) => current && setAnswer({ key, data }),
-      (failure: unknown) =>
-        current && setAnswer((previous) => ({ key, data: previous.data, error: failure instanceof Error ? failure.message : String(failure) })),
+      (failure: unknown) => current && setAnswer((previous) => ({ key, data: previous.data, error: messageOf(failure) })),
     );
     return () => {
       current = false;

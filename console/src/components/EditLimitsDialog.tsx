@@ -3,7 +3,7 @@
 // The API's refusal (a 400 naming the field, the 403 of a session whose own key has limits) is
 // shown inside the dialog, which stays open to correct it.
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
-import { ApiError, type ApiKey, api, type Model } from '../api';
+import { type ApiKey, api, type Model, messageOf } from '../api';
 import { draftOf, limitChanges } from '../key-limits';
 import { KeyLimitFields } from './KeyLimitFields';
 import { Failure } from './Notice';
@@ -32,7 +32,7 @@ function EditLimitsForm({ apiKey, models, onClose, onSaved, titleId }: EditLimit
       await api('PATCH', `/v1/account/keys/${encodeURIComponent(apiKey.id)}`, changes.body);
       onSaved();
     } catch (caught) {
-      setFailure(caught instanceof ApiError ? caught.message : String(caught));
+      setFailure(messageOf(caught));
     } finally {
       setSaving(false);
     }

@@ -2,7 +2,7 @@
 // times, and a Redeliver button on a dropped one. While one is pending (a redelivery going out),
 // the list is read again every second, so its outcome shows without a reload.
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, api, type Page, query, type WebhookDelivery } from '../api';
+import { api, messageOf, type Page, query, type WebhookDelivery } from '../api';
 import { formatTime } from '../format';
 import { useLoad } from '../use-load';
 import { Failure } from './Notice';
@@ -40,7 +40,7 @@ export function TaskDeliveries({ taskId }: { taskId: string }) {
       setDone(`Delivery ${delivery.id} is going out again.`);
       reload();
     } catch (caught) {
-      setFailure(caught instanceof ApiError ? caught.message : String(caught));
+      setFailure(messageOf(caught));
     }
   };
 

@@ -1,7 +1,7 @@
 // Settings → Webhook: sends a signed webhook.test event to a URL the holder types, as deliveries
 // are sent, and shows what the receiver answered (or why it could not be reached).
 import { useState } from 'preact/hooks';
-import { ApiError, api, type TestEventResult } from '../api';
+import { api, messageOf, type TestEventResult } from '../api';
 import { Failure } from './Notice';
 
 export function TestEventForm() {
@@ -18,7 +18,7 @@ export function TestEventForm() {
     try {
       setResult(await api<TestEventResult>('POST', '/v1/account/webhook-secret/test', { url }));
     } catch (caught) {
-      setFailure(caught instanceof ApiError ? caught.message : String(caught));
+      setFailure(messageOf(caught));
     } finally {
       setSending(false);
     }

@@ -1,7 +1,7 @@
 // The account's API keys: create one, with limits if wanted (its secret shown this once), change a
 // key's limits, revoke one after confirming.
 import { useRef, useState } from 'preact/hooks';
-import { ApiError, type ApiKey, api, type Model } from '../api';
+import { type ApiKey, api, type Model } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { CopyButton } from '../components/CopyButton';
 import { EditLimitsDialog } from '../components/EditLimitsDialog';
@@ -10,6 +10,7 @@ import { KeyLimitsSummary } from '../components/KeyLimitsSummary';
 import { KeyTable, keyLabel } from '../components/KeyTable';
 import { Failure } from '../components/Notice';
 import { draftOf, limitChanges, NO_LIMITS } from '../key-limits';
+import { useAction } from '../use-action';
 import { useLoad } from '../use-load';
 // The page's own rules, beside the shared sheet (styles.css); Vite bundles both into one file.
 import '../keys.css';
@@ -41,17 +42,7 @@ export function Keys() {
   const [created, setCreated] = useState<ApiKey & { key: string }>();
   const [revoking, setRevoking] = useState<ApiKey>();
   const [editing, setEditing] = useState<ApiKey>();
-  const [failure, setFailure] = useState<string>();
-
-  const act = async (action: () => Promise<void>) => {
-    setFailure(undefined);
-    try {
-      await action();
-    } catch (caught) {
-      setFailure(caught instanceof ApiError ? caught.message : String(caught));
-    }
-    reload();
-  };
+  const { failure, setFailure, act } = useAction(reload);
   const create = (event: Event) => {
     event.preventDefault();
     // Only the limits filled in are sent: a new key has none of the others.

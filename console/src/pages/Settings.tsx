@@ -2,7 +2,7 @@
 // or rotated after confirming (every attempt from then on is signed with the new one); and a
 // signed test event sent to a URL.
 import { useRef, useState } from 'preact/hooks';
-import { ApiError, api } from '../api';
+import { api, messageOf } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { CopyButton } from '../components/CopyButton';
 import { Failure } from '../components/Notice';
@@ -27,7 +27,7 @@ export function Settings() {
       setRotated((await api<{ secret: string }>('POST', SECRET)).secret);
       setShown(true);
     } catch (caught) {
-      setFailure(caught instanceof ApiError ? caught.message : String(caught));
+      setFailure(messageOf(caught));
     }
   };
 

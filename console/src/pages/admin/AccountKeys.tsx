@@ -6,8 +6,9 @@ import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { CopyButton } from '../../components/CopyButton';
 import { KeyTable, keyLabel } from '../../components/KeyTable';
 import { Failure } from '../../components/Notice';
+import { useAction } from '../../use-action';
 import { useLoad } from '../../use-load';
-import { type Admin, accountPath, messageOf } from './admin-api';
+import { type Admin, accountPath } from './admin-api';
 
 type Issued = { id: string; key: string; prefix: string; name: string | null };
 
@@ -30,17 +31,7 @@ export function AccountKeys({ admin, id }: { admin: Admin; id: string }) {
   const [rpm, setRpm] = useState('');
   const [issued, setIssued] = useState<Issued>();
   const [revoking, setRevoking] = useState<ApiKey>();
-  const [failure, setFailure] = useState<string>();
-
-  const act = async (action: () => Promise<void>) => {
-    setFailure(undefined);
-    try {
-      await action();
-    } catch (caught) {
-      setFailure(messageOf(caught));
-    }
-    reload();
-  };
+  const { failure, act } = useAction(reload);
   const issue = (event: Event) => {
     event.preventDefault();
     void act(async () => {

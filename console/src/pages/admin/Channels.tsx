@@ -5,10 +5,11 @@
 // (after confirming) or enables it again: in force at once, on this instance only.
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
+import { messageOf } from '../../api';
 import { ConfirmDialog } from '../../components/ConfirmDialog';
 import { Failure } from '../../components/Notice';
 import { useLoad } from '../../use-load';
-import { type Admin, type Channel, type Channels as ChannelsAnswer, messageOf } from './admin-api';
+import type { Admin, Channel, Channels as ChannelsAnswer } from './admin-api';
 import { ChannelRow } from './ChannelRow';
 
 function Card({ title, children }: { title: string; children: ComponentChildren }) {

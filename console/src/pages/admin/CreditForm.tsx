@@ -1,9 +1,10 @@
 // Credits the account. The amount is typed in currency units and turned into integer micros by
 // string arithmetic (money.ts parseUnits), so 0.1 is exactly 100 000 micros, never 99 999.
 import { useState } from 'preact/hooks';
+import { messageOf } from '../../api';
 import { Failure } from '../../components/Notice';
 import { formatMicros, parseUnits } from '../../money';
-import { type Admin, accountPath, messageOf } from './admin-api';
+import { type Admin, accountPath } from './admin-api';
 
 export function CreditForm({ admin, id, onCredited }: { admin: Admin; id: string; onCredited: () => void }) {
   const [amount, setAmount] = useState('');

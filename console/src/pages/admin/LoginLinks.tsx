@@ -5,8 +5,9 @@ import { useRef, useState } from 'preact/hooks';
 import { CopyButton } from '../../components/CopyButton';
 import { Failure } from '../../components/Notice';
 import { formatTime } from '../../format';
+import { useAction } from '../../use-action';
 import { useLoad } from '../../use-load';
-import { type Admin, accountPath, type LoginLink, messageOf } from './admin-api';
+import { type Admin, accountPath, type LoginLink } from './admin-api';
 
 function IssuedLink({ url, expiresAt }: { url: string; expiresAt: string }) {
   const field = useRef<HTMLInputElement>(null);
@@ -24,17 +25,8 @@ function IssuedLink({ url, expiresAt }: { url: string; expiresAt: string }) {
 export function LoginLinks({ admin, id }: { admin: Admin; id: string }) {
   const { data, error, reload } = useLoad(() => admin.get<{ data: LoginLink[] }>(accountPath(id, '/login-links')), [id]);
   const [issued, setIssued] = useState<{ url: string; expires_at: string }>();
-  const [failure, setFailure] = useState<string>();
-
-  const issue = async () => {
-    setFailure(undefined);
-    try {
-      setIssued(await admin.post<{ url: string; expires_at: string }>(accountPath(id, '/login-links')));
-    } catch (caught) {
-      setFailure(messageOf(caught));
-    }
-    reload();
-  };
+  const { failure, act } = useAction(reload);
+  const issue = () => act(async () => setIssued(await admin.post<{ url: string; expires_at: string }>(accountPath(id, '/login-links'))));
 
   return (
     <section>

@@ -1,9 +1,9 @@
 // The operator pastes the admin token (admin_token in tollroute.yaml). It is tried on one admin
 // read before it is kept, so a wrong token is refused here, in words, not on the next page.
 import { useState } from 'preact/hooks';
-import { ApiError } from '../../api';
+import { ApiError, messageOf } from '../../api';
 import { Failure } from '../../components/Notice';
-import { adminApi, messageOf, saveToken } from './admin-api';
+import { adminApi, saveToken } from './admin-api';
 import { TOKEN_REFUSED } from './messages';
 
 export function TokenForm({ notice, onAccepted }: { notice: string | undefined; onAccepted: (token: string) => void }) {

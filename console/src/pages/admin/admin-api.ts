@@ -45,9 +45,6 @@ export function bindAdmin(token: string, onRefused: () => void): Admin {
 
 export const accountPath = (id: string, rest = '') => `/admin/accounts/${encodeURIComponent(id)}${rest}`;
 
-/** A failure as the page shows it: the API's own message. */
-export const messageOf = (failure: unknown) => (failure instanceof Error ? failure.message : String(failure));
-
 // ---- what the admin API answers (README "Operator view" and the admin API table)
 
 export interface LoginLink {
