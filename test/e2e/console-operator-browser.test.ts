@@ -62,6 +62,8 @@ describe('the operator view in a browser', { skip, timeout: 180_000 }, () => {
     const { page, watch } = await openPage();
     await signInAsOperator(page);
     const rows = page.locator('tbody tr');
+    // The heading shows before the list has loaded: wait for the rows, then read them.
+    await rows.filter({ hasText: 'Alpha Rockets' }).waitFor();
     assert.deepEqual(await rows.evaluateAll((trs) => trs.map((tr) => tr.querySelector('td')?.textContent)), ['Beta Freight', 'Alpha Rockets']);
     await photograph(page, 'operator-accounts');
 
