@@ -6,11 +6,11 @@ import { Worker } from 'node:worker_threads';
 
 /** Pages the write-ahead log may reach before the writer checkpoints by itself (4 KiB pages: 80 MiB). */
 export const BACKSTOP_CHECKPOINT_PAGES = 20_000;
-// Often, so that each checkpoint has little to copy and sync: a log left to grow for 500 ms made
-// each checkpoint's sync a burst that stalled the writer's own log writes (plain chat at one
-// connection: p99 15 ms at 500 ms, 4 ms at 100 ms; at 50 connections 5 521 -> 5 817 calls/s, as
-// the writer's reads also search a shorter log). 50 ms measured no better than 100.
-const CHECKPOINT_INTERVAL_MS = 100;
+// Every 100 ms made each checkpoint smaller and cut the plain-chat p99 at one connection from
+// 15 ms to 4 ms, but the gateway holding 9 900 slow streams then peaked at 956-1 120 MB of RSS
+// against 741-787 MB at 500 ms (past the 1 GiB target), for a reason not found yet: kept at 500 ms
+// until it is (docs/benchmarks.md).
+const CHECKPOINT_INTERVAL_MS = 500;
 
 // Plain CommonJS, so the same code runs from src/ (under tsx) and from dist/. PASSIVE copies what
 // no reader still needs and never waits for or blocks the writer; a failed attempt (busy, a
