@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import { billing, invalidRequest, notFound } from '../errors.js';
 import { type AccountRow, adjustAccount, creditWithinLimit, findAccount, insertAccount, lockAccount, moveToHeld } from '../store/accounts.js';
 import { closeHold, findHold, type HoldRow, insertHold, setCharged } from '../store/holds.js';
+import type { HoldEntry } from '../store/hot-ledger/types.js';
 import { newId } from '../store/ids.js';
 import { insertLedgerRow, sumLedger } from '../store/ledger-rows.js';
 import type { Store } from '../store/open.js';
@@ -87,22 +88,42 @@ export async function holdFunds(store: Store, request: HoldRequest): Promise<{ h
   requireMicros('amountMicros', request.amountMicros, { min: 0 });
   // A capped key's hold reserves in its spend counters too: only the transaction step does that.
   if (!store.hotLedger || hasSpendCap(request.keyLimits)) return store.db.transaction().execute((trx) => holdFundsIn(trx, request));
-  const holdId = newId('hold');
-  const held = await store.hotLedger.hold({
-    holdId,
-    accountId: request.accountId,
-    keyId: request.keyId ?? null,
-    amountMicros: request.amountMicros,
-    requestId: request.requestId,
-    model: request.model,
-    endpoint: request.endpoint,
-    instanceId: request.instanceId ?? null,
-    clientRequestId: request.clientRequestId ?? null,
-    now: request.now ?? Date.now(),
-  });
-  if (!held) throw (await findAccount(store.db, request.accountId)) ? billing() : notFound(`account ${request.accountId} not found`);
-  return { holdId, amountMicros: request.amountMicros };
+  const entry = hotHoldEntry(request);
+  if (!(await store.hotLedger.hold(entry))) throw await holdRefusal(store, request.accountId);
+  return { holdId: entry.holdId, amountMicros: request.amountMicros };
 }
+
+/**
+ * As holdFunds, but answers as soon as the hold is decided, which on SQLite comes before its commit,
+ * so that the call can go upstream while the commit is written. `committed`, when present, must
+ * resolve before anything reaches the caller; when it rejects, the hold was never written.
+ */
+export async function holdFundsAtOnce(store: Store, request: HoldRequest): Promise<{ holdId: string; amountMicros: number; committed?: Promise<void> }> {
+  requireMicros('amountMicros', request.amountMicros, { min: 0 });
+  if (!store.hotLedger?.holdAtOnce || hasSpendCap(request.keyLimits)) return holdFunds(store, request);
+  const entry = hotHoldEntry(request);
+  const decided = store.hotLedger.holdAtOnce(entry);
+  if (!decided) return holdFunds(store, request);
+  if (!decided.held) throw await holdRefusal(store, request.accountId);
+  return { holdId: entry.holdId, amountMicros: request.amountMicros, committed: decided.committed };
+}
+
+const hotHoldEntry = (request: HoldRequest): HoldEntry => ({
+  holdId: newId('hold'),
+  accountId: request.accountId,
+  keyId: request.keyId ?? null,
+  amountMicros: request.amountMicros,
+  requestId: request.requestId,
+  model: request.model,
+  endpoint: request.endpoint,
+  instanceId: request.instanceId ?? null,
+  clientRequestId: request.clientRequestId ?? null,
+  now: request.now ?? Date.now(),
+});
+
+/** Why a hold was not taken: the balance does not cover it (402), or there is no such account. */
+const holdRefusal = async (store: Store, accountId: string) =>
+  (await findAccount(store.db, accountId)) ? billing() : notFound(`account ${accountId} not found`);
 
 /** The hold step inside a caller's transaction (a task row and its hold are written together). */
 export async function holdFundsIn(

@@ -2,7 +2,7 @@
 // model → rate limit → estimate → HOLD → upstream → answer → SETTLE on real usage, or RELEASE.
 import type { Readable } from 'node:stream';
 import { requireModelAllowed } from '../billing/key-limits.js';
-import { holdFunds } from '../billing/ledger.js';
+import { holdFundsAtOnce } from '../billing/ledger.js';
 import { priceMicros, type Units } from '../billing/prices.js';
 import type { ProgressRecorder } from '../billing/progress.js';
 import type { HoldEnd, Settlements } from '../billing/settlements.js';
@@ -100,6 +100,25 @@ function firstData(body: Readable): Promise<void> {
   });
 }
 
+/**
+ * Waits for the hold's commit, when it is still to come. If the commit fails, the hold was never
+ * written: the call already under way is dropped unseen (nothing reached the caller, nothing is
+ * billed) and the store's failure is the answer.
+ */
+async function holdCommitted(committed: Promise<void> | undefined, serving: Promise<{ result: MeteredAnswer }>, ending: HoldEnding) {
+  if (!committed) return;
+  try {
+    await committed;
+  } catch (error) {
+    ending.abandon();
+    serving.then(
+      ({ result }) => result.kind === 'stream' && result.body.destroy(),
+      () => {},
+    );
+    throw error;
+  }
+}
+
 /** The call's own deadline (AbortSignal.timeout), as against a client that left. */
 const isDeadline = (reason: unknown) => reason instanceof DOMException && reason.name === 'TimeoutError';
 const callerLeft = (signal: AbortSignal) => signal.aborted && !isDeadline(signal.reason);
@@ -113,6 +132,8 @@ interface HoldEnding {
   /** The channel (and key) that served, and the attempts it took, once one has: on the usage row and the log line. */
   servedBy?: { model: ResolvedModel; attempts: number };
   end(bill: Bill, outcome: string): Promise<void>;
+  /** The hold was never written (its commit failed): there is nothing to end. */
+  abandon(): void;
 }
 
 export const holdFor = (model: ModelConfig, estimate: Units) => model.hold_micros ?? priceMicros(estimate, model.price);
@@ -241,6 +262,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         track(ending);
         return ending;
       },
+      abandon() {
+        ending ??= Promise.resolve();
+      },
     };
   }
 
@@ -293,7 +317,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     if (!endpoint.admitsBeforeBody) await admit(request.caller, log);
 
     const estimate = endpoint.estimate(request.body, model);
-    const hold = await holdFunds(store, {
+    const hold = await holdFundsAtOnce(store, {
       accountId: request.caller.accountId,
       keyId: request.caller.keyId,
       amountMicros: holdFor(model.config, estimate),
@@ -310,10 +334,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     let answer: MeteredAnswer;
     let followStream: (() => void) | undefined;
     let tried = model;
-    try {
-      // Each attempt goes to one (channel, key); one that fails before its first data, with nothing
-      // sent to the caller, moves to the next (routing/failover.ts). The hold stays the same one.
-      const served = await callWithFailover(
+    // Each attempt goes to one (channel, key); one that fails before its first data, with nothing
+    // sent to the caller, moves to the next (routing/failover.ts). The hold stays the same one.
+    // The call goes upstream now, while the hold's commit (when still to come) is being written.
+    // (Inside an async function: a planner that throws rejects `serving`, and the hold is ended below.)
+    const serving = (async () =>
+      callWithFailover(
         model,
         routing.plan(model.routes),
         async (view, attempts) => {
@@ -333,7 +359,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           return attempt;
         },
         { health: routing.health, maxAttempts: routing.maxAttempts, signal: request.signal, onFailedAttempt: logFailedAttempt(model, log) },
-      );
+      ))();
+    serving.catch(() => {}); // heard below, once the hold's commit is known
+    await holdCommitted(hold.committed, serving, ending);
+    try {
+      const served = await serving;
       answer = served.result;
       answer.upstreamMs = performance.now() - startedAt;
       ending.upstreamMs = answer.upstreamMs;

@@ -68,7 +68,9 @@ function openSqlite(location: string, options: StoreOptions): Store {
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
   const writeFault: { code: string | null } = { code: null };
-  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, writeFault) }) });
+  // Kysely's statements commit the hot ledger's open transaction first (hot-ledger/sqlite.ts).
+  const hotLedgerHook = { beforeForeignStatement: () => {} };
+  const db = new Kysely<DB>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, writeFault, hotLedgerHook) }) });
   // A file's checkpoints run in a worker thread; an in-memory database has no log to checkpoint.
   let checkpointer: Checkpointer | undefined;
   if (file !== ':memory:') {
@@ -90,7 +92,9 @@ function openSqlite(location: string, options: StoreOptions): Store {
     },
     // Its statements are prepared against the tables, so only once they exist.
     prepareHotLedger() {
-      this.hotLedger = sqliteHotLedger(db, sqlite, checkWritable, options.log);
+      const hotLedger = sqliteHotLedger(db, sqlite, checkWritable, options.log);
+      hotLedgerHook.beforeForeignStatement = hotLedger.beforeForeignStatement!;
+      this.hotLedger = hotLedger;
     },
   };
 }
@@ -123,11 +127,17 @@ const STATEMENT_CACHE_SIZE = 256;
  * Kysely prepares every query afresh; the gateway runs the same few dozen statements on every
  * call, so they are prepared once and reused (better-sqlite3 statements are re-runnable).
  */
-function withStatementCache(sqlite: Database.Database, writeFault: { code: string | null }): Pick<Database.Database, 'prepare' | 'close'> {
+function withStatementCache(
+  sqlite: Database.Database,
+  writeFault: { code: string | null },
+  hotLedger: { beforeForeignStatement(): void },
+): Pick<Database.Database, 'prepare' | 'close'> {
   const cache = new Map<string, Database.Statement>();
   const rollback = tolerantRollback(sqlite, sqlite.prepare('rollback'));
   return {
     prepare(source: string) {
+      // Kysely prepares each statement just before it runs it, so this is "before it runs".
+      hotLedger.beforeForeignStatement();
       if (source === 'rollback') return rollback;
       if (writeFault.code && WRITE.test(source)) return failingStatement(writeFault.code);
       let statement = cache.get(source);
@@ -139,7 +149,10 @@ function withStatementCache(sqlite: Database.Database, writeFault: { code: strin
       }
       return statement;
     },
-    close: () => sqlite.close(),
+    close: () => {
+      hotLedger.beforeForeignStatement();
+      sqlite.close();
+    },
   } as Pick<Database.Database, 'prepare' | 'close'>;
 }
 

@@ -47,6 +47,38 @@ describe('a store that refuses writes', () => {
     assert.deepEqual(await gw.settled(accountId), { ...(await gw.balance(accountId)), balance_micros: 100_000 - SEARCH_PRICE, held_micros: 0 });
   });
 
+  test('a hold whose commit fails after its call went upstream answers 503, and nothing is held, charged or delivered', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 100_000 });
+    const hotLedger = gw.gateway.store.hotLedger!;
+    const decide = hotLedger.holdAtOnce!.bind(hotLedger);
+    // The disk fills between the hold's decision and its commit (which comes after the call has gone upstream).
+    hotLedger.holdAtOnce = (entry) => {
+      const decided = decide(entry);
+      failWrites(gw, 'SQLITE_FULL');
+      return decided;
+    };
+    const before = (await gw.sandboxControl('GET', '/__sandbox/requests')).data.length;
+    let answer: Awaited<ReturnType<typeof search>>;
+    try {
+      answer = await search(gw, key);
+    } finally {
+      hotLedger.holdAtOnce = decide;
+      failWrites(gw, null);
+    }
+    assert.deepEqual(answer, { status: 503, body: { error: 'the gateway cannot record charges right now; retry shortly', type: 'server_error' } });
+    // The call had gone upstream (the sandbox records it once it has read it).
+    await eventually(async () => (await gw.sandboxControl('GET', '/__sandbox/requests')).data.length === before + 1);
+    await eventually(async () => (await health(gw)).status === 200);
+    const settled = await gw.settled(accountId);
+    assert.deepEqual([settled.balance_micros, settled.held_micros], [100_000, 0]);
+    const ledger = (await gw.admin('GET', `/admin/accounts/${accountId}/ledger`)).body.data as { kind: string }[];
+    assert.deepEqual(
+      ledger.map((row) => row.kind),
+      ['credit'],
+    );
+    assert.equal((await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data.length, 0);
+  });
+
   test('a settle refused after the answer was made is kept and retried: the caller gets the answer and pays once', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 100_000 });
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'search', delay_ms: 300, times: 1 });

@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
+import Database from 'better-sqlite3';
 import { sql } from 'kysely';
 import { checkAccountBalance, createAccount, holdFunds, settleHold } from '../../src/billing/ledger.js';
 import { findAccount } from '../../src/store/accounts.js';
@@ -15,10 +16,38 @@ import { openStore, type Store } from '../../src/store/open.js';
 const dir = mkdtempSync(join(tmpdir(), 'tollroute-hot-ledger-'));
 let n = 0;
 after(() => rmSync(dir, { recursive: true, force: true }));
-const freshStore = (query = '', options = {}) => openStore(`sqlite:${join(dir, `s${++n}.db`)}${query}`, options);
+let currentFile = '';
+const freshStore = (query = '', options = {}) => {
+  currentFile = join(dir, `s${++n}.db`);
+  return openStore(`sqlite:${currentFile}${query}`, options);
+};
 
 const holdOf = (accountId: string, amountMicros: number, requestId = 'req_1') =>
   ({ accountId, amountMicros, requestId, model: 'm', endpoint: 'chat' }) as const;
+
+const hotHold = (accountId: string, holdId: string, amountMicros: number) => ({
+  ...holdOf(accountId, amountMicros),
+  holdId,
+  keyId: null,
+  instanceId: null,
+  clientRequestId: null,
+  now: 1,
+});
+const settleOf = (holdId: string) => ({ holdId, chargeMicros: 100, units: '{}', requestId: null, flags: [], usageId: 'use_taken', now: 1 });
+const takeUsageId = (store: Store, accountId: string) =>
+  sql`insert into usage (id, account_id, model, endpoint, units, amount_micros, created_at) values ('use_taken', ${accountId}, 'm', 'chat', '{}', 0, 0)`.execute(
+    store.db,
+  );
+
+/** The balance as a second connection reads it: what has been committed. */
+function otherConnectionBalance(accountId: string): number {
+  const other = new Database(currentFile, { readonly: true });
+  try {
+    return (other.prepare('select balance_micros from accounts where id = ?').get(accountId) as { balance_micros: number }).balance_micros;
+  } finally {
+    other.close();
+  }
+}
 
 /** What the store logged, each warning as its message and fields. */
 function recordingLog() {
@@ -59,25 +88,38 @@ describe('SQLite hot ledger', () => {
       assert.equal((await findAccount(store.db, account.id))?.balance_micros, 500);
     }));
 
-  test('a step that fails is undone alone, the rest of its batch commits, and the replay is logged', () => {
+  test('a step that fails is undone alone under its savepoint, and the rest of its batch commits', () =>
+    withStore(async (store) => {
+      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+      const hold = await holdFunds(store, holdOf(account.id, 1_000));
+      // A usage row with the id the settle will use already exists: its insert fails after the hold was closed.
+      await takeUsageId(store, account.id);
+      const [failed, other] = await Promise.allSettled([store.hotLedger!.settle(settleOf(hold.holdId)), holdFunds(store, holdOf(account.id, 2_000, 'req_2'))]);
+      assert.equal(failed.status, 'rejected');
+      assert.equal(other.status, 'fulfilled');
+      assert.equal((await findHold(store.db, hold.holdId))?.state, 'open', 'the failed settle closed nothing');
+      assert.deepEqual(await findAccount(store.db, account.id).then((a) => [a?.balance_micros, a?.held_micros]), [7_000, 3_000]);
+      assert.equal((await checkAccountBalance(store, account.id)).consistent, true);
+    }));
+
+  test("steps queued behind a transaction of Kysely's are replayed one by one when one fails, and the replay is logged", () => {
     const recorded = recordingLog();
     return withStore(
       async (store) => {
         const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
         const hold = await holdFunds(store, holdOf(account.id, 1_000));
-        // A usage row with the id the settle will use already exists: its insert fails after the hold was closed.
-        await sql`insert into usage (id, account_id, model, endpoint, units, amount_micros, created_at) values ('use_taken', ${account.id}, 'm', 'chat', '{}', 0, 0)`.execute(
-          store.db,
+        await takeUsageId(store, account.id);
+        let steps: Promise<PromiseSettledResult<unknown>[]> | undefined;
+        await store.db.transaction().execute(async (trx) => {
+          await sql`select 1`.execute(trx);
+          // Both wait for this transaction, then go out in one batch of their own.
+          steps = Promise.allSettled([store.hotLedger!.settle(settleOf(hold.holdId)), holdFunds(store, holdOf(account.id, 2_000, 'req_2'))]);
+        });
+        assert.deepEqual(
+          (await steps!).map((o) => o.status),
+          ['rejected', 'fulfilled'],
         );
-        const [failed, other] = await Promise.allSettled([
-          store.hotLedger!.settle({ holdId: hold.holdId, chargeMicros: 100, units: '{}', requestId: null, flags: [], usageId: 'use_taken', now: 1 }),
-          holdFunds(store, holdOf(account.id, 2_000, 'req_2')),
-        ]);
-        assert.equal(failed.status, 'rejected');
-        assert.equal(other.status, 'fulfilled');
-        assert.equal((await findHold(store.db, hold.holdId))?.state, 'open', 'the failed settle closed nothing');
         assert.deepEqual(await findAccount(store.db, account.id).then((a) => [a?.balance_micros, a?.held_micros]), [7_000, 3_000]);
-        assert.equal((await checkAccountBalance(store, account.id)).consistent, true);
         assert.deepEqual(
           recorded.warnings.map((w) => [w.msg, w.obj.steps]),
           [['a batch of ledger steps failed; writing its steps one by one', 2]],
@@ -87,6 +129,52 @@ describe('SQLite hot ledger', () => {
       recorded.log,
     );
   });
+
+  test('a hold is decided at once, and written only at the commit its promise waits for', () =>
+    withStore(async (store) => {
+      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+      const decided = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_a', 4_000));
+      assert.equal(decided?.held, true);
+      assert.equal(otherConnectionBalance(account.id), 10_000, 'not committed yet');
+      const refused = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_b', 7_000));
+      assert.equal(refused?.held, false, 'the first hold, though not committed, already counts');
+      await decided!.committed;
+      assert.equal(otherConnectionBalance(account.id), 6_000);
+      assert.equal(await findHold(store.db, 'hold_b'), undefined);
+    }));
+
+  test("a statement of Kysely's commits the open transaction before it runs", () =>
+    withStore(async (store) => {
+      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+      const decided = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_a', 4_000));
+      let committed = false;
+      void decided!.committed.then(() => (committed = true));
+      // Inside a transaction of Kysely's, where a hold can no longer be decided at once.
+      await store.db.transaction().execute(async (trx) => {
+        assert.equal(otherConnectionBalance(account.id), 6_000, 'committed before Kysely began');
+        assert.equal(store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_b', 1_000)), undefined);
+        await sql`select 1`.execute(trx);
+      });
+      assert.equal(committed, true);
+    }));
+
+  test('a commit that fails rejects every step run in its transaction, and none of them is written', () =>
+    withStore(async (store) => {
+      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+      const first = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_a', 1_000));
+      const second = store.hotLedger!.hold(hotHold(account.id, 'hold_b', 1_000));
+      assert.equal(first?.held, true);
+      store.failWrites!('SQLITE_FULL'); // the disk fills between the steps and their commit
+      const outcomes = await Promise.allSettled([first!.committed, second]);
+      store.failWrites!(null);
+      assert.deepEqual(
+        outcomes.map((o) => (o.status === 'rejected' ? (o.reason as { code?: string }).code : 'written')),
+        ['SQLITE_FULL', 'SQLITE_FULL'],
+      );
+      assert.deepEqual(await findAccount(store.db, account.id).then((a) => [a?.balance_micros, a?.held_micros]), [10_000, 0]);
+      assert.equal(await findHold(store.db, 'hold_a'), undefined);
+      assert.equal((await checkAccountBalance(store, account.id)).consistent, true);
+    }));
 
   test('a store that refuses writes fails every step of the batch and writes nothing', () =>
     withStore(async (store) => {

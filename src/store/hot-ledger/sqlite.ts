@@ -1,8 +1,13 @@
-// The hold and settle steps on SQLite: prepared statements run synchronously, and every step asked
-// for while the event loop polls is written in one transaction (a group commit). A caller's promise
-// resolves only after that transaction has committed, so an acknowledged step is never lost to a
-// crash of the process. A step that fails undoes its batch, whose steps are then written one by
-// one, so that only it fails (cheaper than a savepoint around every step, since steps rarely fail).
+// The hold and settle steps on SQLite: prepared statements run synchronously. A step runs the
+// moment it is asked for, inside a transaction that stays open until the event loop's poll phase is
+// over and then commits once for every step run in it (a group commit). Each step runs under its own
+// savepoint, so one that fails is undone alone. Its answer is known at once (a hold's decision lets
+// the call go upstream while the commit is still to come: holdAtOnce), but a caller's promise
+// resolves only after the commit, so an acknowledged step is never lost to a crash of the process.
+//
+// The connection is shared with Kysely. Before any statement of Kysely's, the open transaction is
+// committed (`beforeForeignStatement`); while a transaction of Kysely's is open, steps wait in a
+// queue and are written after it, inside Kysely's connection lock, as one transaction.
 import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { capCharge } from '../../billing/charge-cap.js';
@@ -123,6 +128,59 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, check
 
   const writeAll = sqlite.transaction((steps: PendingStep[]) => steps.map((step) => step.run()));
   const writeOne = sqlite.transaction((step: PendingStep) => step.run());
+  const begin = sqlite.prepare('begin');
+  const commit = sqlite.prepare('commit');
+  const rollback = sqlite.prepare('rollback');
+
+  /** The transaction steps run in at once, until it commits; undefined when none is open. */
+  let open: OpenBatch | undefined;
+
+  /** Commits the open transaction, if any; its steps' promises resolve, or all reject if the commit fails. */
+  function commitOpen() {
+    const batch = open;
+    if (!batch) return;
+    open = undefined;
+    try {
+      checkWritable(); // a store that stopped taking writes since the steps ran (Store.failWrites)
+      commit.run();
+      batch.committed.resolve();
+    } catch (error) {
+      // SQLite may have ended the transaction itself (SQLITE_FULL, SQLITE_IOERR).
+      if (sqlite.inTransaction) rollback.run();
+      log?.warn({ err: error, steps: batch.steps }, 'a commit of ledger steps failed; none of its steps was written');
+      batch.committed.reject(error);
+    }
+  }
+
+  /**
+   * Runs a step now, in the open transaction (begun here if none is), and returns its answer with the
+   * commit it waits for; undefined when a transaction of Kysely's is open and the step must queue.
+   * Throws what the step threw, its savepoint undone.
+   */
+  function runAtOnce<T>(run: () => T): { value: T; committed: Promise<void> } | undefined {
+    if (!open) {
+      if (sqlite.inTransaction) return undefined;
+      checkWritable();
+      begin.run();
+      open = { steps: 0, committed: deferred() };
+      // After the event loop's poll phase: the steps of every request read in it share one commit.
+      setImmediate(commitOpen);
+    } else checkWritable();
+    const batch = open;
+    try {
+      const value = writeOne({ run, resolve: noop, reject: noop }) as T;
+      batch.steps += 1;
+      return { value, committed: batch.committed.promise };
+    } catch (error) {
+      // On some errors (SQLITE_FULL, SQLITE_IOERR) SQLite rolls the whole transaction back itself:
+      // then none of the batch's steps will be written, and its callers hear so now.
+      if (!sqlite.inTransaction && open === batch) {
+        open = undefined;
+        batch.committed.reject(error);
+      }
+      throw error;
+    }
+  }
 
   async function flush() {
     scheduled = false;
@@ -131,6 +189,7 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, check
     await db
       .connection()
       .execute(async () => {
+        commitOpen(); // never nest inside it: its steps' promises resolve only at its own commit
         try {
           checkWritable();
           const values = writeAll(steps);
@@ -159,15 +218,55 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, check
       queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
       if (!scheduled) {
         scheduled = true;
-        // After the event loop's poll phase: the steps of every request read in it share one commit.
         setImmediate(flush);
       }
     });
   }
 
+  /** A step at once when it can be, else queued; either way its promise resolves after its commit. */
+  function step<T>(run: () => T): Promise<T> {
+    let now: { value: T; committed: Promise<void> } | undefined;
+    try {
+      now = runAtOnce(run);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return now ? now.committed.then(() => now.value) : enqueue(run);
+  }
+
   return {
-    hold: (entry) => enqueue(() => hold(entry)),
-    settle: (entry) => enqueue(() => settle(entry)),
-    release: (entry) => enqueue(() => release(entry)),
+    hold: (entry) => step(() => hold(entry)),
+    holdAtOnce(entry) {
+      const now = runAtOnce(() => hold(entry));
+      return now && { held: now.value, committed: now.committed };
+    },
+    settle: (entry) => step(() => settle(entry)),
+    release: (entry) => step(() => release(entry)),
+    beforeForeignStatement: commitOpen,
   };
 }
+
+interface OpenBatch {
+  steps: number;
+  committed: Deferred;
+}
+
+interface Deferred {
+  promise: Promise<void>;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // A commit that fails is reported to each step's caller; with none waiting, it is not unhandled.
+  promise.catch(noop);
+  return { promise, resolve, reject };
+}
+
+const noop = () => {};

@@ -50,6 +50,14 @@ export interface HotLedger {
   settle(entry: SettleEntry): Promise<SettleResult>;
   /** False when nothing was written: as a settle's 'not-open'. */
   release(entry: { holdId: string; note: string | null; now: number }): Promise<boolean>;
+  /**
+   * The hold's decision now, before its commit, when the store can make it at once (SQLite, outside
+   * a transaction of another's): the call may go upstream meanwhile, but nothing reaches the caller
+   * before `committed` resolves, and if it rejects the hold was never written. Undefined: use hold().
+   */
+  holdAtOnce?(entry: HoldEntry): { held: boolean; committed: Promise<void> } | undefined;
+  /** Called before any statement of another user of the connection runs: writes what is pending first. */
+  beforeForeignStatement?(): void;
 }
 
 /** Where the hot ledger reports what an operator should know of (a failed batch, replayed step by step). */
