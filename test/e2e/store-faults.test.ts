@@ -47,20 +47,24 @@ describe('a store that refuses writes', () => {
     assert.deepEqual(await gw.settled(accountId), { ...(await gw.balance(accountId)), balance_micros: 100_000 - SEARCH_PRICE, held_micros: 0 });
   });
 
-  test('a hold whose commit fails after its call went upstream answers 503, and nothing is held, charged or delivered', async () => {
+  /**
+   * Makes the disk fill between a hold's decision and its commit (which comes after the call has
+   * gone upstream), runs `call`, and checks that it was answered 503 with nothing held, charged or
+   * written but the credit, though the upstream had been called.
+   */
+  async function commitFailsDuring(call: (key: string) => Promise<{ status: number; body: unknown }>) {
     const { accountId, key } = await gw.account({ creditMicros: 100_000 });
     const hotLedger = gw.gateway.store.hotLedger!;
     const decide = hotLedger.holdAtOnce!.bind(hotLedger);
-    // The disk fills between the hold's decision and its commit (which comes after the call has gone upstream).
     hotLedger.holdAtOnce = (entry) => {
       const decided = decide(entry);
       failWrites(gw, 'SQLITE_FULL');
       return decided;
     };
     const before = (await gw.sandboxControl('GET', '/__sandbox/requests')).data.length;
-    let answer: Awaited<ReturnType<typeof search>>;
+    let answer: { status: number; body: unknown };
     try {
-      answer = await search(gw, key);
+      answer = await call(key);
     } finally {
       hotLedger.holdAtOnce = decide;
       failWrites(gw, null);
@@ -77,7 +81,19 @@ describe('a store that refuses writes', () => {
       ['credit'],
     );
     assert.equal((await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data.length, 0);
-  });
+  }
+
+  test('a hold whose commit fails after its call went upstream answers 503, and nothing is held, charged or delivered', () =>
+    commitFailsDuring((key) => search(gw, key)));
+
+  test('so does a stream: none of it reaches the caller', () =>
+    commitFailsDuring((key) =>
+      gw.call(key, 'POST', '/v1/chat/completions', {
+        model: 'sandbox-chat',
+        stream: true,
+        messages: [{ role: 'user', content: 'tell me a story [[words:50]]' }],
+      }),
+    ));
 
   test('a settle refused after the answer was made is kept and retried: the caller gets the answer and pays once', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 100_000 });

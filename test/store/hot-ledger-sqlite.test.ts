@@ -88,7 +88,7 @@ describe('SQLite hot ledger', () => {
       assert.equal((await findAccount(store.db, account.id))?.balance_micros, 500);
     }));
 
-  test('a step that fails is undone alone under its savepoint, and the rest of its batch commits', () =>
+  test('a step that fails is undone alone, and the rest of its batch commits', () =>
     withStore(async (store) => {
       const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
       const hold = await holdFunds(store, holdOf(account.id, 1_000));
@@ -130,17 +130,26 @@ describe('SQLite hot ledger', () => {
     );
   });
 
-  test('a hold is decided at once, and written only at the commit its promise waits for', () =>
+  test('a hold asked for alone is decided at once, and written only at the commit its promise waits for', () =>
     withStore(async (store) => {
       const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
       const decided = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_a', 4_000));
       assert.equal(decided?.held, true);
       assert.equal(otherConnectionBalance(account.id), 10_000, 'not committed yet');
-      const refused = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_b', 7_000));
-      assert.equal(refused?.held, false, 'the first hold, though not committed, already counts');
       await decided!.committed;
       assert.equal(otherConnectionBalance(account.id), 6_000);
-      assert.equal(await findHold(store.db, 'hold_b'), undefined);
+    }));
+
+  test('a step asked for while another is pending joins its batch, which sees the first step and commits both', () =>
+    withStore(async (store) => {
+      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+      const decided = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_a', 4_000));
+      assert.equal(store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_b', 1_000)), undefined, 'not decided at once');
+      const refused = store.hotLedger!.hold(hotHold(account.id, 'hold_c', 7_000));
+      const held = store.hotLedger!.hold(hotHold(account.id, 'hold_d', 6_000));
+      assert.deepEqual(await Promise.all([decided!.committed, refused, held]), [undefined, false, true]);
+      assert.equal(otherConnectionBalance(account.id), 0);
+      assert.equal(await findHold(store.db, 'hold_c'), undefined);
     }));
 
   test("a statement of Kysely's commits the open transaction before it runs", () =>
@@ -158,11 +167,41 @@ describe('SQLite hot ledger', () => {
       assert.equal(committed, true);
     }));
 
+  test('a batch that fails inside the transaction of a step run at once is undone alone; that step still commits', () => {
+    const recorded = recordingLog();
+    return withStore(
+      async (store) => {
+        const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+        const hold = await holdFunds(store, holdOf(account.id, 1_000));
+        await takeUsageId(store, account.id);
+        const decided = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_a', 2_000));
+        const outcomes = await Promise.allSettled([
+          decided!.committed,
+          store.hotLedger!.settle(settleOf(hold.holdId)), // fails: its usage id is taken
+          holdFunds(store, holdOf(account.id, 3_000, 'req_3')),
+        ]);
+        assert.deepEqual(
+          outcomes.map((o) => o.status),
+          ['fulfilled', 'rejected', 'fulfilled'],
+        );
+        assert.deepEqual(await findAccount(store.db, account.id).then((a) => [a?.balance_micros, a?.held_micros]), [4_000, 6_000]);
+        assert.equal((await findHold(store.db, hold.holdId))?.state, 'open', 'the failed settle closed nothing');
+        assert.equal((await checkAccountBalance(store, account.id)).consistent, true);
+        assert.deepEqual(
+          recorded.warnings.map((w) => [w.msg, w.obj.steps]),
+          [['a batch of ledger steps failed; writing its steps one by one', 2]],
+        );
+      },
+      '',
+      recorded.log,
+    );
+  });
+
   test('a commit that fails rejects every step run in its transaction, and none of them is written', () =>
     withStore(async (store) => {
       const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
       const first = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_a', 1_000));
-      const second = store.hotLedger!.hold(hotHold(account.id, 'hold_b', 1_000));
+      const second = store.hotLedger!.hold(hotHold(account.id, 'hold_b', 1_000)); // joins the first's transaction
       assert.equal(first?.held, true);
       store.failWrites!('SQLITE_FULL'); // the disk fills between the steps and their commit
       const outcomes = await Promise.allSettled([first!.committed, second]);
