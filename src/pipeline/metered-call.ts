@@ -1,6 +1,5 @@
 // The metered call, written once for every endpoint:
 // model → rate limit → estimate → HOLD → upstream → answer → SETTLE on real usage, or RELEASE.
-import type { Readable } from 'node:stream';
 import { requireModelAllowed } from '../billing/key-limits.js';
 import { holdFundsAtOnce } from '../billing/ledger.js';
 import { priceMicros, type Units } from '../billing/prices.js';
@@ -17,6 +16,7 @@ import type { Store } from '../store/open.js';
 import { type Bill, made, priceUsage, streamBill, unansweredBill } from './bill.js';
 import type { Catalogue } from './catalogue.js';
 import { holdEndMarkerForSettle } from './end-marker-gate.js';
+import { firstData, holdCommitted } from './first-answer.js';
 import { refusalOf } from './refusals.js';
 import type { MeteredAnswer, MeteredEndpoint, MeteredRequest, ResolvedModel, StreamAnswer } from './types.js';
 
@@ -79,44 +79,6 @@ export interface Pipeline {
   /** The rate limit of a key without its own rpm. */
   defaultRpm: number;
   routing: Routing;
-}
-
-/**
- * Resolves once the stream has data to read; rejects if it fails or ends empty first (an empty
- * 200 delivered nothing, so it is a failed call, not a billable one).
- */
-function firstData(body: Readable): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const done = (error?: Error) => {
-      body.off('readable', onReadable);
-      body.off('error', done);
-      if (error) reject(error);
-      else resolve();
-    };
-    // 'readable' fires when data is buffered, or at the end: nothing buffered then means empty.
-    const onReadable = () => done(body.readableLength > 0 ? undefined : new Error('the upstream stream ended without data'));
-    body.on('readable', onReadable);
-    body.once('error', done);
-  });
-}
-
-/**
- * Waits for the hold's commit, when it is still to come. If the commit fails, the hold was never
- * written: the call already under way is dropped unseen (nothing reached the caller, nothing is
- * billed) and the store's failure is the answer.
- */
-async function holdCommitted(committed: Promise<void> | undefined, serving: Promise<{ result: MeteredAnswer }>, ending: HoldEnding) {
-  if (!committed) return;
-  try {
-    await committed;
-  } catch (error) {
-    ending.abandon();
-    serving.then(
-      ({ result }) => result.kind === 'stream' && result.body.destroy(),
-      () => {},
-    );
-    throw error;
-  }
 }
 
 /** The call's own deadline (AbortSignal.timeout), as against a client that left. */
@@ -361,7 +323,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         { health: routing.health, maxAttempts: routing.maxAttempts, signal: request.signal, onFailedAttempt: logFailedAttempt(model, log) },
       ))();
     serving.catch(() => {}); // heard below, once the hold's commit is known
-    await holdCommitted(hold.committed, serving, ending);
+    await holdCommitted(hold.committed, serving, () => ending.abandon());
     try {
       const served = await serving;
       answer = served.result;

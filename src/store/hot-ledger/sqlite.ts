@@ -16,19 +16,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
-import { capCharge } from '../../billing/charge-cap.js';
 import type { DB } from '../schema.js';
-import type { HoldEntry, HotLedger, HotLedgerLog, SettleEntry, SettleResult } from './types.js';
-
-interface ClosedHold {
-  account_id: string;
-  amount_micros: number;
-  key_id: string | null;
-  request_id: string | null;
-  model: string;
-  endpoint: string;
-  client_request_id: string | null;
-}
+import { sqliteSteps } from './sqlite-steps.js';
+import type { HotLedger, HotLedgerLog } from './types.js';
 
 interface PendingStep {
   run(): unknown;
@@ -36,101 +26,11 @@ interface PendingStep {
   reject(error: unknown): void;
 }
 
-// Positional parameters: binding by name looks each one up on an object, a measurable part of a step.
-function statements(sqlite: Database.Database) {
-  return {
-    /** amount, amount, account, amount */
-    moveToHeld: sqlite.prepare('update accounts set balance_micros = balance_micros - ?, held_micros = held_micros + ? where id = ? and balance_micros >= ?'),
-    /** id, account, key, amount, request, model, endpoint, now, instance, client request */
-    insertHold: sqlite.prepare(
-      `insert into holds (id, account_id, key_id, amount_micros, state, request_id, model, endpoint, task_id, charged_micros, created_at, ended_at, instance_id, progress, client_request_id)
-       values (?, ?, ?, ?, 'open', ?, ?, ?, null, null, ?, null, ?, null, ?)`,
-    ),
-    /** account, kind, balance delta, held delta, hold, request, model, note, now */
-    insertLedger: sqlite.prepare(
-      `insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, hold_id, request_id, model, note, created_at)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
-    /** state, charged, now, id */
-    closeHold: sqlite.prepare(
-      `update holds set state = ?, charged_micros = ?, ended_at = ? where id = ? and state = 'open' and cap_periods is null
-       returning account_id, amount_micros, key_id, request_id, model, endpoint, client_request_id`,
-    ),
-    /** charged, id */
-    setCharged: sqlite.prepare('update holds set charged_micros = ? where id = ?'),
-    accountFunds: sqlite.prepare('select balance_micros, overdraft_micros from accounts where id = ?'),
-    /** balance delta, held delta, account */
-    adjustAccount: sqlite.prepare('update accounts set balance_micros = balance_micros + ?, held_micros = held_micros + ? where id = ?'),
-    /** id, account, key, hold, request, model, endpoint, units, amount, now, unbilled, flags, client request, upstream ms, channel, attempts */
-    insertUsage: sqlite.prepare(
-      `insert into usage (id, account_id, key_id, hold_id, request_id, model, endpoint, units, amount_micros, created_at, unbilled_micros, flags, client_request_id, upstream_ms, channel, attempts)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
-  };
-}
-
-/**
- * `checkWritable` throws the store's injected fault, if any (Store.failWrites), before a step runs.
- * The steps share the one connection with Kysely: a batch runs inside Kysely's connection lock, so
- * it never lands inside a transaction Kysely has open.
- */
+/** `checkWritable` throws the store's injected fault, if any (Store.failWrites), before a step runs and before a commit. */
 export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, checkWritable: () => void, log?: HotLedgerLog): HotLedger {
-  const sql = statements(sqlite);
+  const { hold, settle, release } = sqliteSteps(sqlite);
   let queue: PendingStep[] = [];
   let scheduled = false;
-
-  function hold(e: HoldEntry): boolean {
-    if (sql.moveToHeld.run(e.amountMicros, e.amountMicros, e.accountId, e.amountMicros).changes === 0) return false;
-    sql.insertHold.run(e.holdId, e.accountId, e.keyId, e.amountMicros, e.requestId, e.model, e.endpoint, e.now, e.instanceId, e.clientRequestId);
-    sql.insertLedger.run(e.accountId, 'hold', -e.amountMicros, e.amountMicros, e.holdId, e.requestId, e.model, null, e.now);
-    return true;
-  }
-
-  function settle(e: SettleEntry): SettleResult {
-    const closed = sql.closeHold.get('settled', e.chargeMicros, e.now, e.holdId) as ClosedHold | undefined;
-    if (!closed) return { kind: 'not-open' };
-    let funds = { balance_micros: 0, overdraft_micros: 0 };
-    if (e.chargeMicros > closed.amount_micros) funds = sql.accountFunds.get(closed.account_id) as typeof funds;
-    const { chargedMicros, unbilledMicros } = capCharge({
-      chargeMicros: e.chargeMicros,
-      heldMicros: closed.amount_micros,
-      balanceMicros: funds.balance_micros,
-      overdraftMicros: funds.overdraft_micros,
-    });
-    if (chargedMicros !== e.chargeMicros) sql.setCharged.run(chargedMicros, e.holdId);
-    const returned = closed.amount_micros - chargedMicros;
-    sql.adjustAccount.run(returned, -closed.amount_micros, closed.account_id);
-    const request = e.requestId ?? closed.request_id;
-    sql.insertLedger.run(closed.account_id, 'settle', returned, -closed.amount_micros, e.holdId, request, closed.model, null, e.now);
-    const flags = unbilledMicros > 0 ? [...e.flags, 'capped'] : e.flags;
-    sql.insertUsage.run(
-      e.usageId,
-      closed.account_id,
-      closed.key_id,
-      e.holdId,
-      request,
-      closed.model,
-      closed.endpoint,
-      e.units,
-      chargedMicros,
-      e.now,
-      unbilledMicros,
-      flags.length > 0 ? flags.join(',') : null,
-      closed.client_request_id,
-      e.upstreamMs ?? null,
-      e.channel ?? null,
-      e.attempts ?? null,
-    );
-    return { kind: 'applied', chargedMicros, unbilledMicros };
-  }
-
-  function release(e: { holdId: string; note: string | null; now: number }): boolean {
-    const closed = sql.closeHold.get('released', null, e.now, e.holdId) as ClosedHold | undefined;
-    if (!closed) return false;
-    sql.adjustAccount.run(closed.amount_micros, -closed.amount_micros, closed.account_id);
-    sql.insertLedger.run(closed.account_id, 'release', closed.amount_micros, -closed.amount_micros, e.holdId, closed.request_id, closed.model, e.note, e.now);
-    return true;
-  }
 
   const writeAll = sqlite.transaction((steps: PendingStep[]) => steps.map((step) => step.run()));
   const writeOne = sqlite.transaction((step: PendingStep) => step.run());
