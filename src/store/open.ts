@@ -92,7 +92,7 @@ function openSqlite(location: string, options: StoreOptions): Store {
     },
     // Its statements are prepared against the tables, so only once they exist.
     prepareHotLedger() {
-      const hotLedger = sqliteHotLedger(db, sqlite, checkWritable, options.log);
+      const hotLedger = sqliteHotLedger(db, sqlite, { checkWritable, countCommit: checkpointer?.noteCommit }, options.log);
       hotLedgerHook.beforeForeignStatement = hotLedger.beforeForeignStatement!;
       this.hotLedger = hotLedger;
     },

@@ -26,8 +26,15 @@ interface PendingStep {
   reject(error: unknown): void;
 }
 
-/** `checkWritable` throws the store's injected fault, if any (Store.failWrites), before a step runs and before a commit. */
-export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, checkWritable: () => void, log?: HotLedgerLog): HotLedger {
+export interface SqliteHotLedgerHooks {
+  /** Throws the store's injected fault, if any (Store.failWrites), before a step runs and before a commit. */
+  checkWritable(): void;
+  /** Told of each batch's commit (the checkpointer counts them). */
+  countCommit?(): void;
+}
+
+export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks: SqliteHotLedgerHooks, log?: HotLedgerLog): HotLedger {
+  const { checkWritable, countCommit = () => {} } = hooks;
   const { hold, settle, release } = sqliteSteps(sqlite);
   let queue: PendingStep[] = [];
   let scheduled = false;
@@ -135,6 +142,7 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, check
     scheduled = false;
     const steps = queue;
     queue = [];
+    countCommit();
     if (steps.length === 0) return void commitOpen();
     await db
       .connection()
