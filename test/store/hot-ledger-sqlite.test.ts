@@ -64,6 +64,36 @@ async function withStore(run: (store: Store) => Promise<void>, query = '', log =
   }
 }
 
+/** The account's balance and held amount, in that order. */
+const balanceAndHeld = (store: Store, accountId: string) => findAccount(store.db, accountId).then((a) => [a?.balance_micros, a?.held_micros]);
+
+interface FailingSettle {
+  store: Store;
+  accountId: string;
+  /** The open hold of 1 000 on the account (of 10 000). */
+  holdId: string;
+  /** Settles that hold; it fails, as a usage row already has the id the settle uses. */
+  settle(): Promise<unknown>;
+  /** What the store warned of. */
+  warnings: ReturnType<typeof recordingLog>['warnings'];
+}
+
+async function withFailingSettle(run: (setup: FailingSettle) => Promise<void>) {
+  const recorded = recordingLog();
+  await withStore(
+    async (store) => {
+      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+      const hold = await holdFunds(store, holdOf(account.id, 1_000));
+      // The settle's insert of its usage row then fails, after the hold was closed.
+      await takeUsageId(store, account.id);
+      const settle = () => store.hotLedger!.settle(settleOf(hold.holdId));
+      await run({ store, accountId: account.id, holdId: hold.holdId, settle, warnings: recorded.warnings });
+    },
+    '',
+    recorded.log,
+  );
+}
+
 describe('SQLite hot ledger', () => {
   test('holds and settles asked for at once all land, and the ledger matches the balance', () =>
     withStore(async (store) => {
@@ -89,46 +119,33 @@ describe('SQLite hot ledger', () => {
     }));
 
   test('a step that fails is undone alone, and the rest of its batch commits', () =>
-    withStore(async (store) => {
-      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
-      const hold = await holdFunds(store, holdOf(account.id, 1_000));
-      // A usage row with the id the settle will use already exists: its insert fails after the hold was closed.
-      await takeUsageId(store, account.id);
-      const [failed, other] = await Promise.allSettled([store.hotLedger!.settle(settleOf(hold.holdId)), holdFunds(store, holdOf(account.id, 2_000, 'req_2'))]);
+    withFailingSettle(async ({ store, accountId, holdId, settle }) => {
+      const [failed, other] = await Promise.allSettled([settle(), holdFunds(store, holdOf(accountId, 2_000, 'req_2'))]);
       assert.equal(failed.status, 'rejected');
       assert.equal(other.status, 'fulfilled');
-      assert.equal((await findHold(store.db, hold.holdId))?.state, 'open', 'the failed settle closed nothing');
-      assert.deepEqual(await findAccount(store.db, account.id).then((a) => [a?.balance_micros, a?.held_micros]), [7_000, 3_000]);
-      assert.equal((await checkAccountBalance(store, account.id)).consistent, true);
+      assert.equal((await findHold(store.db, holdId))?.state, 'open', 'the failed settle closed nothing');
+      assert.deepEqual(await balanceAndHeld(store, accountId), [7_000, 3_000]);
+      assert.equal((await checkAccountBalance(store, accountId)).consistent, true);
     }));
 
-  test("steps queued behind a transaction of Kysely's are replayed one by one when one fails, and the replay is logged", () => {
-    const recorded = recordingLog();
-    return withStore(
-      async (store) => {
-        const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
-        const hold = await holdFunds(store, holdOf(account.id, 1_000));
-        await takeUsageId(store, account.id);
-        let steps: Promise<PromiseSettledResult<unknown>[]> | undefined;
-        await store.db.transaction().execute(async (trx) => {
-          await sql`select 1`.execute(trx);
-          // Both wait for this transaction, then go out in one batch of their own.
-          steps = Promise.allSettled([store.hotLedger!.settle(settleOf(hold.holdId)), holdFunds(store, holdOf(account.id, 2_000, 'req_2'))]);
-        });
-        assert.deepEqual(
-          (await steps!).map((o) => o.status),
-          ['rejected', 'fulfilled'],
-        );
-        assert.deepEqual(await findAccount(store.db, account.id).then((a) => [a?.balance_micros, a?.held_micros]), [7_000, 3_000]);
-        assert.deepEqual(
-          recorded.warnings.map((w) => [w.msg, w.obj.steps]),
-          [['a batch of ledger steps failed; writing its steps one by one', 2]],
-        );
-      },
-      '',
-      recorded.log,
-    );
-  });
+  test("steps queued behind a transaction of Kysely's are replayed one by one when one fails, and the replay is logged", () =>
+    withFailingSettle(async ({ store, accountId, settle, warnings }) => {
+      let steps: Promise<PromiseSettledResult<unknown>[]> | undefined;
+      await store.db.transaction().execute(async (trx) => {
+        await sql`select 1`.execute(trx);
+        // Both wait for this transaction, then go out in one batch of their own.
+        steps = Promise.allSettled([settle(), holdFunds(store, holdOf(accountId, 2_000, 'req_2'))]);
+      });
+      assert.deepEqual(
+        (await steps!).map((o) => o.status),
+        ['rejected', 'fulfilled'],
+      );
+      assert.deepEqual(await balanceAndHeld(store, accountId), [7_000, 3_000]);
+      assert.deepEqual(
+        warnings.map((w) => [w.msg, w.obj.steps]),
+        [['a batch of ledger steps failed; writing its steps one by one', 2]],
+      );
+    }));
 
   test('a hold asked for alone is decided at once, and written only at the commit its promise waits for', () =>
     withStore(async (store) => {
@@ -167,35 +184,22 @@ describe('SQLite hot ledger', () => {
       assert.equal(committed, true);
     }));
 
-  test('a batch that fails inside the transaction of a step run at once is undone alone; that step still commits', () => {
-    const recorded = recordingLog();
-    return withStore(
-      async (store) => {
-        const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
-        const hold = await holdFunds(store, holdOf(account.id, 1_000));
-        await takeUsageId(store, account.id);
-        const decided = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_a', 2_000));
-        const outcomes = await Promise.allSettled([
-          decided!.committed,
-          store.hotLedger!.settle(settleOf(hold.holdId)), // fails: its usage id is taken
-          holdFunds(store, holdOf(account.id, 3_000, 'req_3')),
-        ]);
-        assert.deepEqual(
-          outcomes.map((o) => o.status),
-          ['fulfilled', 'rejected', 'fulfilled'],
-        );
-        assert.deepEqual(await findAccount(store.db, account.id).then((a) => [a?.balance_micros, a?.held_micros]), [4_000, 6_000]);
-        assert.equal((await findHold(store.db, hold.holdId))?.state, 'open', 'the failed settle closed nothing');
-        assert.equal((await checkAccountBalance(store, account.id)).consistent, true);
-        assert.deepEqual(
-          recorded.warnings.map((w) => [w.msg, w.obj.steps]),
-          [['a batch of ledger steps failed; writing its steps one by one', 2]],
-        );
-      },
-      '',
-      recorded.log,
-    );
-  });
+  test('a batch that fails inside the transaction of a step run at once is undone alone; that step still commits', () =>
+    withFailingSettle(async ({ store, accountId, holdId, settle, warnings }) => {
+      const decided = store.hotLedger!.holdAtOnce!(hotHold(accountId, 'hold_a', 2_000));
+      const outcomes = await Promise.allSettled([decided!.committed, settle(), holdFunds(store, holdOf(accountId, 3_000, 'req_3'))]);
+      assert.deepEqual(
+        outcomes.map((o) => o.status),
+        ['fulfilled', 'rejected', 'fulfilled'],
+      );
+      assert.deepEqual(await balanceAndHeld(store, accountId), [4_000, 6_000]);
+      assert.equal((await findHold(store.db, holdId))?.state, 'open', 'the failed settle closed nothing');
+      assert.equal((await checkAccountBalance(store, accountId)).consistent, true);
+      assert.deepEqual(
+        warnings.map((w) => [w.msg, w.obj.steps]),
+        [['a batch of ledger steps failed; writing its steps one by one', 2]],
+      );
+    }));
 
   test('a commit that fails rejects every step run in its transaction, and none of them is written', () =>
     withStore(async (store) => {
@@ -210,7 +214,7 @@ describe('SQLite hot ledger', () => {
         outcomes.map((o) => (o.status === 'rejected' ? (o.reason as { code?: string }).code : 'written')),
         ['SQLITE_FULL', 'SQLITE_FULL'],
       );
-      assert.deepEqual(await findAccount(store.db, account.id).then((a) => [a?.balance_micros, a?.held_micros]), [10_000, 0]);
+      assert.deepEqual(await balanceAndHeld(store, account.id), [10_000, 0]);
       assert.equal(await findHold(store.db, 'hold_a'), undefined);
       assert.equal((await checkAccountBalance(store, account.id)).consistent, true);
     }));
