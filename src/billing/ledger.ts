@@ -347,7 +347,7 @@ export async function checkAccountBalance(store: Store, accountId: string): Prom
   return tx.execute(async (trx) => {
     const account = await findAccount(trx, accountId);
     if (!account) throw notFound(`account ${accountId} not found`);
-    const sums = await sumLedger(trx, accountId);
+    const sums = await sumLedger({ db: trx, dialect: store.dialect }, accountId);
     return {
       balanceMicros: account.balance_micros,
       heldMicros: account.held_micros,

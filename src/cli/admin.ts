@@ -60,7 +60,7 @@ export function accountsCommand(withStore: WithStore): Command {
   accounts
     .command('ledger <id>')
     .action((id: string) =>
-      withStore(async (store) => ({ data: (await listLedger(store.db, { accountId: (await accountOrFail(store, id)).id })).map(ledgerView) })),
+      withStore(async (store) => ({ data: (await listLedger(store, { accountId: (await accountOrFail(store, id)).id })).map(ledgerView) })),
     );
   accounts.command('usage <id>').action((id: string) =>
     withStore(async (store) => {

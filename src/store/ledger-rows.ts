@@ -1,29 +1,53 @@
 // Queries on `ledger`: append-only movements of money, one or more per money step.
-import { type Insertable, type Kysely, type Selectable, sql } from 'kysely';
+// An account's rows are found by its index on PostgreSQL, by their chain on SQLite (migration
+// 015_sqlite_ledger_chain: each row names the account's previous one, the account its latest).
+import { type Insertable, type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
+import type { Dialect } from './migrations.js';
 import type { DB, LedgerTable } from './schema.js';
 
 export type LedgerRow = Selectable<LedgerTable>;
 
 const COLUMNS = ['id', 'account_id', 'kind', 'balance_delta_micros', 'held_delta_micros', 'hold_id', 'request_id', 'model', 'note', 'created_at'] as const;
 
+/** The store a ledger read runs on (a transaction's `db` will do). */
+export interface LedgerReader {
+  db: Kysely<DB>;
+  dialect: Dialect;
+}
+
 export async function insertLedgerRow(db: Kysely<DB>, row: Insertable<LedgerTable>): Promise<LedgerRow> {
   return db.insertInto('ledger').values(row).returning(COLUMNS).executeTakeFirstOrThrow();
 }
 
+/** SQLite: the ids of an account's rows, newest first, by following the chain from the account row. */
+const chainOf = (accountId: string, limit?: number): RawBuilder<unknown> => sql`
+  with recursive chain(id) as (
+    select last_ledger_id from accounts where id = ${accountId} and last_ledger_id is not null
+    union all
+    select ledger.prev_id from ledger join chain on ledger.id = chain.id where ledger.prev_id is not null
+    ${limit === undefined ? sql`` : sql`limit ${limit}`}
+  )`;
+
 // Newest first (by id: the order rows were written).
-export async function listLedger(db: Kysely<DB>, { accountId, limit = 100 }: { accountId: string; limit?: number }): Promise<LedgerRow[]> {
-  return db.selectFrom('ledger').select(COLUMNS).where('account_id', '=', accountId).orderBy('id', 'desc').limit(limit).execute();
+export async function listLedger({ db, dialect }: LedgerReader, { accountId, limit = 100 }: { accountId: string; limit?: number }): Promise<LedgerRow[]> {
+  if (dialect === 'postgres') {
+    return db.selectFrom('ledger').select(COLUMNS).where('account_id', '=', accountId).orderBy('id', 'desc').limit(limit).execute();
+  }
+  const { rows } = await sql<LedgerRow>`${chainOf(accountId, limit)}
+    select ${sql.join(COLUMNS.map((column) => sql.ref(`ledger.${column}`)))} from chain join ledger on ledger.id = chain.id order by ledger.id desc`.execute(
+    db,
+  );
+  return rows;
 }
 
 // SUM(bigint) is numeric on PostgreSQL, which pg returns as text: cast back to bigint.
-export async function sumLedger(db: Kysely<DB>, accountId: string): Promise<{ balanceDeltaMicros: number; heldDeltaMicros: number }> {
-  const row = await db
-    .selectFrom('ledger')
-    .select([
-      sql<number>`cast(coalesce(sum(balance_delta_micros), 0) as bigint)`.as('balance'),
-      sql<number>`cast(coalesce(sum(held_delta_micros), 0) as bigint)`.as('held'),
-    ])
-    .where('account_id', '=', accountId)
-    .executeTakeFirstOrThrow();
+export async function sumLedger({ db, dialect }: LedgerReader, accountId: string): Promise<{ balanceDeltaMicros: number; heldDeltaMicros: number }> {
+  const sums = sql<{ balance: number; held: number }>`
+    select cast(coalesce(sum(balance_delta_micros), 0) as bigint) as balance, cast(coalesce(sum(held_delta_micros), 0) as bigint) as held`;
+  const { rows } =
+    dialect === 'postgres'
+      ? await sql<{ balance: number; held: number }>`${sums} from ledger where account_id = ${accountId}`.execute(db)
+      : await sql<{ balance: number; held: number }>`${chainOf(accountId)} ${sums} from chain join ledger on ledger.id = chain.id`.execute(db);
+  const row = rows[0] ?? { balance: 0, held: 0 };
   return { balanceDeltaMicros: Number(row.balance), heldDeltaMicros: Number(row.held) };
 }

@@ -21,7 +21,29 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '012_key_limits': { up: (db) => addKeyLimits(db) },
     '013_channel_routing': { up: (db) => addChannelRouting(db) },
     '014_test_mode': { up: (db) => addTestMode(db) },
+    '015_sqlite_ledger_chain': { up: (db) => (dialect === 'sqlite' ? chainLedgerByAccount(db) : Promise.resolve()) },
   };
+}
+
+// SQLite only: an account's ledger rows are found by a chain instead of an index by account. The
+// index put each new row on its account's own page, so a batch of steps on many accounts wrote a
+// page per account to the log, the largest cost of the ledger bench on 1 000 accounts
+// (docs/benchmarks.md). Now a row names the account's previous row (prev_id) and the account row,
+// which every money step writes anyway, names its latest (last_ledger_id): both set by a trigger,
+// so every writer keeps the chain, and an insert is an append. PostgreSQL keeps its index: there a
+// write to the account row per ledger row would undo the hot account's reserved slices.
+async function chainLedgerByAccount(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('ledger').addColumn('prev_id', 'integer').execute();
+  await db.schema.alterTable('accounts').addColumn('last_ledger_id', 'integer').execute();
+  // Rows written before: chained through the index, which goes only once they are.
+  await sql`update ledger set prev_id = (select max(p.id) from ledger p where p.account_id = ledger.account_id and p.id < ledger.id)`.execute(db);
+  await sql`update accounts set last_ledger_id = (select max(id) from ledger where ledger.account_id = accounts.id)`.execute(db);
+  await sql`
+    create trigger ledger_account_chain after insert on ledger begin
+      update ledger set prev_id = (select last_ledger_id from accounts where id = new.account_id) where id = new.id;
+      update accounts set last_ledger_id = new.id where id = new.account_id;
+    end`.execute(db);
+  await db.schema.dropIndex('ledger_account_id').execute();
 }
 
 // Test mode (README "Test mode"): an account's test money lives on a second accounts row, its

@@ -14,7 +14,7 @@ const withStatus = (status: number) => (error: unknown) => error instanceof Gate
 
 // Ledger rows without their generated id, newest first, as listLedger returns them.
 export async function ledgerOf(ctx: StoreContext, accountId: string) {
-  const rows = await listLedger(ctx.store().db, { accountId });
+  const rows = await listLedger(ctx.store(), { accountId });
   return rows.map(({ id: _id, ...row }) => row);
 }
 

@@ -86,7 +86,7 @@ describe('failover over several channels', () => {
   async function billOf(accountId: string) {
     await gw.settled(accountId);
     const usage = await listUsage(gw.gateway.store.db, { accountId });
-    const ledger = (await listLedger(gw.gateway.store.db, { accountId })).filter((row) => row.kind !== 'credit');
+    const ledger = (await listLedger(gw.gateway.store, { accountId })).filter((row) => row.kind !== 'credit');
     return { usage, kinds: ledger.map((row) => row.kind).sort(), balance: (await gw.balance(accountId)).balance_micros };
   }
 

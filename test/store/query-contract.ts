@@ -28,6 +28,7 @@ const EVERY_MIGRATION = [
   '012_key_limits',
   '013_channel_routing',
   '014_test_mode',
+  '015_sqlite_ledger_chain',
 ].map((name) => ({ name }));
 
 const appliedMigrations = (store: Store) =>

@@ -145,7 +145,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRouteDeps> = async (app, { sto
 
   app.get('/admin/accounts/:id/ledger', { schema: LedgerSchema, ...serializedAsBuilt }, async (request) => {
     const account = await accountOr404((request.params as { id: string }).id);
-    return { data: (await listLedger(store.db, { accountId: account.id, limit: readLimit(request.query) })).map(ledgerView) };
+    return { data: (await listLedger(store, { accountId: account.id, limit: readLimit(request.query) })).map(ledgerView) };
   });
 
   app.get('/admin/accounts/:id/usage', { schema: AdminUsageSchema, ...serializedAsBuilt }, async (request) => {
