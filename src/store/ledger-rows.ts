@@ -19,7 +19,10 @@ export async function insertLedgerRow(db: Kysely<DB>, row: Insertable<LedgerTabl
   return db.insertInto('ledger').values(row).returning(COLUMNS).executeTakeFirstOrThrow();
 }
 
-/** SQLite: the ids of an account's rows, newest first, by following the chain from the account row. */
+/** SQLite: the ids of an account's rows, newest first, by following the chain from the account row.
+ * Read with `chain cross join ledger`: SQLite then walks the chain and looks each row up by id,
+ * where a plain join let it scan the whole ledger in id order to skip the sort.
+ */
 const chainOf = (accountId: string, limit?: number): RawBuilder<unknown> => sql`
   with recursive chain(id) as (
     select last_ledger_id from accounts where id = ${accountId} and last_ledger_id is not null
@@ -34,7 +37,7 @@ export async function listLedger({ db, dialect }: LedgerReader, { accountId, lim
     return db.selectFrom('ledger').select(COLUMNS).where('account_id', '=', accountId).orderBy('id', 'desc').limit(limit).execute();
   }
   const { rows } = await sql<LedgerRow>`${chainOf(accountId, limit)}
-    select ${sql.join(COLUMNS.map((column) => sql.ref(`ledger.${column}`)))} from chain join ledger on ledger.id = chain.id order by ledger.id desc`.execute(
+    select ${sql.join(COLUMNS.map((column) => sql.ref(`ledger.${column}`)))} from chain cross join ledger on ledger.id = chain.id order by ledger.id desc`.execute(
     db,
   );
   return rows;
@@ -42,12 +45,13 @@ export async function listLedger({ db, dialect }: LedgerReader, { accountId, lim
 
 // SUM(bigint) is numeric on PostgreSQL, which pg returns as text: cast back to bigint.
 export async function sumLedger({ db, dialect }: LedgerReader, accountId: string): Promise<{ balanceDeltaMicros: number; heldDeltaMicros: number }> {
-  const sums = sql<{ balance: number; held: number }>`
-    select cast(coalesce(sum(balance_delta_micros), 0) as bigint) as balance, cast(coalesce(sum(held_delta_micros), 0) as bigint) as held`;
-  const { rows } =
+  const sums = sql`select cast(coalesce(sum(balance_delta_micros), 0) as bigint) as balance, cast(coalesce(sum(held_delta_micros), 0) as bigint) as held`;
+  // On SQLite the chain's CTE comes before the select, and the rows are those it names.
+  const [chain, rowsOf] =
     dialect === 'postgres'
-      ? await sql<{ balance: number; held: number }>`${sums} from ledger where account_id = ${accountId}`.execute(db)
-      : await sql<{ balance: number; held: number }>`${chainOf(accountId)} ${sums} from chain join ledger on ledger.id = chain.id`.execute(db);
+      ? [sql``, sql`from ledger where account_id = ${accountId}`]
+      : [chainOf(accountId), sql`from chain cross join ledger on ledger.id = chain.id`];
+  const { rows } = await sql<{ balance: number; held: number }>`${chain} ${sums} ${rowsOf}`.execute(db);
   const row = rows[0] ?? { balance: 0, held: 0 };
   return { balanceDeltaMicros: Number(row.balance), heldDeltaMicros: Number(row.held) };
 }

@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import { checkAccountBalance, createAccount, creditAccount, holdFunds, holdFundsIn, releaseHold, settleHold } from '../../src/billing/ledger.js';
 import { listLedger, sumLedger } from '../../src/store/ledger-rows.js';
 import { openStore, type Store } from '../../src/store/open.js';
+import { plansOf } from './query-plans.js';
 
 const call = { model: 'chat-small', endpoint: '/v1/chat/completions' };
 let dir: string;
@@ -23,6 +24,16 @@ async function scanned(store: Store, accountId: string) {
   const { rows } = await sql<{ id: number; kind: string; balance_delta_micros: number; held_delta_micros: number }>`
     select id, kind, balance_delta_micros, held_delta_micros from ledger where account_id = ${accountId} order by id desc`.execute(store.db);
   return rows;
+}
+
+/** Runs `use` on a store at `file` under the test's folder, or in memory when none is named; closed after. */
+async function withStore(file: string | undefined, use: (store: Store) => Promise<void>) {
+  const store = await openStore(file === undefined ? 'sqlite::memory:' : `sqlite:${path.join(dir, file)}`);
+  try {
+    await use(store);
+  } finally {
+    await store.close();
+  }
 }
 
 async function listed(store: Store, accountId: string, limit = 1_000) {
@@ -50,31 +61,24 @@ async function interleavedSteps(store: Store) {
 
 describe('the ledger chain on SQLite', () => {
   test('every writer keeps the chain: an account lists exactly the rows a scan finds, newest first', async () => {
-    const store = await openStore(`sqlite:${path.join(dir, 'writers.db')}`);
-    try {
+    await withStore('writers.db', async (store) => {
       for (const accountId of await interleavedSteps(store)) {
         const expected = await scanned(store, accountId);
         assert.equal(expected.length, 1 + 4 * 4 + 2); // the opening credit, two holds and their ends a round, two credits
         assert.deepEqual(await listed(store, accountId), expected);
       }
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   test('a listing stops at its limit, with the newest rows', async () => {
-    const store = await openStore('sqlite::memory:');
-    try {
+    await withStore(undefined, async (store) => {
       const [accountId] = await interleavedSteps(store);
       assert.deepEqual(await listed(store, accountId!, 3), (await scanned(store, accountId!)).slice(0, 3));
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   test("the sums along the chain are the account's sums, and its balance checks out against them", async () => {
-    const store = await openStore('sqlite::memory:');
-    try {
+    await withStore(undefined, async (store) => {
       for (const accountId of await interleavedSteps(store)) {
         const rows = await scanned(store, accountId);
         const sums = await sumLedger(store, accountId);
@@ -84,40 +88,26 @@ describe('the ledger chain on SQLite', () => {
         });
         assert.equal((await checkAccountBalance(store, accountId)).consistent, true);
       }
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   test('an account without rows lists nothing and sums to zero', async () => {
-    const store = await openStore('sqlite::memory:');
-    try {
+    await withStore(undefined, async (store) => {
       const { id } = await createAccount(store, { name: 'empty', creditMicros: 0, now: 1 });
       await sql`delete from ledger where account_id = ${id}`.execute(store.db); // whatever opening it had: none at all here
       await sql`update accounts set last_ledger_id = null where id = ${id}`.execute(store.db);
       assert.deepEqual(await listLedger(store, { accountId: id }), []);
       assert.deepEqual(await sumLedger(store, id), { balanceDeltaMicros: 0, heldDeltaMicros: 0 });
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   test('listing follows the chain by row id and never scans the ledger', async () => {
-    const store = await openStore('sqlite::memory:');
-    try {
+    await withStore(undefined, async (store) => {
       const { id } = await createAccount(store, { name: 'plan', creditMicros: 5, now: 1 });
-      const { rows } = await sql<{ detail: string }>`explain query plan
-        with recursive chain(id) as (
-          select last_ledger_id from accounts where id = ${id} and last_ledger_id is not null
-          union all
-          select ledger.prev_id from ledger join chain on ledger.id = chain.id where ledger.prev_id is not null limit 100
-        ) select ledger.id from chain join ledger on ledger.id = chain.id order by ledger.id desc`.execute(store.db);
-      const plan = rows.map((row) => row.detail).join('\n');
+      const plan = (await plansOf(store.db, (db) => listLedger({ db, dialect: 'sqlite' }, { accountId: id }))).join('\n');
       assert.match(plan, /SEARCH ledger USING INTEGER PRIMARY KEY/);
       assert.doesNotMatch(plan, /SCAN ledger/);
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   test('a store made before the chain has its rows chained when it migrates, and new rows extend the chain', async () => {

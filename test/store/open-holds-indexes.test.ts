@@ -2,10 +2,10 @@
 // planner cannot match to them would scan every hold ever made, on every sweep.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { CompiledQuery, type KyselyPlugin } from 'kysely';
 import { listOrphanedHolds } from '../../src/store/holds.js';
 import { removeDeadInstances } from '../../src/store/instances.js';
 import { openStore, type Store } from '../../src/store/open.js';
+import { plansOf } from './query-plans.js';
 
 let store: Store;
 before(async () => {
@@ -13,27 +13,8 @@ before(async () => {
 });
 after(() => store.close());
 
-/** The SQLite query plans of every statement `run` makes, one line per step. */
-async function plansOf(run: (db: Store['db']) => Promise<unknown>): Promise<string[]> {
-  const compiled: CompiledQuery[] = [];
-  const capture: KyselyPlugin = {
-    transformQuery: (args) => {
-      compiled.push(store.db.getExecutor().compileQuery(args.node, args.queryId));
-      return args.node;
-    },
-    transformResult: async (args) => args.result,
-  };
-  await run(store.db.withPlugin(capture));
-  const plans: string[] = [];
-  for (const query of compiled) {
-    const { rows } = await store.db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${query.sql}`, [...query.parameters]));
-    plans.push(...rows.map((row) => row.detail));
-  }
-  return plans;
-}
-
 test('the sweep finds orphaned holds through the index of open holds, not a scan of every hold', async () => {
-  const plans = await plansOf((db) => listOrphanedHolds(db, { heartbeatBefore: 1, legacyCreatedBefore: 1, limit: 5 }));
+  const plans = await plansOf(store.db, (db) => listOrphanedHolds(db, { heartbeatBefore: 1, legacyCreatedBefore: 1, limit: 5 }));
   assert.ok(
     plans.some((p) => p.includes('USING INDEX holds_open_created')),
     plans.join('\n'),
@@ -42,7 +23,7 @@ test('the sweep finds orphaned holds through the index of open holds, not a scan
 });
 
 test('removing dead instances checks their open holds through the index of open holds', async () => {
-  const plans = await plansOf((db) => removeDeadInstances(db, { heartbeatBefore: 1 }));
+  const plans = await plansOf(store.db, (db) => removeDeadInstances(db, { heartbeatBefore: 1 }));
   assert.ok(
     plans.some((p) => /holds USING (COVERING )?INDEX holds_open_instance/.test(p)),
     plans.join('\n'),
