@@ -13,16 +13,42 @@ export interface SseEvent {
 /** Called for every complete event; answer false to keep it from the client. */
 export type SseReader = (event: SseEvent) => boolean | undefined;
 
-const EVENT_END = /\r?\n\r?\n/;
-
 export function parseSseEvent(raw: string): SseEvent {
   let event: string | undefined;
-  const data: string[] = [];
-  for (const line of raw.split(/\r?\n/)) {
-    if (line.startsWith('data:')) data.push(line.slice(line.charAt(5) === ' ' ? 6 : 5));
-    else if (line.startsWith('event:')) event = line.slice(6).trim();
+  let data: string | undefined;
+  // Line by line with indexOf, not split(/\r?\n/): this runs for every event of every stream.
+  for (let start = 0; start <= raw.length; ) {
+    const newline = raw.indexOf('\n', start);
+    const end = newline === -1 ? raw.length : newline;
+    const lineEnd = newline !== -1 && end > start && raw.charCodeAt(end - 1) === CR ? end - 1 : end;
+    if (raw.startsWith('data:', start)) {
+      const value = raw.slice(start + (raw.charCodeAt(start + 5) === SPACE ? 6 : 5), lineEnd);
+      data = data === undefined ? value : `${data}\n${value}`;
+    } else if (raw.startsWith('event:', start)) {
+      event = raw.slice(start + 6, lineEnd).trim();
+    }
+    start = end + 1;
   }
-  return { event, data: data.join('\n') };
+  return { event, data: data ?? '' };
+}
+
+const LF = 10;
+const CR = 13;
+const SPACE = 32;
+
+/**
+ * Where the first event in `text` from `from` ends: the blank line that closes it (`\r?\n\r?\n`,
+ * the first such), or undefined. Found by its first newline, which is faster than a regular expression.
+ */
+export function findEventEnd(text: string, from: number): { at: number; length: number } | undefined {
+  for (let newline = text.indexOf('\n', from); newline !== -1; newline = text.indexOf('\n', newline + 1)) {
+    const next = text.charCodeAt(newline + 1);
+    const closes = next === LF ? 2 : next === CR && text.charCodeAt(newline + 2) === LF ? 3 : 0;
+    if (closes === 0) continue;
+    const at = newline > from && text.charCodeAt(newline - 1) === CR ? newline - 1 : newline;
+    return { at, length: newline + closes - at };
+  }
+  return undefined;
 }
 
 /** Cuts decoded text into raw events (each with its closing blank line); never holds more than one partial event. */
@@ -44,12 +70,12 @@ export class SseFramer {
 
   private cut() {
     const events: { raw: string; separator: string }[] = [];
-    let match: RegExpExecArray | null;
-    while ((match = EVENT_END.exec(this.pending))) {
-      const raw = this.pending.slice(0, match.index);
-      this.pending = this.pending.slice(match.index + match[0].length);
-      if (raw.length > 0) events.push({ raw, separator: match[0] });
+    let start = 0;
+    for (let end = findEventEnd(this.pending, start); end; end = findEventEnd(this.pending, start)) {
+      if (end.at > start) events.push({ raw: this.pending.slice(start, end.at), separator: this.pending.slice(end.at, end.at + end.length) });
+      start = end.at + end.length;
     }
+    if (start > 0) this.pending = this.pending.slice(start);
     return events;
   }
 }
@@ -76,12 +102,13 @@ export function createSseTap(read: SseReader, rewrite?: (raw: string) => string)
 export function observeSseJson(
   body: Readable,
   observe: (value: any) => boolean | undefined,
-  options: { modelAlias?: ModelAlias; onDone?: () => void } = {},
+  options: { modelAlias?: ModelAlias; onDone?: () => void; skim?: SseSkimmer } = {},
 ): Readable {
   const tap = createSseTap(({ data }) => {
     // `[DONE]`: the chat completions stream's end marker.
     if (data === '[DONE]') options.onDone?.();
     if (!data.startsWith('{')) return;
+    if (options.skim?.(data)) return;
     let value: unknown;
     try {
       value = JSON.parse(data);
@@ -93,6 +120,12 @@ export function observeSseJson(
   // An upstream that breaks fails the tap, and a caller that leaves stops the upstream.
   return feedTap(body, tap);
 }
+
+/**
+ * Reads an event's JSON text without parsing it, when its shape is one it knows: true when it
+ * has seen all `observe` would have (the event then passes on unchanged), false to parse it.
+ */
+export type SseSkimmer = (data: string) => boolean;
 
 /** The channel's model id and the public one the caller asked for. */
 export interface ModelAlias {

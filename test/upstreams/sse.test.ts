@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import { test } from 'node:test';
-import { createSseTap, parseSseEvent, type SseEvent } from '../../src/upstreams/sse.js';
+import { createSseTap, findEventEnd, parseSseEvent, type SseEvent } from '../../src/upstreams/sse.js';
 
 const upstream = 'data: {"a":1}\n\nevent: ping\ndata: {}\n\ndata: {"b":"é"}\n\ndata: [DONE]\n\n';
 
@@ -59,4 +59,24 @@ test('a last event without its closing blank line still reaches the client', asy
 
 test('multi-line data joins with newlines', () => {
   assert.deepEqual(parseSseEvent('event: x\ndata: one\ndata:two'), { event: 'x', data: 'one\ntwo' });
+});
+
+test('an event ends at the first blank line, whatever mix of CR LF and LF makes it', () => {
+  // The rule is the regular expression /\r?\n\r?\n/; the scan must find what it finds, on every mix.
+  const pieces = ['a', '\n', '\r', '\r\n', ' '];
+  const texts = [''];
+  for (let length = 0; length < 6; length++) {
+    for (const t of texts.splice(0)) for (const p of pieces) texts.push(t + p);
+    for (const t of texts) {
+      const expected = /\r?\n\r?\n/.exec(t);
+      const found = findEventEnd(t, 0);
+      assert.deepEqual(found, expected ? { at: expected.index, length: expected[0].length } : undefined, JSON.stringify(t));
+    }
+  }
+});
+
+test('lines end at LF or CR LF, and a lone CR stays in the data', () => {
+  assert.deepEqual(parseSseEvent('event: a\r\ndata: one\r\ndata:two\rthree'), { event: 'a', data: 'one\ntwo\rthree' });
+  assert.deepEqual(parseSseEvent('data:'), { event: undefined, data: '' });
+  assert.deepEqual(parseSseEvent(': comment\nid: 7'), { event: undefined, data: '' });
 });

@@ -40,7 +40,12 @@ export async function streamChatCompletion(
       meter.observe(chunk);
       if (!clientWantsUsage && chunk.usage && chunk.choices?.length === 0) return false;
     },
-    { modelAlias: { upstream: body.model, public: args.publicModel }, onDone: () => meter.markDone() },
+    {
+      modelAlias: { upstream: body.model, public: args.publicModel },
+      onDone: () => meter.markDone(),
+      // A text-only chunk: what observe would take from it, without parsing it.
+      skim: (data) => meter.skim(data),
+    },
   );
   return { body: stream, meter };
 }

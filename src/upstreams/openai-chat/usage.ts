@@ -1,5 +1,6 @@
 // Reading what a chat completion used, from a whole answer or from a stream seen so far.
 import { TokenStreamMeter } from '../stream-meter.js';
+import { plainTextDelta } from './chunk-skim.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatUsage } from './types.js';
 
 export interface TokenUsage {
@@ -40,6 +41,14 @@ export class ChatStreamMeter extends TokenStreamMeter {
     this.output.add(delta.content);
     this.output.add(delta.reasoning_content ?? delta.reasoning);
     if (delta.tool_calls?.length) this.output.add(JSON.stringify(delta.tool_calls));
+  }
+
+  /** A chunk's JSON text: true when it was a text-only chunk and its text is counted, false to parse and observe it. */
+  skim(data: string): boolean {
+    const text = plainTextDelta(data);
+    if (text === undefined) return false;
+    this.output.add(text);
+    return true;
   }
 
   reported(): TokenUsage | undefined {

@@ -1,0 +1,80 @@
+// Skimming a chat chunk for its text must count exactly what parsing it would, or step aside.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { plainTextDelta } from '../../../src/upstreams/openai-chat/chunk-skim.js';
+import type { ChatCompletionChunk } from '../../../src/upstreams/openai-chat/types.js';
+import { ChatStreamMeter } from '../../../src/upstreams/openai-chat/usage.js';
+
+const chunk = (choices: unknown, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'm', choices, usage: null, ...extra });
+const text = (content: string) => chunk([{ index: 0, delta: { content }, logprobs: null, finish_reason: null }]);
+
+/** What a meter takes from a chunk by parsing it: its text, and whether anything else changed. */
+function parsedReading(data: string): { text: string; other: boolean } {
+  const meter = new ChatStreamMeter('o200k_base');
+  meter.observe(JSON.parse(data) as ChatCompletionChunk);
+  const pieces = (meter.output as unknown as { pending: string[] }).pending;
+  return { text: pieces.join(''), other: meter.failed || meter.usage !== undefined || pieces.length > 1 };
+}
+
+const TEXTS = [
+  'hello',
+  ' w1',
+  '',
+  'quote " and backslash \\ here',
+  'line\nbreak\ttab',
+  'é 漢字 🎉',
+  '\u0000\u001f',
+  '"usage":{"x":1}',
+  '"delta":{"content":"x"}',
+  '\\"error\\"',
+];
+
+test('a text-only chunk is skimmed to the text that parsing it would count', () => {
+  for (const t of TEXTS) {
+    const data = text(t);
+    const reading = parsedReading(data);
+    assert.equal(reading.other, false);
+    if (t === '') continue; // an empty text is counted as nothing either way
+    assert.equal(plainTextDelta(data), t, data);
+    assert.equal(plainTextDelta(data), reading.text);
+  }
+});
+
+test("the sandbox's and OpenAI's text chunks take the skim, not the parse", () => {
+  const sandbox =
+    '{"id":"chatcmpl-c30d","object":"chat.completion.chunk","created":1735689600,"model":"sandbox-chat","choices":[{"index":0,"delta":{"content":" w2"},"logprobs":null,"finish_reason":null}],"usage":null}';
+  const openai =
+    '{"id":"chatcmpl-B9","object":"chat.completion.chunk","created":1728933352,"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_44709d6fcb","choices":[{"index":0,"delta":{"content":"Hello"},"logprobs":null,"finish_reason":null}]}';
+  assert.equal(plainTextDelta(sandbox), ' w2');
+  assert.equal(plainTextDelta(openai), 'Hello');
+});
+
+test('a chunk with anything else the meter reads is left to the parse', () => {
+  const others = [
+    chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]),
+    chunk([{ index: 0, delta: { content: 'a', reasoning_content: 'b' }, finish_reason: null }]),
+    chunk([{ index: 0, delta: { reasoning: 'r' }, finish_reason: null }]),
+    chunk([{ index: 0, delta: { content: 'a' }, finish_reason: null }], { usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } }),
+    chunk([{ index: 0, delta: { content: 'a' }, finish_reason: null }], { error: { message: 'boom' } }),
+    chunk([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{}' } }] }, finish_reason: null }]),
+    chunk([
+      { index: 0, delta: { content: 'a' }, finish_reason: null },
+      { index: 1, delta: { content: 'b' }, finish_reason: null },
+    ]),
+    chunk([{ delta: { content: 'a' }, index: 0, finish_reason: null }]),
+    JSON.stringify({ nested: { choices: [{ index: 0, delta: { content: 'a' } }] }, choices: [] }),
+    chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]),
+    chunk([], { usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } }),
+    '{"choices":[{"index":0,"delta":{"content":"bad \\q escape"}}]}',
+    '{"choices":[{"index":0,"delta":{"content":"unterminated}',
+    'not json',
+  ];
+  for (const data of others) assert.equal(plainTextDelta(data), undefined, data);
+});
+
+test('a model or id that spells a key does not trip the skim into a wrong answer', () => {
+  const data = chunk([{ index: 0, delta: { content: 'x' }, finish_reason: null }], { model: '"delta"', id: '{[' });
+  assert.equal(plainTextDelta(data), 'x');
+  assert.equal(parsedReading(data).text, 'x');
+});
