@@ -1,12 +1,15 @@
-// Most chunks of a chat completion stream carry one piece of text and nothing else a meter needs.
+// Most chunks of a chat completion stream carry one piece of text and nothing else a reader needs.
 // Reading that text without parsing the whole chunk saves the stream its largest cost per chunk
 // (JSON.parse building the chunk's object and its keys). Any other shape, or any doubt, is
 // answered with undefined, and the caller parses the chunk as before.
+import type { ChatCompletionChunk } from './types.js';
 
 // The chunk's first choice, as OpenAI (and the sandbox) write it: index 0 first, then its delta.
 const FIRST_CHOICE_TEXT = '"choices":[{"index":0,"delta":{"content":"';
-// Keys that, anywhere outside the text, mean the chunk carries more than text for the meter.
+// Keys that, anywhere outside the text, mean the chunk carries more than text for its readers.
 const OTHER_KEYS = ['"delta"', '"error"', '"tool_calls"', '"reasoning'];
+// Keys a text chunk may carry only as null.
+const NULL_KEYS = ['"usage"', '"finish_reason"'];
 const OPEN_BRACE = 123;
 const QUOTE = 34;
 const BACKSLASH = 92;
@@ -15,8 +18,9 @@ const OPEN_BRACKET = 91;
 const CLOSE_BRACKET = 93;
 
 /**
- * The text of a chunk whose first choice's delta is exactly `{"content":"…"}`, with no usage (or
- * `"usage":null`), no error, no tool calls, no reasoning and no other delta; undefined otherwise.
+ * The text of a chunk whose first choice's delta is exactly `{"content":"…"}`, with no usage and no
+ * finish reason (absent or null), no error, no tool calls, no reasoning and no other delta;
+ * undefined otherwise.
  * A key's name with its quotes cannot occur inside a JSON string (its quotes would be escaped), so
  * finding one outside the text means the chunk has that key.
  */
@@ -40,7 +44,7 @@ export function plainTextDelta(data: string): string | undefined {
   const before = data.slice(0, head);
   const after = data.slice(close + 2);
   for (const key of OTHER_KEYS) if (before.includes(key) || after.includes(key)) return undefined;
-  if (!usageIsNull(before) || !usageIsNull(after)) return undefined;
+  for (const key of NULL_KEYS) if (!nullWherever(before, key) || !nullWherever(after, key)) return undefined;
   if (!escaped) return data.slice(open + 1, close);
   try {
     return JSON.parse(data.slice(open, close + 1)) as string;
@@ -49,9 +53,18 @@ export function plainTextDelta(data: string): string | undefined {
   }
 }
 
-function usageIsNull(part: string): boolean {
-  for (let at = part.indexOf('"usage"'); at !== -1; at = part.indexOf('"usage"', at + 1)) {
-    if (!part.startsWith('"usage":null', at)) return false;
+/**
+ * A text chunk as its readers (the meter, the Messages translator) see it: only its first choice's
+ * delta, finish reason and the usage are read, and here they are known without a parse.
+ */
+export function textChunk(text: string): ChatCompletionChunk {
+  return { choices: [{ index: 0, delta: { content: text }, finish_reason: null }], usage: null } as unknown as ChatCompletionChunk;
+}
+
+/** Every `key` in `part` (a key with its quotes) has the value null. */
+function nullWherever(part: string, key: string): boolean {
+  for (let at = part.indexOf(key); at !== -1; at = part.indexOf(key, at + 1)) {
+    if (!part.startsWith(':null', at + key.length)) return false;
   }
   return true;
 }

@@ -10,6 +10,7 @@ import type { MessagesStreamEvent } from '../anthropic/types.js';
 import type { Upstream } from '../pool.js';
 import { parseSseEvent, SseFramer } from '../sse.js';
 import { PassThroughTap } from '../tap.js';
+import { plainTextDelta, textChunk } from './chunk-skim.js';
 import { openChatStream } from './client.js';
 import { ChatToMessagesStream, formatSse } from './stream-to-messages.js';
 import type { ChatCompletionChunk, ChatRequest } from './types.js';
@@ -102,9 +103,10 @@ export function translateChatStream(
       meter.chat.markDone();
       return finish(translator.end());
     }
+    const text = plainTextDelta(data);
     let chunk: ChatCompletionChunk;
     try {
-      chunk = JSON.parse(data) as ChatCompletionChunk;
+      chunk = text === undefined ? (JSON.parse(data) as ChatCompletionChunk) : textChunk(text);
     } catch {
       return ''; // a malformed line carries nothing a messages client could use
     }

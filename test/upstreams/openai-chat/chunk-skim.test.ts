@@ -1,7 +1,8 @@
 // Skimming a chat chunk for its text must count exactly what parsing it would, or step aside.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { plainTextDelta } from '../../../src/upstreams/openai-chat/chunk-skim.js';
+import { plainTextDelta, textChunk } from '../../../src/upstreams/openai-chat/chunk-skim.js';
+import { ChatToMessagesStream } from '../../../src/upstreams/openai-chat/stream-to-messages.js';
 import type { ChatCompletionChunk } from '../../../src/upstreams/openai-chat/types.js';
 import { ChatStreamMeter } from '../../../src/upstreams/openai-chat/usage.js';
 
@@ -65,6 +66,7 @@ test('a chunk with anything else the meter reads is left to the parse', () => {
     chunk([{ delta: { content: 'a' }, index: 0, finish_reason: null }]),
     JSON.stringify({ nested: { choices: [{ index: 0, delta: { content: 'a' } }] }, choices: [] }),
     chunk([{ index: 0, delta: {}, finish_reason: 'stop' }]),
+    chunk([{ index: 0, delta: { content: 'last words' }, finish_reason: 'length' }]),
     chunk([], { usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } }),
     '{"choices":[{"index":0,"delta":{"content":"bad \\q escape"}}]}',
     '{"choices":[{"index":0,"delta":{"content":"unterminated}',
@@ -77,4 +79,24 @@ test('a model or id that spells a key does not trip the skim into a wrong answer
   const data = chunk([{ index: 0, delta: { content: 'x' }, finish_reason: null }], { model: '"delta"', id: '{[' });
   assert.equal(plainTextDelta(data), 'x');
   assert.equal(parsedReading(data).text, 'x');
+});
+
+test('a stream translated to Messages events from skimmed chunks is the one translated from parsed chunks', () => {
+  const stream = [
+    chunk([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]),
+    ...TEXTS.map(text),
+    chunk([{ index: 0, delta: { content: 'and the end' }, logprobs: null, finish_reason: 'stop' }]),
+    chunk([], { usage: { prompt_tokens: 7, completion_tokens: 12, total_tokens: 19 } }),
+  ];
+  const ids = { id: 'msg_1', model: 'claude-x', inputTokens: 7 };
+  const parsed = new ChatToMessagesStream(ids);
+  const skimmed = new ChatToMessagesStream(ids);
+  let skims = 0;
+  for (const data of stream) {
+    const t = plainTextDelta(data);
+    if (t !== undefined) skims += 1;
+    assert.deepEqual(skimmed.push(t === undefined ? JSON.parse(data) : textChunk(t)), parsed.push(JSON.parse(data)), data);
+  }
+  assert.equal(skims, TEXTS.length);
+  assert.deepEqual(skimmed.usage(), parsed.usage());
 });
