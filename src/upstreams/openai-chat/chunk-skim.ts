@@ -25,10 +25,50 @@ const CLOSE_BRACKET = 93;
  * finding one outside the text means the chunk has that key.
  */
 export function plainTextDelta(data: string): string | undefined {
-  if (data.charCodeAt(0) !== OPEN_BRACE || data.charCodeAt(data.length - 1) !== CLOSE_BRACE) return undefined;
+  const found = findText(data);
+  return found && checked(data, found) ? textOf(data, found) : undefined;
+}
+
+/**
+ * Reads the text chunks of one stream. They differ only in their text: what surrounds it (the id,
+ * the model, the choice's other fields, the usage) repeats, so once it has been checked, a chunk
+ * with the same surroundings needs only its text read, without searching it for keys again.
+ */
+export class TextChunkSkimmer {
+  /** The last text chunk up to its text's opening quote, and from the end of its delta. */
+  private around: { head: string; tail: string } | undefined;
+
+  read(data: string): string | undefined {
+    const around = this.around;
+    if (around && data.startsWith(around.head)) {
+      const found = textFrom(data, around.head.length - 1);
+      if (found && data.length - around.tail.length === found.close + 2 && data.endsWith(around.tail)) return textOf(data, found);
+    }
+    const found = findText(data);
+    if (!found || !checked(data, found)) return undefined;
+    this.around = { head: data.slice(0, found.open + 1), tail: data.slice(found.close + 2) };
+    return textOf(data, found);
+  }
+}
+
+interface FoundText {
+  /** Where the first choice's text begins: the index of its opening quote. */
+  head: number;
+  open: number;
+  /** Its closing quote. */
+  close: number;
+  escaped: boolean;
+}
+
+function findText(data: string): FoundText | undefined {
   const head = data.indexOf(FIRST_CHOICE_TEXT);
-  if (head === -1 || !atTopLevel(data, head)) return undefined;
-  const open = head + FIRST_CHOICE_TEXT.length - 1;
+  if (head === -1) return undefined;
+  const found = textFrom(data, head + FIRST_CHOICE_TEXT.length - 1);
+  return found && { ...found, head };
+}
+
+/** The JSON string opening at `open`, when the delta's object closes right after it. */
+function textFrom(data: string, open: number): Omit<FoundText, 'head'> | undefined {
   let close = open + 1;
   let escaped = false;
   for (; close < data.length; close++) {
@@ -39,12 +79,20 @@ export function plainTextDelta(data: string): string | undefined {
       close++;
     }
   }
-  // The delta must end right after its text.
-  if (data.charCodeAt(close + 1) !== CLOSE_BRACE) return undefined;
+  return data.charCodeAt(close + 1) === CLOSE_BRACE ? { open, close, escaped } : undefined;
+}
+
+/** What surrounds the text: one top-level object, holding nothing else a reader of the chunk needs. */
+function checked(data: string, { head, close }: FoundText): boolean {
+  if (data.charCodeAt(0) !== OPEN_BRACE || data.charCodeAt(data.length - 1) !== CLOSE_BRACE || !atTopLevel(data, head)) return false;
   const before = data.slice(0, head);
   const after = data.slice(close + 2);
-  for (const key of OTHER_KEYS) if (before.includes(key) || after.includes(key)) return undefined;
-  for (const key of NULL_KEYS) if (!nullWherever(before, key) || !nullWherever(after, key)) return undefined;
+  for (const key of OTHER_KEYS) if (before.includes(key) || after.includes(key)) return false;
+  for (const key of NULL_KEYS) if (!nullWherever(before, key) || !nullWherever(after, key)) return false;
+  return true;
+}
+
+function textOf(data: string, { open, close, escaped }: Omit<FoundText, 'head'>): string | undefined {
   if (!escaped) return data.slice(open + 1, close);
   try {
     return JSON.parse(data.slice(open, close + 1)) as string;

@@ -10,7 +10,7 @@ import type { MessagesStreamEvent } from '../anthropic/types.js';
 import type { Upstream } from '../pool.js';
 import { parseSseEvent, SseFramer } from '../sse.js';
 import { PassThroughTap } from '../tap.js';
-import { plainTextDelta, textChunk } from './chunk-skim.js';
+import { TextChunkSkimmer, textChunk } from './chunk-skim.js';
 import { openChatStream } from './client.js';
 import { ChatToMessagesStream, formatSse } from './stream-to-messages.js';
 import type { ChatCompletionChunk, ChatRequest } from './types.js';
@@ -77,6 +77,7 @@ export function translateChatStream(
   { translator, meter, signal }: { translator: ChatToMessagesStream; meter: TranslatedMeter; signal: AbortSignal },
 ): PassThroughTap {
   const framer = new SseFramer();
+  const skimmer = new TextChunkSkimmer();
   /** A translated event went out: a failure from now on is told in the stream. */
   let sent = false;
   /** `[DONE]` or the error event went out: nothing more is read. */
@@ -103,7 +104,7 @@ export function translateChatStream(
       meter.chat.markDone();
       return finish(translator.end());
     }
-    const text = plainTextDelta(data);
+    const text = skimmer.read(data);
     let chunk: ChatCompletionChunk;
     try {
       chunk = text === undefined ? (JSON.parse(data) as ChatCompletionChunk) : textChunk(text);

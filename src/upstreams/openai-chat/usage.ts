@@ -1,6 +1,6 @@
 // Reading what a chat completion used, from a whole answer or from a stream seen so far.
 import { TokenStreamMeter } from '../stream-meter.js';
-import { plainTextDelta } from './chunk-skim.js';
+import { TextChunkSkimmer } from './chunk-skim.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatUsage } from './types.js';
 
 export interface TokenUsage {
@@ -27,6 +27,7 @@ export function completionText(completion: ChatCompletion): string {
 /** Follows a chunk stream: the final usage when it comes, the output delivered meanwhile, and `[DONE]`. */
 export class ChatStreamMeter extends TokenStreamMeter {
   usage: ChatUsage | undefined;
+  private readonly skimmer = new TextChunkSkimmer();
 
   /** `[DONE]`, the stream's end marker. */
   markDone(): void {
@@ -45,7 +46,7 @@ export class ChatStreamMeter extends TokenStreamMeter {
 
   /** A chunk's JSON text: true when it was a text-only chunk and its text is counted, false to parse and observe it. */
   skim(data: string): boolean {
-    const text = plainTextDelta(data);
+    const text = this.skimmer.read(data);
     if (text === undefined) return false;
     this.output.add(text);
     return true;

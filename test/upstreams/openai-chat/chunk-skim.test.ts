@@ -1,7 +1,7 @@
 // Skimming a chat chunk for its text must count exactly what parsing it would, or step aside.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { plainTextDelta, textChunk } from '../../../src/upstreams/openai-chat/chunk-skim.js';
+import { plainTextDelta, TextChunkSkimmer, textChunk } from '../../../src/upstreams/openai-chat/chunk-skim.js';
 import { ChatToMessagesStream } from '../../../src/upstreams/openai-chat/stream-to-messages.js';
 import type { ChatCompletionChunk } from '../../../src/upstreams/openai-chat/types.js';
 import { ChatStreamMeter } from '../../../src/upstreams/openai-chat/usage.js';
@@ -99,4 +99,29 @@ test('a stream translated to Messages events from skimmed chunks is the one tran
   }
   assert.equal(skims, TEXTS.length);
   assert.deepEqual(skimmed.usage(), parsed.usage());
+});
+
+test("a stream's skimmer answers for every chunk what a fresh check would, as the chunks around the text change", () => {
+  const choice = (delta: unknown, finish: string | null = null) => [{ index: 0, delta, logprobs: null, finish_reason: finish }];
+  const usage = { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 };
+  const stream = [
+    chunk(choice({ role: 'assistant', content: '' })),
+    ...TEXTS.map(text),
+    chunk(choice({ content: 'same head, finishing' }, 'stop')),
+    chunk(choice({ content: 'same length, finishing' }, 'st')), // "st" is as long as null
+    chunk(choice({ content: 'same head, usage after' }), { usage }),
+    chunk(choice({ content: 'same head, error after' }), { usage: null, error: { message: 'x' } }),
+    chunk(choice({ content: 'a new id' }), { id: 'chatcmpl-2' }),
+    text('and back'),
+    chunk(choice({ content: 'x' })).replace('"usage":null', '"usage":null,"usage":{"prompt_tokens":1}'),
+    chunk(choice({ content: 'unterminated' })).slice(0, -40),
+  ];
+  const skimmer = new TextChunkSkimmer();
+  const answers = stream.map((data) => skimmer.read(data));
+  assert.deepEqual(
+    answers,
+    stream.map((data) => plainTextDelta(data)),
+  );
+  assert.deepEqual(answers.slice(-8), [undefined, undefined, undefined, undefined, 'a new id', 'and back', undefined, undefined]);
+  assert.deepEqual(answers.slice(1, 1 + TEXTS.length), TEXTS);
 });
