@@ -10,6 +10,8 @@ const FIRST_CHOICE_TEXT = '"choices":[{"index":0,"delta":{"content":"';
 const OTHER_KEYS = ['"delta"', '"error"', '"tool_calls"', '"reasoning'];
 // Keys a text chunk may carry only as null.
 const NULL_KEYS = ['"usage"', '"finish_reason"'];
+// Open after the delta's object closes: the outer object, the choices array and the first choice.
+const OPEN_AFTER_DELTA = 3;
 const OPEN_BRACE = 123;
 const QUOTE = 34;
 const BACKSLASH = 92;
@@ -84,7 +86,10 @@ function textFrom(data: string, open: number): Omit<FoundText, 'head'> | undefin
 
 /** What surrounds the text: one top-level object, holding nothing else a reader of the chunk needs. */
 function checked(data: string, { head, close }: FoundText): boolean {
-  if (data.charCodeAt(0) !== OPEN_BRACE || data.charCodeAt(data.length - 1) !== CLOSE_BRACE || !atTopLevel(data, head)) return false;
+  if (data.charCodeAt(0) !== OPEN_BRACE || data.charCodeAt(data.length - 1) !== CLOSE_BRACE) return false;
+  // The choices are the outer object's own, and what follows the delta closes its choice, the
+  // array and that object only at the very end (a chunk cut short is parsed, and fails there).
+  if (depthAfter(data, 1, head, 1) !== 1 || depthAfter(data, close + 2, data.length - 1, OPEN_AFTER_DELTA) !== 1) return false;
   const before = data.slice(0, head);
   const after = data.slice(close + 2);
   for (const key of OTHER_KEYS) if (before.includes(key) || after.includes(key)) return false;
@@ -117,15 +122,17 @@ function nullWherever(part: string, key: string): boolean {
   return true;
 }
 
-/** Whether `end` is inside the outermost object only: every bracket opened after the first closed. */
-function atTopLevel(data: string, end: number): boolean {
-  let depth = 0;
-  for (let i = 0; i < end; i++) {
+/**
+ * The nesting depth (objects and arrays, outside strings) after reading `data` from `from` to `to`,
+ * starting at `depth`; -1 if it closes everything before `to`.
+ */
+function depthAfter(data: string, from: number, to: number, depth: number): number {
+  for (let i = from; i < to; i++) {
     const c = data.charCodeAt(i);
     if (c === QUOTE) {
-      for (i++; i < end && data.charCodeAt(i) !== QUOTE; i++) if (data.charCodeAt(i) === BACKSLASH) i++;
+      for (i++; i < to && data.charCodeAt(i) !== QUOTE; i++) if (data.charCodeAt(i) === BACKSLASH) i++;
     } else if (c === OPEN_BRACE || c === OPEN_BRACKET) depth++;
-    else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) depth--;
+    else if ((c === CLOSE_BRACE || c === CLOSE_BRACKET) && --depth === 0) return -1;
   }
-  return depth === 1;
+  return depth;
 }

@@ -43,6 +43,7 @@ test('a text-only chunk is skimmed to the text that parsing it would count', () 
 });
 
 test("the sandbox's and OpenAI's text chunks take the skim, not the parse", () => {
+  assert.equal(plainTextDelta('{"choices":[{"index":0,"delta":{"content":"least"}}]}'), 'least');
   const sandbox =
     '{"id":"chatcmpl-c30d","object":"chat.completion.chunk","created":1735689600,"model":"sandbox-chat","choices":[{"index":0,"delta":{"content":" w2"},"logprobs":null,"finish_reason":null}],"usage":null}';
   const openai =
@@ -70,6 +71,10 @@ test('a chunk with anything else the meter reads is left to the parse', () => {
     chunk([], { usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } }),
     '{"choices":[{"index":0,"delta":{"content":"bad \\q escape"}}]}',
     '{"choices":[{"index":0,"delta":{"content":"unterminated}',
+    '{"choices":[{"index":0,"delta":{"content":"cut short"}',
+    '{"choices":[{"index":0,"delta":{"content":"cut short"}}]',
+    '{"choices":[{"index":0,"delta":{"content":"closed early"}}]}}',
+    '{"choices":[{"index":0,"delta":{"content":"closed early"}}]},"x":{}}',
     'not json',
   ];
   for (const data of others) assert.equal(plainTextDelta(data), undefined, data);
