@@ -4,25 +4,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { invalidRequest } from '../errors.js';
+import { walkNesting } from '../json-text.js';
 
 /** Deeper than any real request; deep enough nesting would overflow whatever walks the value. */
 export const MAX_JSON_DEPTH = 64;
 
 /** The deepest nesting of arrays and objects in JSON text, strings skipped (one linear pass). */
 export function jsonDepth(text: string): number {
-  let depth = 0;
   let deepest = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92)
-        i++; // backslash: skip the escaped character
-      else if (c === 34) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 123 || c === 91) deepest = Math.max(deepest, ++depth);
-    else if (c === 125 || c === 93) depth--;
-  }
+  walkNesting(text, 0, text.length, 0, (depth) => {
+    if (depth > deepest) deepest = depth;
+    return true;
+  });
   return deepest;
 }
 
