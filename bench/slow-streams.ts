@@ -223,7 +223,7 @@ async function storeOnceSettled(file: string) {
       .get()!.n;
     return {
       holds: { settled: byState('settled'), released: byState('released'), open: byState('open') },
-      usageRows: db.prepare<[], { n: number }>('select count(*) as n from usage').get()!.n,
+      usageRows: db.prepare<[], { n: number }>('select count(*) as n from usage_all').get()!.n,
       balancesConsistent: disagreeing === 0,
     };
   } finally {

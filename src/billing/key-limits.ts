@@ -9,6 +9,7 @@
 import { type Kysely, sql } from 'kysely';
 import { billing, forbidden } from '../errors.js';
 import type { DB } from '../store/schema.js';
+import { fromUsageTable } from '../store/usage.js';
 
 export interface KeyLimits {
   /** Model ids or aliases the key may call; null: any. */
@@ -130,13 +131,15 @@ async function spentBefore(
   trx: Kysely<DB>,
   { keyId, accountId, period, since }: { keyId: string; accountId: string; period: string; since: number },
 ): Promise<number> {
-  const used = await trx
-    .selectFrom('usage')
-    .select(sql<string | number | null>`sum(amount_micros)`.as('total'))
-    .where('account_id', '=', accountId)
-    .where('key_id', '=', keyId)
-    .where('created_at', '>=', since)
-    .executeTakeFirst();
+  // Both tables of usage rows (store/usage.ts); each sum keeps its table's own plan.
+  const usedIn = (table: 'usage' | 'usage_recent') =>
+    fromUsageTable(trx, table)
+      .select(sql<string | number | null>`sum(amount_micros)`.as('total'))
+      .where('account_id', '=', accountId)
+      .where('key_id', '=', keyId)
+      .where('created_at', '>=', since)
+      .executeTakeFirst();
+  const used = [await usedIn('usage'), await usedIn('usage_recent')];
   const open = await trx
     .selectFrom('holds')
     .select(sql<string | number | null>`sum(amount_micros)`.as('total'))
@@ -145,5 +148,5 @@ async function spentBefore(
     .where('key_id', '=', keyId)
     .where('cap_periods', 'like', `%${period}%`)
     .executeTakeFirst();
-  return Number(used?.total ?? 0) + Number(open?.total ?? 0);
+  return used.reduce((sum, row) => sum + Number(row?.total ?? 0), 0) + Number(open?.total ?? 0);
 }

@@ -1,6 +1,7 @@
 // Schema changes, in order, inline so the built package needs no migration folder on disk.
 import { type DatabaseIntrospector, type Kysely, type Migration, Migrator, sql } from 'kysely';
 import type { DB } from './schema.js';
+import { createRecentUsage } from './usage-recent.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -22,6 +23,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '013_channel_routing': { up: (db) => addChannelRouting(db) },
     '014_test_mode': { up: (db) => addTestMode(db) },
     '015_sqlite_ledger_chain': { up: (db) => (dialect === 'sqlite' ? chainLedgerByAccount(db) : Promise.resolve()) },
+    '016_recent_usage': { up: (db) => createRecentUsage(db) },
   };
 }
 

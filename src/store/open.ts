@@ -7,7 +7,7 @@ import pg from 'pg';
 import { BACKSTOP_CHECKPOINT_PAGES, type Checkpointer, startCheckpointer } from './checkpointer.js';
 import { markConnectionLost } from './health.js';
 import { postgresHotLedger } from './hot-ledger/postgres.js';
-import { sqliteHotLedger } from './hot-ledger/sqlite.js';
+import { sqliteHotLedger, type UsageMoveSchedule } from './hot-ledger/sqlite.js';
 import type { HotLedger, HotLedgerLog } from './hot-ledger/types.js';
 import { type Dialect, migrateToLatest } from './migrations.js';
 import type { DB } from './schema.js';
@@ -30,6 +30,8 @@ export interface Store {
 export interface StoreOptions {
   /** Where the store reports what an operator should know of; nothing is logged without it. */
   log?: HotLedgerLog;
+  /** SQLite: when usage_recent is moved into usage (store/usage-recent.ts); tests make it often. */
+  moveUsage?: UsageMoveSchedule;
 }
 
 // `sqlite:./data/tollroute.db`, `sqlite::memory:`, `postgres://…?schema=name`, `postgresql://…`
@@ -92,7 +94,7 @@ function openSqlite(location: string, options: StoreOptions): Store {
     },
     // Its statements are prepared against the tables, so only once they exist.
     prepareHotLedger() {
-      const hotLedger = sqliteHotLedger(db, sqlite, { checkWritable, countCommit: checkpointer?.noteCommit }, options.log);
+      const hotLedger = sqliteHotLedger(db, sqlite, { checkWritable, countCommit: checkpointer?.noteCommit, moveUsage: options.moveUsage }, options.log);
       hotLedgerHook.beforeForeignStatement = hotLedger.beforeForeignStatement!;
       this.hotLedger = hotLedger;
     },

@@ -241,6 +241,10 @@ export interface DB {
   holds: HoldsTable;
   ledger: LedgerTable;
   usage: UsageTable;
+  /** Usage rows settled by SQLite's hot ledger, not yet moved into `usage` (store/usage-recent.ts). */
+  usage_recent: UsageTable;
+  /** A view: `usage` and `usage_recent` as one, read-only. */
+  usage_all: UsageTable;
   idempotency: IdempotencyTable;
   tasks: TasksTable;
   webhook_outbox: WebhookOutboxTable;

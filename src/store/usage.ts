@@ -1,4 +1,7 @@
-// Queries on `usage`: one row per settled call, what was used and what it cost.
+// Queries on `usage`: one row per settled call, what was used and what it cost. Rows settled by
+// SQLite's hot ledger wait in `usage_recent` until they are moved (store/usage-recent.ts), so every
+// reader reads both tables: each branch filtered (and ordered and limited) alone, so the one on
+// `usage` keeps its index by account and time.
 import { type Insertable, type Kysely, type RawBuilder, type Selectable, type SelectQueryBuilder, sql } from 'kysely';
 import { olderThan, type Position } from './keyset.js';
 import type { DB, UsageTable } from './schema.js';
@@ -38,6 +41,12 @@ export async function insertUsage(db: Kysely<DB>, row: Insertable<UsageTable>): 
   await db.insertInto('usage').values(row).execute();
 }
 
+/** The two tables holding usage rows; both have UsageTable's columns. */
+type UsageTableName = 'usage' | 'usage_recent';
+
+// The two tables have the same row type; Kysely is shown one name so the builders type-check once.
+export const fromUsageTable = (db: Kysely<DB>, table: UsageTableName) => db.selectFrom(table as 'usage');
+
 // Every condition is on the row's own columns: the (account_id, created_at) index serves them all.
 const whereUsage =
   ({ accountId, fromMs, toMs, model, endpoint, keyId }: UsageFilter) =>
@@ -55,11 +64,19 @@ export async function listUsage(
   db: Kysely<DB>,
   { limit = 100, olderThan: after, ...filter }: UsageFilter & { limit?: number; olderThan?: Position },
 ): Promise<UsageRow[]> {
+  const newest = (table: UsageTableName) =>
+    fromUsageTable(db, table)
+      .select(COLUMNS)
+      .$call(whereUsage(filter))
+      .$if(after !== undefined, (q) => q.where(olderThan(after!)))
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit);
+  // Each branch is wrapped: a branch of a compound select may not have its own order and limit.
   return db
-    .selectFrom('usage')
-    .select(COLUMNS)
-    .$call(whereUsage(filter))
-    .$if(after !== undefined, (q) => q.where(olderThan(after!)))
+    .selectFrom(newest('usage').as('settled'))
+    .selectAll()
+    .unionAll(db.selectFrom(newest('usage_recent').as('recent')).selectAll())
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(limit)
@@ -90,10 +107,10 @@ export function spendByModel(db: Kysely<DB>, filter: UsageFilter): Promise<Spend
 // The grouping expression is a literal, not a parameter: PostgreSQL must see the selected and the
 // grouped expression as the same text. SUM(bigint) is numeric on PostgreSQL: cast back to bigint.
 async function sumUsage<Group>(db: Kysely<DB>, filter: UsageFilter, group: RawBuilder<Group>): Promise<SpendRow<Group>[]> {
+  const matching = (table: UsageTableName) => fromUsageTable(db, table).select(['created_at', 'model', 'amount_micros']).$call(whereUsage(filter));
   const rows = await db
-    .selectFrom('usage')
+    .selectFrom(matching('usage').unionAll(matching('usage_recent')).as('matching'))
     .select((eb) => [group.as('grp'), eb.fn.countAll<number>().as('requests'), sql<number>`cast(sum(amount_micros) as bigint)`.as('amount')])
-    .$call(whereUsage(filter))
     .groupBy(group)
     .orderBy(group)
     .execute();

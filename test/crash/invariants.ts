@@ -75,7 +75,7 @@ export async function checkStore(store: Store, deliveries: Delivery[]): Promise<
     .select(['hold_id', 'kind', 'balance_delta_micros', 'held_delta_micros', 'note'])
     .where('hold_id', 'is not', null)
     .execute();
-  const usage = await db.selectFrom('usage').select(['id', 'hold_id', 'amount_micros', 'flags']).execute();
+  const usage = await db.selectFrom('usage_all').select(['id', 'hold_id', 'amount_micros', 'flags']).execute();
   const tasks = await db.selectFrom('tasks').select(['id', 'status', 'hold_id', 'callback_url', 'error']).execute();
   const outbox = await db.selectFrom('webhook_outbox').select(['id', 'task_id', 'event_id', 'state']).execute();
 
@@ -205,7 +205,7 @@ export async function checkCalls(store: Store, calls: CallRecord[]): Promise<{ v
   const fail = (message: string) => violations.push(message);
   // The caller's x-request-id is kept on its hold as client_request_id.
   const holds = await store.db.selectFrom('holds').select(['id', 'client_request_id', 'state', 'charged_micros', 'amount_micros']).execute();
-  const usage = await store.db.selectFrom('usage').select(['hold_id', 'flags']).execute();
+  const usage = await store.db.selectFrom('usage_all').select(['hold_id', 'flags']).execute();
   const ledger = await store.db.selectFrom('ledger').select(['hold_id', 'note']).where('kind', '=', 'release').execute();
   const tasks = new Map((await store.db.selectFrom('tasks').select(['id', 'status', 'hold_id']).execute()).map((t) => [t.id, t]));
   const holdsOf = group(holds, (h) => h.client_request_id);

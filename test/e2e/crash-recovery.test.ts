@@ -74,7 +74,7 @@ async function assertRecovered(store: Store, accountId: string, openedAt: { stre
   assert.equal(stream.charged_micros, recorded.charge_micros);
   assert.ok(recorded.units.output_token! >= 30 - 2, 'the output delivered before the kill');
   assert.equal(search.state, 'released');
-  const usage = await store.db.selectFrom('usage').selectAll().where('account_id', '=', accountId).execute();
+  const usage = await store.db.selectFrom('usage_all').selectAll().where('account_id', '=', accountId).execute();
   assert.deepEqual(
     usage.map((u) => [u.hold_id, u.amount_micros, u.flags]),
     [[stream.id, recorded.charge_micros, 'recovered']],

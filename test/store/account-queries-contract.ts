@@ -54,6 +54,30 @@ export function runAccountQueriesContract(label: string, makeUrl: () => string):
       assert.deepEqual([ids(first), ids(second), ids(third)], [['use_5', 'use_4'], ['use_3', 'use_2'], ['use_1']]);
     });
 
+    test('usage rows waiting in usage_recent are listed, paged, filtered and summed with those in usage, each once', async () => {
+      const accountId = await account();
+      const other = await account();
+      const recent = (row: ReturnType<typeof usageRow>) => db().insertInto('usage_recent').values(row).execute();
+      await insertUsage(db(), usageRow(accountId, { id: 'use_1', createdAt: T0, amountMicros: 1 }));
+      await recent(usageRow(accountId, { id: 'use_2', createdAt: T0 + 1, amountMicros: 2, model: 'm2' }));
+      await insertUsage(db(), usageRow(accountId, { id: 'use_3', createdAt: T0 + 1, amountMicros: 4 }));
+      await recent(usageRow(accountId, { id: 'use_4', createdAt: T0 + MS_PER_DAY, amountMicros: 8 }));
+      await recent(usageRow(other, { id: 'use_x', createdAt: T0 + 1, amountMicros: 100 }));
+      const first = await listUsage(db(), { accountId, limit: 3 });
+      const last = first.at(-1)!;
+      const rest = await listUsage(db(), { accountId, limit: 3, olderThan: { createdAt: last.created_at, id: last.id } });
+      assert.deepEqual([ids(first), ids(rest)], [['use_4', 'use_3', 'use_2'], ['use_1']]);
+      assert.deepEqual(ids(await listUsage(db(), { accountId, model: 'm2' })), ['use_2']);
+      assert.deepEqual(await spendByDay(db(), { accountId }), [
+        { group: DAY, requests: 3, amountMicros: 7 },
+        { group: DAY + 1, requests: 1, amountMicros: 8 },
+      ]);
+      assert.deepEqual(await spendByModel(db(), { accountId, toMs: T0 + MS_PER_DAY }), [
+        { group: 'm2', requests: 1, amountMicros: 2 },
+        { group: 'sandbox-chat', requests: 2, amountMicros: 5 },
+      ]);
+    });
+
     test('spend sums requests and amounts per UTC day, a row at midnight counting for the new day', async () => {
       const accountId = await account();
       await insertUsage(db(), usageRow(accountId, { id: 'use_1', createdAt: T0 - 1, amountMicros: 7 }));

@@ -35,7 +35,7 @@ const hotHold = (accountId: string, holdId: string, amountMicros: number) => ({
 });
 const settleOf = (holdId: string) => ({ holdId, chargeMicros: 100, units: '{}', requestId: null, flags: [], usageId: 'use_taken', now: 1 });
 const takeUsageId = (store: Store, accountId: string) =>
-  sql`insert into usage (id, account_id, model, endpoint, units, amount_micros, created_at) values ('use_taken', ${accountId}, 'm', 'chat', '{}', 0, 0)`.execute(
+  sql`insert into usage_recent (id, account_id, model, endpoint, units, amount_micros, created_at) values ('use_taken', ${accountId}, 'm', 'chat', '{}', 0, 0)`.execute(
     store.db,
   );
 

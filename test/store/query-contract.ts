@@ -29,6 +29,7 @@ const EVERY_MIGRATION = [
   '013_channel_routing',
   '014_test_mode',
   '015_sqlite_ledger_chain',
+  '016_recent_usage',
 ].map((name) => ({ name }));
 
 const appliedMigrations = (store: Store) =>

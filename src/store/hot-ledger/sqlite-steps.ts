@@ -3,6 +3,7 @@
 // Same rules and same rows as billing/ledger.ts's transaction steps; the contract tests run both.
 import type Database from 'better-sqlite3';
 import { capCharge } from '../../billing/charge-cap.js';
+import { INSERT_RECENT_USAGE } from '../usage-recent.js';
 import type { HoldEntry, SettleEntry, SettleResult } from './types.js';
 
 interface ClosedHold {
@@ -41,10 +42,7 @@ function statements(sqlite: Database.Database) {
     /** balance delta, held delta, account */
     adjustAccount: sqlite.prepare('update accounts set balance_micros = balance_micros + ?, held_micros = held_micros + ? where id = ?'),
     /** id, account, key, hold, request, model, endpoint, units, amount, now, unbilled, flags, client request, upstream ms, channel, attempts */
-    insertUsage: sqlite.prepare(
-      `insert into usage (id, account_id, key_id, hold_id, request_id, model, endpoint, units, amount_micros, created_at, unbilled_micros, flags, client_request_id, upstream_ms, channel, attempts)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
+    insertUsage: sqlite.prepare(INSERT_RECENT_USAGE),
   };
 }
 

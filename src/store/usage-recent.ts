@@ -1,0 +1,52 @@
+// Usage rows settled by SQLite's hot ledger land first in `usage_recent`, a table without the index
+// by account and time, so a settle appends to it instead of writing its account's page of that
+// index: with many accounts, one page of the log per settle, about a third of what a hold and settle
+// pair wrote (docs/benchmarks.md). Every few seconds the mover copies them into `usage` sorted by
+// account, so an account's page is written once for all its rows of the move, and deletes them, in
+// one transaction. Readers read both tables (store/usage.ts); the view `usage_all` is both as one,
+// for an operator at the sqlite3 prompt. PostgreSQL has the table too, always empty: its ledger
+// writes `usage` directly, and the readers stay one query for both dialects.
+import type Database from 'better-sqlite3';
+import { type Kysely, sql } from 'kysely';
+
+const COLUMNS =
+  'id, account_id, key_id, hold_id, request_id, model, endpoint, units, amount_micros, created_at, unbilled_micros, flags, client_request_id, upstream_ms, channel, attempts';
+
+/** Migration: the table (the columns of `usage`; its key is an id, which grows with time, so an insert stays an append) and the view. */
+export async function createRecentUsage(db: Kysely<any>): Promise<void> {
+  await db.schema
+    .createTable('usage_recent')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('account_id', 'text', (c) => c.notNull())
+    .addColumn('key_id', 'text')
+    .addColumn('hold_id', 'text')
+    .addColumn('request_id', 'text')
+    .addColumn('model', 'text', (c) => c.notNull())
+    .addColumn('endpoint', 'text', (c) => c.notNull())
+    .addColumn('units', 'text', (c) => c.notNull())
+    .addColumn('amount_micros', 'bigint', (c) => c.notNull())
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addColumn('unbilled_micros', 'bigint', (c) => c.notNull().defaultTo(0))
+    .addColumn('flags', 'text')
+    .addColumn('client_request_id', 'text')
+    .addColumn('upstream_ms', 'integer')
+    .addColumn('channel', 'text')
+    .addColumn('attempts', 'integer')
+    .execute();
+  await sql.raw(`create view usage_all as select ${COLUMNS} from usage union all select ${COLUMNS} from usage_recent`).execute(db);
+}
+
+/** A settle's usage row, positional: id, account, key, hold, request, model, endpoint, units, amount, now, unbilled, flags, client request, upstream ms, channel, attempts. */
+export const INSERT_RECENT_USAGE = `insert into usage_recent (${COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/** Moves every row of usage_recent into usage, in one transaction of its own; how many it moved. */
+export function recentUsageMover(sqlite: Database.Database): () => number {
+  // Sorted by account: each account's rows go to its page of the usage index together.
+  const copy = sqlite.prepare(`insert into usage (${COLUMNS}) select ${COLUMNS} from usage_recent order by account_id, created_at, id`);
+  const clear = sqlite.prepare('delete from usage_recent');
+  return sqlite.transaction(() => {
+    const moved = copy.run().changes;
+    clear.run();
+    return moved;
+  });
+}
