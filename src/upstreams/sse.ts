@@ -55,10 +55,18 @@ export function findEventEnd(text: string, from: number): { at: number; length: 
 export class SseFramer {
   private readonly decoder = new StringDecoder('utf8');
   private pending = '';
+  /** The last chunk ended in a byte that may leave part of a character in the decoder. */
+  private mayHoldPartialCharacter = false;
 
   push(chunk: Buffer): { raw: string; separator: string }[] {
     this.pending += this.decoder.write(chunk);
+    this.mayHoldPartialCharacter = chunk.length > 0 && chunk[chunk.length - 1]! >= 0x80;
     return this.cut();
+  }
+
+  /** Nothing of an event is held: the bytes pushed so far ended exactly where an event did. */
+  get holdsNothing(): boolean {
+    return this.pending === '' && !this.mayHoldPartialCharacter;
   }
 
   end(): { raw: string; separator: string }[] {
@@ -87,10 +95,17 @@ export class SseFramer {
 export function createSseTap(read: SseReader, rewrite?: (raw: string) => string): PassThroughTap {
   const framer = new SseFramer();
   return new PassThroughTap((chunk) => {
+    const startsAnEvent = chunk !== undefined && framer.holdsNothing;
     let out = '';
+    let unchanged = true;
     for (const { raw, separator } of chunk ? framer.push(chunk) : framer.end()) {
-      if (read(parseSseEvent(raw)) !== false) out += (rewrite ? rewrite(raw) : raw) + separator;
+      const written = read(parseSseEvent(raw)) === false ? '' : rewrite ? rewrite(raw) : raw;
+      if (written !== raw) unchanged = false;
+      if (written !== '') out += written + separator;
     }
+    // A chunk of whole events that all go on as they came goes on as its own bytes: the same
+    // bytes as the text would give, without encoding that text again (most chunks of a stream).
+    if (startsAnEvent && unchanged && framer.holdsNothing) return chunk;
     return out.length > 0 ? out : undefined;
   });
 }

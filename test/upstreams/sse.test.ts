@@ -36,6 +36,26 @@ test('an event split across chunks, even inside a multi-byte character, is read 
   assert.equal(seen[2]?.data, '{"b":"é"}');
 });
 
+test('a chunk of whole events that all go on is forwarded as the very bytes that came', async () => {
+  const tap = createSseTap(() => true);
+  const chunk = Buffer.from(upstream);
+  const forwarded: unknown[] = [];
+  tap.on('data', (out) => forwarded.push(out));
+  tap.end(chunk);
+  await new Promise((resolve) => tap.once('end', resolve));
+  assert.equal(forwarded.length, 1);
+  assert.equal(forwarded[0], chunk); // the same Buffer: not decoded, joined and encoded again
+});
+
+test('a chunk that ends inside a character is forwarded as text, so the character is not sent twice', async () => {
+  const e = Buffer.from('é');
+  const first = Buffer.concat([Buffer.from('data: {"a":1}\n\n'), e.subarray(0, 1)]);
+  // the second chunk ends inside an event, so it goes on as text, which holds the whole character
+  const second = Buffer.concat([e.subarray(1), Buffer.from('data: 2\n\ndata: 3')]);
+  const { out } = await through([first, second]);
+  assert.equal(out, 'data: {"a":1}\n\nédata: 2\n\ndata: 3\n\n');
+});
+
 test('an event the reader refuses is kept from the client', async () => {
   const { out } = await through([upstream], (e) => e.event !== 'ping');
   assert.equal(out, 'data: {"a":1}\n\ndata: {"b":"é"}\n\ndata: [DONE]\n\n');
