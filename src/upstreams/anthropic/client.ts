@@ -2,7 +2,7 @@
 // credentials; streams pass through event by event, read on the side for usage.
 import type { Readable } from 'node:stream';
 import type { TokenizerName } from '../../billing/tokens.js';
-import { postJson } from '../http.js';
+import { postForText, postJson } from '../http.js';
 import type { Upstream } from '../pool.js';
 import { observeSseJson } from '../sse.js';
 import { MessagesStreamMeter, type NativeUsage } from './usage.js';
@@ -27,13 +27,13 @@ export async function createNativeMessage(
   upstream: Upstream,
   args: { body: Record<string, unknown>; beta?: string; signal: AbortSignal },
 ): Promise<NativeMessage> {
-  const response = await postJson(upstream, {
+  const text = await postForText(upstream, {
     path: '/v1/messages',
     body: { ...args.body, stream: false },
     headers: headers(upstream, args.beta),
     signal: args.signal,
   });
-  return (await response.body.json()) as NativeMessage;
+  return JSON.parse(text) as NativeMessage;
 }
 
 export async function streamNativeMessage(

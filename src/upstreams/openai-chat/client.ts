@@ -1,7 +1,7 @@
 // OpenAI chat completions over a channel: a whole answer, or the SSE stream passed through.
 import type { Readable } from 'node:stream';
 import type { TokenizerName } from '../../billing/tokens.js';
-import { postJson } from '../http.js';
+import { postForText, postJson } from '../http.js';
 import type { Upstream } from '../pool.js';
 import { observeSseJson } from '../sse.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from './types.js';
@@ -10,8 +10,8 @@ import { ChatStreamMeter } from './usage.js';
 const authHeaders = (upstream: Upstream) => (upstream.channel.api_key ? { authorization: `Bearer ${upstream.channel.api_key}` } : undefined);
 
 export async function createChatCompletion(upstream: Upstream, body: ChatRequest, signal: AbortSignal): Promise<ChatCompletion> {
-  const response = await postJson(upstream, { path: '/v1/chat/completions', body: { ...body, stream: false }, headers: authHeaders(upstream), signal });
-  return (await response.body.json()) as ChatCompletion;
+  const text = await postForText(upstream, { path: '/v1/chat/completions', body: { ...body, stream: false }, headers: authHeaders(upstream), signal });
+  return JSON.parse(text) as ChatCompletion;
 }
 
 export interface ChatStream {

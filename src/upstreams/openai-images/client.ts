@@ -1,5 +1,5 @@
 // OpenAI's images API (synchronous upstream): the gateway's task engine turns it into a task.
-import { postJson } from '../http.js';
+import { postForText } from '../http.js';
 import { MalformedAnswerError } from '../malformed.js';
 import type { Upstream } from '../pool.js';
 
@@ -10,13 +10,13 @@ export interface ImagesResult {
 }
 
 export async function generateImages(upstream: Upstream, body: Record<string, unknown>, signal: AbortSignal): Promise<ImagesResult> {
-  const response = await postJson(upstream, {
+  const text = await postForText(upstream, {
     path: '/v1/images/generations',
     body,
     headers: upstream.channel.api_key ? { authorization: `Bearer ${upstream.channel.api_key}` } : undefined,
     signal,
   });
-  return readImagesAnswer(await response.body.text());
+  return readImagesAnswer(text);
 }
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -1,7 +1,7 @@
 // OpenAI's responses API, passed through: a whole response, or its typed event stream.
 import type { Readable } from 'node:stream';
 import type { TokenizerName } from '../../billing/tokens.js';
-import { postJson } from '../http.js';
+import { postForText, postJson } from '../http.js';
 import type { TokenUsage } from '../openai-chat/usage.js';
 import type { Upstream } from '../pool.js';
 import { observeSseJson } from '../sse.js';
@@ -44,8 +44,8 @@ export class ResponsesStreamMeter extends TokenStreamMeter {
 const authHeaders = (upstream: Upstream) => (upstream.channel.api_key ? { authorization: `Bearer ${upstream.channel.api_key}` } : undefined);
 
 export async function createResponse(upstream: Upstream, body: Record<string, unknown>, signal: AbortSignal): Promise<ResponseObject> {
-  const response = await postJson(upstream, { path: '/v1/responses', body: { ...body, stream: false }, headers: authHeaders(upstream), signal });
-  return (await response.body.json()) as ResponseObject;
+  const text = await postForText(upstream, { path: '/v1/responses', body: { ...body, stream: false }, headers: authHeaders(upstream), signal });
+  return JSON.parse(text) as ResponseObject;
 }
 
 export async function streamResponse(
