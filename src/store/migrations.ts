@@ -1,6 +1,7 @@
 // Schema changes, in order, inline so the built package needs no migration folder on disk.
 import { type DatabaseIntrospector, type Kysely, type Migration, Migrator, sql } from 'kysely';
 import type { DB } from './schema.js';
+import { rebuildForFewerPages } from './sqlite-pages.js';
 import { createRecentUsage } from './usage-recent.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -24,6 +25,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '014_test_mode': { up: (db) => addTestMode(db) },
     '015_sqlite_ledger_chain': { up: (db) => (dialect === 'sqlite' ? chainLedgerByAccount(db) : Promise.resolve()) },
     '016_recent_usage': { up: (db) => createRecentUsage(db) },
+    '017_sqlite_fewer_pages': { up: (db) => (dialect === 'sqlite' ? rebuildForFewerPages(db) : Promise.resolve()) },
   };
 }
 

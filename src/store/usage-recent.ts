@@ -33,6 +33,11 @@ export async function createRecentUsage(db: Kysely<any>): Promise<void> {
     .addColumn('channel', 'text')
     .addColumn('attempts', 'integer')
     .execute();
+  await createUsageAllView(db);
+}
+
+/** The view of both tables as one, for operators and the crash checks. */
+export async function createUsageAllView(db: Kysely<any>): Promise<void> {
   await sql.raw(`create view usage_all as select ${COLUMNS} from usage union all select ${COLUMNS} from usage_recent`).execute(db);
 }
 

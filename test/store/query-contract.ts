@@ -30,6 +30,7 @@ const EVERY_MIGRATION = [
   '014_test_mode',
   '015_sqlite_ledger_chain',
   '016_recent_usage',
+  '017_sqlite_fewer_pages',
 ].map((name) => ({ name }));
 
 const appliedMigrations = (store: Store) =>
