@@ -157,6 +157,26 @@ describe('SQLite hot ledger', () => {
       assert.equal(otherConnectionBalance(account.id), 6_000);
     }));
 
+  test("a hold's commit waits one turn, so a request written from an immediate after the hold (undici's, on a reused connection) goes first", () =>
+    withStore(async (store) => {
+      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+      const decided = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_a', 4_000));
+      const seenByTheWrite = await new Promise((resolve) => setImmediate(() => resolve(otherConnectionBalance(account.id))));
+      assert.equal(seenByTheWrite, 10_000, 'the commit came before the write');
+      await decided!.committed;
+      assert.equal(otherConnectionBalance(account.id), 6_000);
+    }));
+
+  test('a settle asked for alone commits in the first check phase: no turn is added before its answer', () =>
+    withStore(async (store) => {
+      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+      const { holdId } = await holdFunds(store, holdOf(account.id, 4_000));
+      const settled = store.hotLedger!.settle({ ...settleOf(holdId), usageId: 'use_1' });
+      const seenNextImmediate = await new Promise((resolve) => setImmediate(() => resolve(otherConnectionBalance(account.id))));
+      assert.equal(seenNextImmediate, 9_900);
+      assert.equal((await settled).kind, 'applied');
+    }));
+
   test('a step asked for while another is pending joins its batch, which sees the first step and commits both', () =>
     withStore(async (store) => {
       const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });

@@ -9,6 +9,9 @@
 // go upstream while its hold is being committed (a caller alone saves the commit's time). Steps that
 // come while others are pending wait for the batch instead, so that under load the statements run
 // back to back (measured: interleaved with the requests' own work they cost about twice as much).
+// A hold's commit waits one more turn of the event loop when nothing joined it: its call's upstream
+// request is written in the same check phase (undici writes on a reused idle connection from an
+// immediate), and should go out first, so that the commit runs while the upstream works.
 //
 // The connection is shared with Kysely: a batch runs inside Kysely's connection lock, so it never
 // lands inside a transaction Kysely has open, and any statement of Kysely's first commits the
@@ -99,10 +102,10 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
    * its answer with that commit; undefined when other steps are pending (it should join their batch)
    * or a transaction of Kysely's is open. Throws what the step threw, with nothing written.
    */
-  function runAtOnce<T>(run: () => T): { value: T; committed: Promise<void> } | undefined {
+  function runAtOnce<T>(run: () => T, { yieldsOnce = false } = {}): { value: T; committed: Promise<void> } | undefined {
     if (open || queue.length > 0 || sqlite.inTransaction) return undefined;
     const value = runFirst(run);
-    open = { run, value, committed: deferred() };
+    open = { run, value, committed: deferred(), yieldsOnce };
     schedule();
     return { value, committed: open.committed.promise };
   }
@@ -156,6 +159,11 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
   }
 
   async function flush() {
+    if (open?.yieldsOnce && queue.length === 0) {
+      open.yieldsOnce = false;
+      setImmediate(flush); // still scheduled: steps asked for meanwhile join this flush
+      return;
+    }
     scheduled = false;
     const steps = queue;
     queue = [];
@@ -223,7 +231,7 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
   return {
     hold: (entry) => step(() => hold(entry)),
     holdAtOnce(entry) {
-      const now = runAtOnce(() => hold(entry));
+      const now = runAtOnce(() => hold(entry), { yieldsOnce: true });
       return now && { held: now.value, committed: now.committed };
     },
     settle: (entry) =>
@@ -242,6 +250,8 @@ interface AtOnceStep {
   run(): unknown;
   /** Its answer, which its caller may have had before the commit. */
   value: unknown;
+  /** A hold whose call goes upstream meanwhile: its commit waits one turn, unless a batch joins it first. */
+  yieldsOnce: boolean;
   committed: Deferred;
 }
 
