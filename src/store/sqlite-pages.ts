@@ -7,13 +7,13 @@
 // - usage_recent, keyed by text, was a rowid table with an index for its key beside it. WITHOUT
 //   ROWID keeps the rows in their key's order in one b-tree; the key grows with time, so a settle's
 //   row is still an append.
-// A hold and settle pair then costs about 15 % less on its own (docs/benchmarks.md).
+// The ledger bench then took 15 to 34 % more pairs a second on 1 000 accounts (docs/benchmarks.md).
 import { type Kysely, sql } from 'kysely';
 import { createUsageAllView } from './usage-recent.js';
 
 export async function rebuildForFewerPages(db: Kysely<any>): Promise<void> {
   // One transaction (Kysely's migrator opens none on SQLite): a crash leaves either table whole.
-  // Each change is a no-op on a table that has it already, so running this again is harmless.
+  // A table that has its change already is left as it is, so running this again copies nothing.
   await db.transaction().execute(async (trx) => {
     await rebuildTable(trx, 'ledger', (create) => create.replace(/\s+autoincrement\b/i, ''));
     await sql`drop view if exists usage_all`.execute(trx);
@@ -24,14 +24,17 @@ export async function rebuildForFewerPages(db: Kysely<any>): Promise<void> {
 
 /**
  * Rebuilds `table` from its create statement as `change` rewrites it: its rows copied with their
- * ids, then its indexes and triggers made again as they were. Run it inside a transaction.
+ * ids, then its indexes and triggers made again as they were. A table the change leaves as it is
+ * is not touched (a ledger is every money movement ever made). Run it inside a transaction.
  */
 export async function rebuildTable(db: Kysely<any>, table: string, change: (create: string) => string): Promise<void> {
   const { rows } = await sql<{ type: string; sql: string }>`select type, sql from sqlite_master where tbl_name = ${table} and sql is not null`.execute(db);
   const create = rows.find((row) => row.type === 'table')?.sql;
   if (!create) throw new Error(`no table ${table} to rebuild`);
+  const changed = change(create);
+  if (changed === create) return;
   const rebuilt = `${table}_rebuilt`;
-  const createRebuilt = change(create).replace(/^create\s+table\s+("[^"]+"|\S+)/i, `create table "${rebuilt}"`);
+  const createRebuilt = changed.replace(/^create\s+table\s+("[^"]+"|\S+)/i, `create table "${rebuilt}"`);
   await sql.raw(createRebuilt).execute(db);
   await sql.raw(`insert into "${rebuilt}" select * from "${table}"`).execute(db);
   await sql.raw(`drop table "${table}"`).execute(db);
