@@ -26,6 +26,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '015_sqlite_ledger_chain': { up: (db) => (dialect === 'sqlite' ? chainLedgerByAccount(db) : Promise.resolve()) },
     '016_recent_usage': { up: (db) => createRecentUsage(db) },
     '017_sqlite_fewer_pages': { up: (db) => (dialect === 'sqlite' ? rebuildForFewerPages(db) : Promise.resolve()) },
+    '018_sqlite_chain_by_hot_ledger': { up: (db) => (dialect === 'sqlite' ? chainOnlyUnchainedRows(db) : Promise.resolve()) },
   };
 }
 
@@ -48,6 +49,23 @@ async function chainLedgerByAccount(db: Kysely<any>): Promise<void> {
       update accounts set last_ledger_id = new.id where id = new.account_id;
     end`.execute(db);
   await db.schema.dropIndex('ledger_account_id').execute();
+}
+
+// SQLite only: the hot ledger (hot-ledger/sqlite-steps.ts) chains the rows it writes itself, a
+// row's prev_id in its insert and the account's last_ledger_id in the update of the account that
+// the step makes anyway. The trigger, run for every row, wrote the row and the account row a
+// second time (about an eighth of the ledger bench's time): now it runs only for a row inserted
+// without prev_id, as every other writer inserts. An account's first row has none either way: for
+// it the trigger finds no previous row and points the account at it, as the hot ledger then does.
+async function chainOnlyUnchainedRows(db: Kysely<any>): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await sql`drop trigger ledger_account_chain`.execute(trx);
+    await sql`
+    create trigger ledger_account_chain after insert on ledger when new.prev_id is null begin
+      update ledger set prev_id = (select last_ledger_id from accounts where id = new.account_id) where id = new.id;
+      update accounts set last_ledger_id = new.id where id = new.account_id;
+    end`.execute(trx);
+  });
 }
 
 // Test mode (README "Test mode"): an account's test money lives on a second accounts row, its

@@ -31,6 +31,7 @@ const EVERY_MIGRATION = [
   '015_sqlite_ledger_chain',
   '016_recent_usage',
   '017_sqlite_fewer_pages',
+  '018_sqlite_chain_by_hot_ledger',
 ].map((name) => ({ name }));
 
 const appliedMigrations = (store: Store) =>

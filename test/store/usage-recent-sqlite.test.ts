@@ -96,10 +96,11 @@ describe('usage rows on SQLite: usage_recent, then usage', () => {
     }));
 
   test('a move is also due once its interval has passed, at the next commit', () =>
-    withStore({ settles: NEVER, ms: 50 }, async (store) => {
+    // 300 ms: the first settle must commit before the interval ends, even on a loaded machine (50 ms was not always enough)
+    withStore({ settles: NEVER, ms: 300 }, async (store) => {
       const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
       await billedCall(store, account.id, 1);
-      await new Promise((resolve) => setTimeout(resolve, 80));
+      await new Promise((resolve) => setTimeout(resolve, 350));
       assert.equal(await count(store, 'usage'), 0, 'no commit since: no move');
       await holdFunds(store, { accountId: account.id, amountMicros: 1_000, requestId: 'req_2', model: 'm', endpoint: 'chat' });
       assert.deepEqual([await count(store, 'usage_recent'), await count(store, 'usage')], [0, 1]);

@@ -1,6 +1,9 @@
 // The three money steps of a metered call on SQLite (hold, settle, release) as prepared statements
 // of better-sqlite3, run synchronously by the caller inside its transaction (sqlite.ts batches them).
 // Same rules and same rows as billing/ledger.ts's transaction steps; the contract tests run both.
+// Each step chains its ledger row itself (migration 018): the row's prev_id is the account's
+// last_ledger_id, read in the insert, and the step's one update of the account points it at the
+// new row, so the account row and the ledger row are each written once.
 import type Database from 'better-sqlite3';
 import { capCharge } from '../../billing/charge-cap.js';
 import { INSERT_RECENT_USAGE } from '../usage-recent.js';
@@ -19,17 +22,19 @@ interface ClosedHold {
 // Positional parameters: binding by name looks each one up on an object, a measurable part of a step.
 function statements(sqlite: Database.Database) {
   return {
-    /** amount, amount, account, amount */
-    moveToHeld: sqlite.prepare('update accounts set balance_micros = balance_micros - ?, held_micros = held_micros + ? where id = ? and balance_micros >= ?'),
+    /** account */
+    balance: sqlite.prepare('select balance_micros from accounts where id = ?').pluck(),
+    /** amount, amount, ledger row, account */
+    moveToHeld: sqlite.prepare('update accounts set balance_micros = balance_micros - ?, held_micros = held_micros + ?, last_ledger_id = ? where id = ?'),
     /** id, account, key, amount, request, model, endpoint, now, instance, client request */
     insertHold: sqlite.prepare(
       `insert into holds (id, account_id, key_id, amount_micros, state, request_id, model, endpoint, task_id, charged_micros, created_at, ended_at, instance_id, progress, client_request_id)
        values (?, ?, ?, ?, 'open', ?, ?, ?, null, null, ?, null, ?, null, ?)`,
     ),
-    /** account, kind, balance delta, held delta, hold, request, model, note, now */
+    /** account, kind, balance delta, held delta, hold, request, model, note, now, account (its chain) */
     insertLedger: sqlite.prepare(
-      `insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, hold_id, request_id, model, note, created_at)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, hold_id, request_id, model, note, created_at, prev_id)
+       values (?, ?, ?, ?, ?, ?, ?, ?, ?, (select last_ledger_id from accounts where id = ?))`,
     ),
     /** state, charged, now, id */
     closeHold: sqlite.prepare(
@@ -39,8 +44,8 @@ function statements(sqlite: Database.Database) {
     /** charged, id */
     setCharged: sqlite.prepare('update holds set charged_micros = ? where id = ?'),
     accountFunds: sqlite.prepare('select balance_micros, overdraft_micros from accounts where id = ?'),
-    /** balance delta, held delta, account */
-    adjustAccount: sqlite.prepare('update accounts set balance_micros = balance_micros + ?, held_micros = held_micros + ? where id = ?'),
+    /** balance delta, held delta, ledger row, account */
+    adjustAccount: sqlite.prepare('update accounts set balance_micros = balance_micros + ?, held_micros = held_micros + ?, last_ledger_id = ? where id = ?'),
     /** id, account, key, hold, request, model, endpoint, units, amount, now, unbilled, flags, client request, upstream ms, channel, attempts */
     insertUsage: sqlite.prepare(INSERT_RECENT_USAGE),
   };
@@ -56,15 +61,29 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
   const sql = statements(sqlite);
 
   function hold(e: HoldEntry): boolean {
-    if (sql.moveToHeld.run(e.amountMicros, e.amountMicros, e.accountId, e.amountMicros).changes === 0) return false;
+    const balance = sql.balance.get(e.accountId) as number | undefined;
+    if (balance === undefined || balance < e.amountMicros) return false; // no such account, or not enough: nothing written
     sql.insertHold.run(e.holdId, e.accountId, e.keyId, e.amountMicros, e.requestId, e.model, e.endpoint, e.now, e.instanceId, e.clientRequestId);
-    sql.insertLedger.run(e.accountId, 'hold', -e.amountMicros, e.amountMicros, e.holdId, e.requestId, e.model, null, e.now);
+    const ledgerId = sql.insertLedger.run(
+      e.accountId,
+      'hold',
+      -e.amountMicros,
+      e.amountMicros,
+      e.holdId,
+      e.requestId,
+      e.model,
+      null,
+      e.now,
+      e.accountId,
+    ).lastInsertRowid;
+    sql.moveToHeld.run(e.amountMicros, e.amountMicros, ledgerId, e.accountId);
     return true;
   }
 
   function settle(e: SettleEntry): SettleResult {
     const closed = sql.closeHold.get('settled', e.chargeMicros, e.now, e.holdId) as ClosedHold | undefined;
     if (!closed) return { kind: 'not-open' };
+    const { account_id: account } = closed;
     let funds = { balance_micros: 0, overdraft_micros: 0 };
     if (e.chargeMicros > closed.amount_micros) funds = sql.accountFunds.get(closed.account_id) as typeof funds;
     const { chargedMicros, unbilledMicros } = capCharge({
@@ -75,9 +94,20 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
     });
     if (chargedMicros !== e.chargeMicros) sql.setCharged.run(chargedMicros, e.holdId);
     const returned = closed.amount_micros - chargedMicros;
-    sql.adjustAccount.run(returned, -closed.amount_micros, closed.account_id);
     const request = e.requestId ?? closed.request_id;
-    sql.insertLedger.run(closed.account_id, 'settle', returned, -closed.amount_micros, e.holdId, request, closed.model, null, e.now);
+    const ledgerId = sql.insertLedger.run(
+      account,
+      'settle',
+      returned,
+      -closed.amount_micros,
+      e.holdId,
+      request,
+      closed.model,
+      null,
+      e.now,
+      account,
+    ).lastInsertRowid;
+    sql.adjustAccount.run(returned, -closed.amount_micros, ledgerId, account);
     const flags = unbilledMicros > 0 ? [...e.flags, 'capped'] : e.flags;
     sql.insertUsage.run(
       e.usageId,
@@ -103,8 +133,20 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
   function release(e: { holdId: string; note: string | null; now: number }): boolean {
     const closed = sql.closeHold.get('released', null, e.now, e.holdId) as ClosedHold | undefined;
     if (!closed) return false;
-    sql.adjustAccount.run(closed.amount_micros, -closed.amount_micros, closed.account_id);
-    sql.insertLedger.run(closed.account_id, 'release', closed.amount_micros, -closed.amount_micros, e.holdId, closed.request_id, closed.model, e.note, e.now);
+    const { account_id: account } = closed;
+    const ledgerId = sql.insertLedger.run(
+      account,
+      'release',
+      closed.amount_micros,
+      -closed.amount_micros,
+      e.holdId,
+      closed.request_id,
+      closed.model,
+      e.note,
+      e.now,
+      account,
+    ).lastInsertRowid;
+    sql.adjustAccount.run(closed.amount_micros, -closed.amount_micros, ledgerId, account);
     return true;
   }
 

@@ -56,9 +56,12 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
   let queue: PendingStep[] = [];
   let scheduled = false;
 
-  const writeAll = sqlite.transaction((steps: PendingStep[]) => steps.map((step) => step.run()));
-  const writeOne = sqlite.transaction((step: PendingStep) => step.run());
-  const begin = sqlite.prepare('begin');
+  // Immediate: a step may read before it writes (a hold reads the balance), and a transaction that
+  // takes the write lock at its first write would fail, not wait, if another process (the CLI, a
+  // second instance) committed in between. Every batch writes, so the lock is taken at once.
+  const writeAll = sqlite.transaction((steps: PendingStep[]) => steps.map((step) => step.run())).immediate;
+  const writeOne = sqlite.transaction((step: PendingStep) => step.run()).immediate;
+  const begin = sqlite.prepare('begin immediate');
   const commit = sqlite.prepare('commit');
   const rollback = sqlite.prepare('rollback');
   const moveRecentUsage = recentUsageMover(sqlite);
