@@ -44,7 +44,7 @@ test("the hot ledger's holds, settles and releases chain their rows without the 
 });
 
 /** Another process takes the write lock, spends the account's whole balance, holds the lock for `ms`, then commits. */
-function spendElsewhere(file: string, accountId: string, ms: number): Promise<{ locked: Promise<void>; done: Promise<void> }> {
+function spendElsewhere(file: string, accountId: string, ms: number): { locked: Promise<void>; done: Promise<void> } {
   const script = `
     const Database = require('better-sqlite3');
     const [file, accountId, ms] = process.argv.slice(1);
@@ -62,7 +62,7 @@ function spendElsewhere(file: string, accountId: string, ms: number): Promise<{ 
     child.once('exit', () => reject(new Error('the other process ended before it took the lock')));
   });
   const done = new Promise<void>((resolve, reject) => child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`exit ${code}`)))));
-  return Promise.resolve({ locked, done });
+  return { locked, done };
 }
 
 test("a hold waits for another process's write to the balance and is refused on what it left, never on a stale read", async () => {
@@ -70,7 +70,7 @@ test("a hold waits for another process's write to the balance and is refused on 
   const store = await openStore(`sqlite:${file}`);
   try {
     const { id } = await createAccount(store, { name: 'b', creditMicros: 10_000 });
-    const other = await spendElsewhere(file, id, 300);
+    const other = spendElsewhere(file, id, 300);
     await other.locked;
     await assert.rejects(holdFunds(store, call(id, 5_000, 'req_late')), (error) => error instanceof GatewayError && error.status === 402);
     await other.done;

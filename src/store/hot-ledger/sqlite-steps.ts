@@ -1,9 +1,9 @@
 // The three money steps of a metered call on SQLite (hold, settle, release) as prepared statements
 // of better-sqlite3, run synchronously by the caller inside its transaction (sqlite.ts batches them).
 // Same rules and same rows as billing/ledger.ts's transaction steps; the contract tests run both.
-// Each step chains its ledger row itself (migration 018): the row's prev_id is the account's
-// last_ledger_id, read in the insert, and the step's one update of the account points it at the
-// new row, so the account row and the ledger row are each written once.
+// Each step chains its ledger row itself (migration 018, moveFunds): the row's prev_id is the
+// account's last_ledger_id, read in the insert, and the account's one update points it at the new
+// row, so the account row and the ledger row are each written once.
 import type Database from 'better-sqlite3';
 import { capCharge } from '../../billing/charge-cap.js';
 import { INSERT_RECENT_USAGE } from '../usage-recent.js';
@@ -22,10 +22,6 @@ interface ClosedHold {
 // Positional parameters: binding by name looks each one up on an object, a measurable part of a step.
 function statements(sqlite: Database.Database) {
   return {
-    /** account */
-    balance: sqlite.prepare('select balance_micros from accounts where id = ?').pluck(),
-    /** amount, amount, ledger row, account */
-    moveToHeld: sqlite.prepare('update accounts set balance_micros = balance_micros - ?, held_micros = held_micros + ?, last_ledger_id = ? where id = ?'),
     /** id, account, key, amount, request, model, endpoint, now, instance, client request */
     insertHold: sqlite.prepare(
       `insert into holds (id, account_id, key_id, amount_micros, state, request_id, model, endpoint, task_id, charged_micros, created_at, ended_at, instance_id, progress, client_request_id)
@@ -51,6 +47,14 @@ function statements(sqlite: Database.Database) {
   };
 }
 
+/** What a ledger row says besides its account, amounts and note (a hold entry is one as it is). */
+interface LedgerRowText {
+  holdId: string;
+  requestId: string | null;
+  model: string;
+  now: number;
+}
+
 export interface SqliteSteps {
   hold(e: HoldEntry): boolean;
   settle(e: SettleEntry): SettleResult;
@@ -60,23 +64,31 @@ export interface SqliteSteps {
 export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
   const sql = statements(sqlite);
 
+  /**
+   * One movement of an account's money: its ledger row, added to the account's chain, and the
+   * account's balance and held funds moved by the same amounts, pointed at that row.
+   */
+  function moveFunds(account: string, kind: string, balanceDelta: number, heldDelta: number, row: LedgerRowText, note: string | null) {
+    const { lastInsertRowid: ledgerId } = sql.insertLedger.run(
+      account,
+      kind,
+      balanceDelta,
+      heldDelta,
+      row.holdId,
+      row.requestId,
+      row.model,
+      note,
+      row.now,
+      account,
+    );
+    sql.adjustAccount.run(balanceDelta, heldDelta, ledgerId, account);
+  }
+
   function hold(e: HoldEntry): boolean {
-    const balance = sql.balance.get(e.accountId) as number | undefined;
-    if (balance === undefined || balance < e.amountMicros) return false; // no such account, or not enough: nothing written
+    const funds = sql.accountFunds.get(e.accountId) as { balance_micros: number } | undefined;
+    if (!funds || funds.balance_micros < e.amountMicros) return false; // no such account, or not enough: nothing written
     sql.insertHold.run(e.holdId, e.accountId, e.keyId, e.amountMicros, e.requestId, e.model, e.endpoint, e.now, e.instanceId, e.clientRequestId);
-    const ledgerId = sql.insertLedger.run(
-      e.accountId,
-      'hold',
-      -e.amountMicros,
-      e.amountMicros,
-      e.holdId,
-      e.requestId,
-      e.model,
-      null,
-      e.now,
-      e.accountId,
-    ).lastInsertRowid;
-    sql.moveToHeld.run(e.amountMicros, e.amountMicros, ledgerId, e.accountId);
+    moveFunds(e.accountId, 'hold', -e.amountMicros, e.amountMicros, e, null);
     return true;
   }
 
@@ -85,7 +97,7 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
     if (!closed) return { kind: 'not-open' };
     const { account_id: account } = closed;
     let funds = { balance_micros: 0, overdraft_micros: 0 };
-    if (e.chargeMicros > closed.amount_micros) funds = sql.accountFunds.get(closed.account_id) as typeof funds;
+    if (e.chargeMicros > closed.amount_micros) funds = sql.accountFunds.get(account) as typeof funds;
     const { chargedMicros, unbilledMicros } = capCharge({
       chargeMicros: e.chargeMicros,
       heldMicros: closed.amount_micros,
@@ -95,23 +107,11 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
     if (chargedMicros !== e.chargeMicros) sql.setCharged.run(chargedMicros, e.holdId);
     const returned = closed.amount_micros - chargedMicros;
     const request = e.requestId ?? closed.request_id;
-    const ledgerId = sql.insertLedger.run(
-      account,
-      'settle',
-      returned,
-      -closed.amount_micros,
-      e.holdId,
-      request,
-      closed.model,
-      null,
-      e.now,
-      account,
-    ).lastInsertRowid;
-    sql.adjustAccount.run(returned, -closed.amount_micros, ledgerId, account);
+    moveFunds(account, 'settle', returned, -closed.amount_micros, { holdId: e.holdId, requestId: request, model: closed.model, now: e.now }, null);
     const flags = unbilledMicros > 0 ? [...e.flags, 'capped'] : e.flags;
     sql.insertUsage.run(
       e.usageId,
-      closed.account_id,
+      account,
       closed.key_id,
       e.holdId,
       request,
@@ -133,20 +133,8 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
   function release(e: { holdId: string; note: string | null; now: number }): boolean {
     const closed = sql.closeHold.get('released', null, e.now, e.holdId) as ClosedHold | undefined;
     if (!closed) return false;
-    const { account_id: account } = closed;
-    const ledgerId = sql.insertLedger.run(
-      account,
-      'release',
-      closed.amount_micros,
-      -closed.amount_micros,
-      e.holdId,
-      closed.request_id,
-      closed.model,
-      e.note,
-      e.now,
-      account,
-    ).lastInsertRowid;
-    sql.adjustAccount.run(closed.amount_micros, -closed.amount_micros, ledgerId, account);
+    const row = { holdId: e.holdId, requestId: closed.request_id, model: closed.model, now: e.now };
+    moveFunds(closed.account_id, 'release', closed.amount_micros, -closed.amount_micros, row, e.note);
     return true;
   }
 
