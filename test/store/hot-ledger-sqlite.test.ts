@@ -204,6 +204,27 @@ describe('SQLite hot ledger', () => {
       assert.equal(committed, true);
     }));
 
+  test("a batch commits while a query of Kysely's holds the connection outside any transaction", () =>
+    withStore(async (store) => {
+      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      // Kysely's connection lock taken between two of its awaits, with no transaction open.
+      const holding = store.db.connection().execute(() => released);
+      try {
+        const decided = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_a', 4_000));
+        const joined = store.hotLedger!.hold(hotHold(account.id, 'hold_b', 1_000)); // a batch of its own, joining hold_a's transaction
+        let timer: NodeJS.Timeout | undefined;
+        const timedOut = new Promise((resolve) => (timer = setTimeout(() => resolve('waited for the lock'), 2_000)));
+        assert.deepEqual(await Promise.race([Promise.all([decided!.committed, joined]), timedOut]), [undefined, true]);
+        clearTimeout(timer);
+        assert.equal(otherConnectionBalance(account.id), 5_000);
+      } finally {
+        release();
+        await holding;
+      }
+    }));
+
   test('a batch that fails inside the transaction of a step run at once is undone alone; that step still commits', () =>
     withFailingSettle(async ({ store, accountId, holdId, settle, warnings }) => {
       const decided = store.hotLedger!.holdAtOnce!(hotHold(accountId, 'hold_a', 2_000));

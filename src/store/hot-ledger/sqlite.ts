@@ -13,9 +13,9 @@
 // request is written in the same check phase (undici writes on a reused idle connection from an
 // immediate), and should go out first, so that the commit runs while the upstream works.
 //
-// The connection is shared with Kysely: a batch runs inside Kysely's connection lock, so it never
-// lands inside a transaction Kysely has open, and any statement of Kysely's first commits the
-// transaction a step opened (`beforeForeignStatement`).
+// The connection is shared with Kysely: a batch never lands inside a transaction Kysely has open
+// (while one is, the batch waits for Kysely's connection lock), and any statement of Kysely's first
+// commits the transaction a step opened (`beforeForeignStatement`).
 import { isDeepStrictEqual } from 'node:util';
 import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
@@ -175,23 +175,37 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
       commitOpen();
       return moveUsageIfDue();
     }
+    const writeBatch = () => {
+      const outcomes = writeSteps(steps);
+      const commitError = commitOpen(); // the open transaction, which the steps joined (if none, they committed already)
+      steps.forEach((step, i) => {
+        const outcome = outcomes[i]!;
+        if (!outcome.ok) step.reject(outcome.error);
+        else if (commitError !== undefined) step.reject(commitError);
+        else step.resolve(outcome.value);
+      });
+      moveUsageIfDue();
+    };
+    const failBatch = (error: unknown) => {
+      commitOpen();
+      for (const step of steps) step.reject(error); // nothing was written (a settled promise ignores this)
+    };
+    // Kysely's lock matters only while a transaction of Kysely's is open. With none open (or only the
+    // one a step run at once began), the batch runs to its commit without yielding, so nothing of
+    // Kysely's can land inside it, and taking the lock would only cost a Kysely instance and a few
+    // turns of promises per batch.
+    if (open || !sqlite.inTransaction) {
+      try {
+        writeBatch();
+      } catch (error) {
+        failBatch(error);
+      }
+      return;
+    }
     await db
       .connection()
-      .execute(async () => {
-        const outcomes = writeSteps(steps);
-        const commitError = commitOpen(); // the open transaction, which the steps joined (if none, they committed already)
-        steps.forEach((step, i) => {
-          const outcome = outcomes[i]!;
-          if (!outcome.ok) step.reject(outcome.error);
-          else if (commitError !== undefined) step.reject(commitError);
-          else step.resolve(outcome.value);
-        });
-        moveUsageIfDue();
-      })
-      .catch((error: unknown) => {
-        commitOpen();
-        for (const step of steps) step.reject(error); // no connection: nothing was written (a settled promise ignores this)
-      });
+      .execute(async () => writeBatch())
+      .catch(failBatch);
   }
 
   /** Moves usage_recent into usage when the schedule says; a move that fails leaves the rows for the next (readers read both). */
