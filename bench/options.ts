@@ -10,6 +10,8 @@ export interface BenchOptions {
   slowStreams: boolean;
   /** --hot-account: one account billed by two gateway processes on one PostgreSQL. */
   hotAccount: boolean;
+  /** --instructions: instructions per call of the floor and the gateway, counted by valgrind. */
+  instructions: boolean;
   /** --write-docs: results into docs/benchmarks.json and docs/benchmarks.md. */
   writeDocs: boolean;
   /** --only a,b: run only the scenarios so named (for development; never with --write-docs). */
@@ -25,6 +27,10 @@ export interface BenchOptions {
   /** BENCH_SLOW_STREAMS: how many; by default 10 000, or as many as the open-files limit allows. */
   slowStreamCount: number | undefined;
   slowStreamWords: number;
+  /** Calls before counting, counted calls, and the idle time whose rate is taken off (--instructions). */
+  instructionWarmupCalls: number;
+  instructionCalls: number;
+  instructionIdleSeconds: number;
 }
 
 function envNumber(name: string, fallback: number, { min = 0, integer = false } = {}): number {
@@ -37,13 +43,14 @@ function envNumber(name: string, fallback: number, { min = 0, integer = false } 
   return value;
 }
 
-export const USAGE = `usage: npm run bench -- [--sweep] [--ledger] [--slow-streams] [--hot-account] [--write-docs] [--only name,name]
+export const USAGE = `usage: npm run bench -- [--sweep] [--ledger] [--slow-streams] [--hot-account] [--instructions] [--write-docs] [--only name,name]
 
   (no flag)     the default scenarios: direct, floor and gateway, round by round
   --sweep       the sweep scenarios instead (connections, stream length, request size)
   --ledger      the ledger micro-bench instead (hold+settle pairs/s on SQLite and PostgreSQL)
   --slow-streams  many streams of one chunk a second held at once: the gateway's memory, every one settled
   --hot-account   one account billed by two gateway processes on one PostgreSQL: calls/s, the balance exact
+  --instructions  instructions per call of the floor and the gateway under valgrind: repeatable where times are not
   --write-docs  write the results into docs/benchmarks.json and docs/benchmarks.md
   --only a,b    run only these scenarios (while developing)
 
@@ -51,6 +58,7 @@ environment: BENCH_ROUNDS (3), BENCH_SECONDS (8), BENCH_WARMUP_SECONDS (2), BENC
   BENCH_WRK_THREADS (1), BENCH_WRK (path of wrk, or "none" for the undici fallback), BENCH_SKIP_BUILD=1, BENCH_KEEP_WORKDIR=1,
   BENCH_SWEEP=1, BENCH_GATEWAY_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=DIR"), BENCH_LEDGER_SECONDS (5), BENCH_LEDGER_WORKERS (64), BENCH_LEDGER_ACCOUNTS (1000),
   BENCH_SLOW_STREAMS (10000, or what the open-files limit allows), BENCH_SLOW_STREAM_WORDS (150),
+  BENCH_INSTRUCTION_WARMUP (6000), BENCH_INSTRUCTION_CALLS (1000), BENCH_INSTRUCTION_IDLE_SECONDS (10),
   TOLLROUTE_TEST_POSTGRES_URL (postgres://postgres@127.0.0.1:5432/test)`;
 
 export function parseOptions(argv: string[]): BenchOptions {
@@ -60,7 +68,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     const arg = argv[i]!;
     if (arg === '--only') only = (argv[++i] ?? '').split(',').filter(Boolean);
     else if (arg.startsWith('--only=')) only = arg.slice('--only='.length).split(',').filter(Boolean);
-    else if (['--sweep', '--ledger', '--slow-streams', '--hot-account', '--write-docs'].includes(arg)) flags.add(arg);
+    else if (['--sweep', '--ledger', '--slow-streams', '--hot-account', '--instructions', '--write-docs'].includes(arg)) flags.add(arg);
     else throw new Error(`unknown argument ${arg}\n${USAGE}`);
   }
   const options: BenchOptions = {
@@ -68,6 +76,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     ledger: flags.has('--ledger'),
     slowStreams: flags.has('--slow-streams'),
     hotAccount: flags.has('--hot-account'),
+    instructions: flags.has('--instructions'),
     writeDocs: flags.has('--write-docs'),
     only,
     rounds: envNumber('BENCH_ROUNDS', 3, { min: 1, integer: true }),
@@ -80,6 +89,9 @@ export function parseOptions(argv: string[]): BenchOptions {
     ledgerAccounts: envNumber('BENCH_LEDGER_ACCOUNTS', 1000, { min: 1, integer: true }),
     slowStreamCount: process.env.BENCH_SLOW_STREAMS ? envNumber('BENCH_SLOW_STREAMS', 0, { min: 1, integer: true }) : undefined,
     slowStreamWords: envNumber('BENCH_SLOW_STREAM_WORDS', 150, { min: 1, integer: true }),
+    instructionWarmupCalls: envNumber('BENCH_INSTRUCTION_WARMUP', 6000, { min: 0, integer: true }),
+    instructionCalls: envNumber('BENCH_INSTRUCTION_CALLS', 1000, { min: 1, integer: true }),
+    instructionIdleSeconds: envNumber('BENCH_INSTRUCTION_IDLE_SECONDS', 10, { min: 1 }),
   };
   if (options.writeDocs && only.length > 0) throw new Error('--only runs a part of the bench: it cannot --write-docs');
   return options;

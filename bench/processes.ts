@@ -25,13 +25,19 @@ export interface BenchChild {
 export interface ChildOptions {
   /** Where stdout goes (a log file); kept in memory with stderr when absent. */
   stdoutFile?: string;
+  /** A command that runs node for it (valgrind and its flags): `<prefix…> node <args>`. */
+  prefix?: string[];
+  /** How long it may take to start (default 30 s). */
+  startTimeoutMs?: number;
 }
 
 /** Runs `node <args>` from the repository root and resolves once it prints `listening on` on stderr. */
 export async function startNode(name: string, args: string[], options: ChildOptions = {}): Promise<BenchChild> {
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !OVERRIDING_ENV.test(key)));
   const stdoutFd = options.stdoutFile ? openSync(options.stdoutFile, 'a') : undefined;
-  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', stdoutFd ?? 'pipe', 'pipe'] });
+  const [command, ...prefixArgs] = [...(options.prefix ?? []), process.execPath];
+  const child = spawn(command!, [...prefixArgs, ...args], { cwd: ROOT, env, stdio: ['ignore', stdoutFd ?? 'pipe', 'pipe'] });
+  const startTimeoutMs = options.startTimeoutMs ?? START_TIMEOUT_MS;
   if (stdoutFd !== undefined) closeSync(stdoutFd); // the child has its own copy
   let output = '';
   const keep = (chunk: Buffer) => {
@@ -53,7 +59,7 @@ export async function startNode(name: string, args: string[], options: ChildOpti
 
   let timer: NodeJS.Timeout | undefined;
   const listening = new Promise<void>((resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`${name} did not start within ${START_TIMEOUT_MS} ms:\n${output}`)), START_TIMEOUT_MS);
+    timer = setTimeout(() => reject(new Error(`${name} did not start within ${startTimeoutMs} ms:\n${output}`)), startTimeoutMs);
     const onData = () => {
       if (!output.includes('listening on')) return;
       child.stderr!.off('data', onData);

@@ -2,9 +2,11 @@
 // Node.js proxy (the floor), in the same run, reported as differences and ratios to those, never
 // as absolute pass/fail timings. `--sweep` runs the scenarios of "How cost grows" instead, and
 // `--ledger` the store micro-bench, `--slow-streams` many slow streams at once, `--hot-account` one
-// account billed by two gateways on PostgreSQL. See docs/benchmarks.md.
+// account billed by two gateways on PostgreSQL, `--instructions` each call's instructions under
+// valgrind. See docs/benchmarks.md.
 import { runHotAccountBench } from './hot-account.js';
 import { runHttpBench } from './http-bench.js';
+import { runInstructionsBench } from './instructions.js';
 import { runLedgerBench } from './ledger-bench.js';
 import { parseOptions } from './options.js';
 import { runSlowStreamsBench } from './slow-streams.js';
@@ -27,6 +29,7 @@ async function main(): Promise<number> {
     if (options.ledger) return await runLedgerBench(options, interrupted);
     if (options.slowStreams) return await runSlowStreamsBench(options, interrupted);
     if (options.hotAccount) return await runHotAccountBench(options, interrupted);
+    if (options.instructions) return await runInstructionsBench(options, interrupted);
     return await runHttpBench(options, interrupted);
   } catch (error) {
     process.stderr.write(`bench: ${error instanceof Error ? error.message : String(error)}\n`);

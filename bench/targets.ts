@@ -34,18 +34,26 @@ export function buildDist(): void {
   if (build.status !== 0) throw new Error(`npm run build failed (${build.status ?? build.signal})`);
 }
 
+/** Where each target listens, and the files that start them: the configuration, the gateway's entry and the floor's script. */
+export interface TargetFiles {
+  ports: { sandbox: number; floor: number; gateway: number };
+  urls: Record<TargetName, string>;
+  adminToken: string;
+  configFile: string;
+  /** dist/main.js, through a link of its own name. */
+  entry: string;
+  /** The bare proxy as plain JavaScript: `node <floorScript> <port> <sandbox port>`. */
+  floorScript: string;
+}
+
 /** `channelConnections`: each channel's connection limit, when a run holds more calls at once than the default allows. */
-export async function startTargets(
-  workDir: string,
-  interrupted: Promise<never>,
-  { channelConnections }: { channelConnections?: number } = {},
-): Promise<Targets> {
+export async function prepareTargets(workDir: string, { channelConnections }: { channelConnections?: number } = {}): Promise<TargetFiles> {
   if (!existsSync(DIST_MAIN)) throw new Error(`${DIST_MAIN} is missing: run npm run build (or leave BENCH_SKIP_BUILD unset)`);
-  const [sandboxPort, floorPort, gatewayPort] = [await freePort(), await freePort(), await freePort()];
+  const ports = { sandbox: await freePort(), floor: await freePort(), gateway: await freePort() };
   const urls = {
-    direct: `http://127.0.0.1:${sandboxPort}`,
-    floor: `http://127.0.0.1:${floorPort}`,
-    gateway: `http://127.0.0.1:${gatewayPort}`,
+    direct: `http://127.0.0.1:${ports.sandbox}`,
+    floor: `http://127.0.0.1:${ports.floor}`,
+    gateway: `http://127.0.0.1:${ports.gateway}`,
   };
   const adminToken = `adm-bench-${randomBytes(16).toString('hex')}`;
   const configFile = path.join(workDir, 'tollroute.json'); // JSON is YAML, so `--config` reads it
@@ -54,13 +62,13 @@ export async function startTargets(
     JSON.stringify({
       ...withChannelConnections(sandboxCatalogue(urls.direct), channelConnections),
       host: '127.0.0.1',
-      port: gatewayPort,
+      port: ports.gateway,
       admin_token: adminToken,
       // Logging on at info, as in production; the lines go to a file.
       log_level: 'info',
       data_dir: workDir,
       store: `sqlite:${path.join(workDir, 'tollroute.db')}`,
-      sandbox: { port: sandboxPort },
+      sandbox: { port: ports.sandbox },
       // The 1 MB prompts of the sweep are within the default body limit (10 MB); the rate limit is
       // lifted so that it never refuses the load.
       limits: { default_rpm: 1_000_000_000 },
@@ -72,6 +80,11 @@ export async function startTargets(
   // tollroute processes on the machine does not stop the bench's.
   const entry = path.join(workDir, 'bench-tollroute.js');
   symlinkSync(DIST_MAIN, entry);
+  return { ports, urls, adminToken, configFile, entry, floorScript: transpiled(BARE_PROXY, workDir) };
+}
+
+export async function startTargets(workDir: string, interrupted: Promise<never>, options: { channelConnections?: number } = {}): Promise<Targets> {
+  const { ports, urls, adminToken, configFile, entry, floorScript } = await prepareTargets(workDir, options);
   const started: BenchChild[] = [];
   const stop = async () => {
     await Promise.allSettled(started.reverse().map((child) => child.stop()));
@@ -79,7 +92,7 @@ export async function startTargets(
   try {
     const sandbox = await startNode('sandbox', [entry, 'sandbox', '--config', configFile]);
     started.push(sandbox);
-    const floor = await startNode('bare proxy', [transpiled(BARE_PROXY, workDir), String(floorPort), String(sandboxPort)]);
+    const floor = await startNode('bare proxy', [floorScript, String(ports.floor), String(ports.sandbox)]);
     started.push(floor);
     const gatewayLogFile = path.join(workDir, 'gateway.log');
     // e.g. BENCH_GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the gateway under load
@@ -116,7 +129,7 @@ function transpiled(file: string, workDir: string): string {
 }
 
 /** An account with ample credit and a `tr-` key for it, through the admin API as an operator would. */
-async function issueKey(gatewayUrl: string, adminToken: string): Promise<string> {
+export async function issueKey(gatewayUrl: string, adminToken: string): Promise<string> {
   const account = await adminCall<{ id: string }>(gatewayUrl, adminToken, '/admin/accounts', { name: 'bench', credit_micros: CREDIT_MICROS });
   const { key } = await adminCall<{ key: string }>(gatewayUrl, adminToken, `/admin/accounts/${account.id}/keys`, { name: 'bench' });
   return key;
