@@ -10,18 +10,25 @@ import { realpathSync } from 'node:fs';
  * - libc: the C library (malloc, memcpy, the system-call stubs)
  * - compiler: V8's optimizing compilers, which a long-running process pays once; under valgrind's
  *   slowdown they are still at work long after the warm-up, so they are counted apart
+ * - fullGc: V8's full collections (marking, sweeping, compacting), which come once every so many
+ *   megabytes promoted: a counted run holds none or one, so they are counted apart too (the
+ *   scavenges of the young generation, every few hundred calls, stay in `runtime`)
  * - other: everything else (libstdc++, the dynamic loader)
  */
-export const INSTRUCTION_PARTS = ['jit', 'runtime', 'sqlite', 'libc', 'compiler', 'other'] as const;
+export const INSTRUCTION_PARTS = ['jit', 'runtime', 'sqlite', 'libc', 'compiler', 'fullGc', 'other'] as const;
 export type InstructionPart = (typeof INSTRUCTION_PARTS)[number];
 export type InstructionCounts = Record<InstructionPart, number>;
 
 // "  37,028,578 ( 2.38%)  ???:sqlite3VdbeExec [/path/better_sqlite3.node]": self cost, function, object
 const FUNCTION_LINE = /^\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+(.*?)(?:\s+\[([^\]]*)\])?\s*$/;
 const COMPILER_SYMBOL = /\bv8::internal::(compiler|maglev|turboshaft)::/;
+const FULL_GC_SYMBOL = /Mark(ing|Compact)|Sweep|Evacuat|Compaction/;
+const SCAVENGER_SYMBOL = /Scaveng/; // the young generation's collector evacuates objects too
+/** Left out of a call's count: paid once, or in lumps a counted run may or may not hold. */
+const APART: readonly InstructionPart[] = ['compiler', 'fullGc'];
 
 export function emptyCounts(): InstructionCounts {
-  return { jit: 0, runtime: 0, sqlite: 0, libc: 0, compiler: 0, other: 0 };
+  return { jit: 0, runtime: 0, sqlite: 0, libc: 0, compiler: 0, fullGc: 0, other: 0 };
 }
 
 /** Which part one function's line belongs to. */
@@ -29,8 +36,9 @@ export function partOf(symbol: string, object: string | undefined, nodeBinary: s
   if (object === '???') return 'jit';
   if (object?.includes('better_sqlite3')) return 'sqlite';
   if (object && /\/libc\.so/.test(object)) return 'libc';
-  if (object === nodeBinary) return COMPILER_SYMBOL.test(symbol) ? 'compiler' : 'runtime';
-  return 'other';
+  if (object !== nodeBinary) return 'other';
+  if (COMPILER_SYMBOL.test(symbol)) return 'compiler';
+  return FULL_GC_SYMBOL.test(symbol) && !SCAVENGER_SYMBOL.test(symbol) ? 'fullGc' : 'runtime';
 }
 
 /** Sums `callgrind_annotate --auto=no --threshold=100` output (every function's own cost) by part. */
@@ -62,5 +70,5 @@ export function perCall(idle: InstructionCounts, idleMs: number, load: Instructi
   return out;
 }
 
-/** The instructions a call costs, the compilers' left out. */
-export const callInstructions = (counts: InstructionCounts) => INSTRUCTION_PARTS.reduce((sum, part) => (part === 'compiler' ? sum : sum + counts[part]), 0);
+/** The instructions a call costs, the compilers' and the full collections' left out. */
+export const callInstructions = (counts: InstructionCounts) => INSTRUCTION_PARTS.reduce((sum, part) => (APART.includes(part) ? sum : sum + counts[part]), 0);

@@ -30,7 +30,7 @@ interface InstructionScenario {
 }
 
 interface TargetCount {
-  /** Thousands of instructions per call, the compilers' left out. */
+  /** Thousands of instructions per call, the compilers' and the full collections' left out. */
   kInstructionsPerCall: number;
   /** The same by part (compiler included, apart). */
   kByPart: InstructionCounts;
@@ -191,7 +191,7 @@ function describe(env: RunEnvironment, s: InstructionResults['settings']): strin
 }
 
 function instructionsTable(results: InstructionResults, format: 'text' | 'markdown'): string {
-  const headers = ['scenario', 'target', 'k instr/call', 'JIT code', 'V8 and Node', 'SQLite', 'libc', 'other', '(compilers)', 'gateway ÷ floor'];
+  const headers = ['scenario', 'target', 'k instr/call', 'JIT code', 'V8 and Node', 'SQLite', 'libc', 'other', '(compilers)', '(full GC)', 'gateway ÷ floor'];
   const rows: string[][] = [];
   for (const [name, s] of Object.entries(results.scenarios)) {
     for (const target of ['floor', 'gateway'] as const) {
@@ -207,6 +207,7 @@ function instructionsTable(results: InstructionResults, format: 'text' | 'markdo
         count(p.libc),
         count(p.other),
         count(p.compiler),
+        count(p.fullGc),
         target === 'gateway' ? `${s.gatewayToFloor.toFixed(2)}×` : '',
       ]);
     }
