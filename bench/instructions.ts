@@ -32,7 +32,7 @@ interface InstructionScenario {
 interface TargetCount {
   /** Thousands of instructions per call, the compilers' and the full collections' left out. */
   kInstructionsPerCall: number;
-  /** The same by part (compiler included, apart). */
+  /** The same by part (the compilers and the full collections too, apart). */
   kByPart: InstructionCounts;
 }
 

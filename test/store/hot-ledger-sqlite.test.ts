@@ -211,15 +211,15 @@ describe('SQLite hot ledger', () => {
       const released = new Promise<void>((resolve) => (release = resolve));
       // Kysely's connection lock taken between two of its awaits, with no transaction open.
       const holding = store.db.connection().execute(() => released);
+      let timer: NodeJS.Timeout | undefined;
       try {
         const decided = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_a', 4_000));
         const joined = store.hotLedger!.hold(hotHold(account.id, 'hold_b', 1_000)); // a batch of its own, joining hold_a's transaction
-        let timer: NodeJS.Timeout | undefined;
         const timedOut = new Promise((resolve) => (timer = setTimeout(() => resolve('waited for the lock'), 2_000)));
         assert.deepEqual(await Promise.race([Promise.all([decided!.committed, joined]), timedOut]), [undefined, true]);
-        clearTimeout(timer);
         assert.equal(otherConnectionBalance(account.id), 5_000);
       } finally {
+        clearTimeout(timer);
         release();
         await holding;
       }
