@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // The command line: serve | sandbox | migrate | accounts … | keys … | channels … | reload
 import { Command } from 'commander';
-import { pino } from 'pino';
 import { request } from 'undici';
 import { accountsCommand, channelsCommand, keysCommand } from './cli/admin.js';
 import { bufferedStdout } from './cli/log-destination.js';
+import { gatewayLogger } from './cli/logger.js';
 import { serve } from './cli/serve.js';
 import { ConfigError, type LoadedConfig, loadConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
@@ -59,14 +59,7 @@ program
   .description('run the gateway')
   .action(async () => {
     const loaded = configOrExit();
-    // Secrets never reach the logs: auth headers are redacted should anything log a request's headers.
-    const logger = pino(
-      {
-        level: loaded.config.log_level,
-        redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie', 'headers.authorization'],
-      },
-      bufferedStdout(),
-    );
+    const logger = gatewayLogger(loaded.config.log_level, bufferedStdout());
     await serve(loaded, logger);
   });
 

@@ -1,12 +1,15 @@
 // Prometheus metrics: requests, their latency, upstream latency and amounts billed.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { auth } from '../errors.js';
 import type { PipelineMetrics } from '../pipeline/metered-call.js';
+import type { HoldLogFields } from '../pipeline/types.js';
 import type { ChannelState } from '../routing/breaker.js';
 import type { ConnectionWaitObserver } from '../upstreams/pool.js';
 import { bearerMatcher } from './auth.js';
 import type { KeyLookupResult } from './key-resolver.js';
+import { CallCounter, CallHistogram } from './metric-series.js';
+import { requestLineWriter } from './request-line.js';
 import { MetricsSchema } from './schemas/operations.js';
 import { serializedAsBuilt } from './serialized-as-built.js';
 import type { ServerTimingObserver } from './server-timing.js';
@@ -33,33 +36,34 @@ const CIRCUIT_GAUGE: Record<ChannelState, number> = { closed: 0, half_open: 1, o
 export function createMetrics(): GatewayMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'tollroute_' });
-  const requests = new Counter({
+  // What every call records: CallCounter and CallHistogram (metric-series.ts), cheaper per call than prom-client's.
+  const requests = new CallCounter({
     name: 'tollroute_http_requests_total',
     help: 'HTTP requests answered',
     labelNames: ['method', 'route', 'status'],
     registers: [registry],
   });
-  const latency = new Histogram({
+  const latency = new CallHistogram({
     name: 'tollroute_http_request_duration_seconds',
     help: 'Time from request to the end of the answer (streams included)',
     labelNames: ['method', 'route'],
     buckets: [0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120],
     registers: [registry],
   });
-  const gatewayTime = new Histogram({
+  const gatewayTime = new CallHistogram({
     name: 'tollroute_gateway_time_seconds',
     help: "The gateway's own time per answer: arrival to the answer's headers, less the upstream's time",
     buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5],
     registers: [registry],
   });
-  const upstream = new Histogram({
+  const upstream = new CallHistogram({
     name: 'tollroute_upstream_duration_seconds',
     help: 'Upstream call time, to the last byte',
     labelNames: ['model', 'channel', 'outcome'],
     buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120],
     registers: [registry],
   });
-  const billed = new Counter({ name: 'tollroute_billed_micros_total', help: 'Amounts settled, in micros', labelNames: ['model'], registers: [registry] });
+  const billed = new CallCounter({ name: 'tollroute_billed_micros_total', help: 'Amounts settled, in micros', labelNames: ['model'], registers: [registry] });
   const unbilled = new Counter({
     name: 'tollroute_unbilled_micros_total',
     help: 'Usage beyond the hold plus overdraft: recorded on the usage row, not taken',
@@ -85,7 +89,7 @@ export function createMetrics(): GatewayMetrics {
     buckets: [0.1, 0.5, 1, 5, 30, 120],
     registers: [registry],
   });
-  const connectionWait = new Histogram({
+  const connectionWait = new CallHistogram({
     name: 'tollroute_upstream_connection_wait_seconds',
     help: 'Time a call waited for a connection of its channel (queue and connect), timed-out waits included',
     labelNames: ['channel'],
@@ -104,7 +108,7 @@ export function createMetrics(): GatewayMetrics {
     labelNames: ['result'],
     registers: [registry],
   });
-  const channelAttempts = new Counter({
+  const channelAttempts = new CallCounter({
     name: 'tollroute_channel_attempts_total',
     help: 'Attempts sent to each channel, failovers included, by outcome (all but ok and released are errors); latency is tollroute_upstream_duration_seconds',
     labelNames: ['channel', 'outcome'],
@@ -149,8 +153,8 @@ export function createMetrics(): GatewayMetrics {
 
   return {
     registry,
-    observeUpstream: (labels, seconds) => upstream.observe(labels, seconds),
-    addBilled: (model, amount) => billed.inc({ model }, amount),
+    observeUpstream: ({ model, channel, outcome }, seconds) => upstream.observe([model, channel, outcome], seconds),
+    addBilled: (model, amount) => billed.inc([model], amount),
     addUnbilled: (model, amount) => unbilled.inc({ model }, amount),
     countClamped: (model) => clamped.inc({ model }),
     countUpstreamAuthFailure: (channel) => authFailures.inc({ channel }),
@@ -161,17 +165,17 @@ export function createMetrics(): GatewayMetrics {
     watchLimiter: (read) => {
       limiter = read;
     },
-    observeConnectionWait: (channel, seconds) => connectionWait.observe({ channel }, seconds),
+    observeConnectionWait: (channel, seconds) => connectionWait.observe([channel], seconds),
     countConnectionWaitTimeout: (channel) => connectionWaitTimeouts.inc({ channel }),
     countKeyLookup: (result) => keyLookups.inc({ result }),
-    countChannelAttempt: (channel, outcome) => channelAttempts.inc({ channel, outcome }),
+    countChannelAttempt: (channel, outcome) => channelAttempts.inc([channel, outcome]),
     watchChannels: (read) => {
       channels = read;
     },
-    observeGatewayTime: (seconds) => gatewayTime.observe(seconds),
+    observeGatewayTime: (seconds) => gatewayTime.observe([], seconds),
     observeRequest({ method, route, status }, seconds) {
-      requests.inc({ method, route, status });
-      latency.observe({ method, route }, seconds);
+      requests.inc([method, route, status]);
+      latency.observe([method, route], seconds);
     },
   };
 }
@@ -179,7 +183,7 @@ export function createMetrics(): GatewayMetrics {
 declare module 'fastify' {
   interface FastifyRequest {
     /** What the request's log line carries beside its answer: a metered call's hold end (addToLogLine). */
-    logLineFields: object | undefined;
+    logLineFields: HoldLogFields | undefined;
     logLineWritten: boolean;
   }
 }
@@ -190,7 +194,7 @@ declare module 'fastify' {
  */
 export const addToLogLine =
   (request: FastifyRequest) =>
-  (fields: object): boolean => {
+  (fields: HoldLogFields): boolean => {
     if (request.logLineWritten) return false;
     request.logLineFields = fields;
     return true;
@@ -210,9 +214,14 @@ export interface MetricsExposure {
  * request logging, off in server.ts, would miss hijacked streams). A metered call's hold end rides
  * in the same line: one line per call. After registerServerTiming: it stamps each request's arrival.
  */
-export function registerRequestMetrics(app: FastifyInstance, metrics: GatewayMetrics, exposure: MetricsExposure = {}) {
+export function registerRequestMetrics(
+  app: FastifyInstance,
+  { metrics, logger, exposure = {} }: { metrics: GatewayMetrics; logger: FastifyBaseLogger; exposure?: MetricsExposure },
+) {
   app.decorateRequest('logLineFields', undefined);
   app.decorateRequest('logLineWritten', false);
+  // The logger the gateway was given: Fastify's app.log is a child of it, which requestLineWriter would not recognise.
+  const writeRequestLine = requestLineWriter(logger);
   // A callback hook, not an async one: no promise per request for work that never waits.
   app.addHook('onRequest', (request, reply, done) => {
     reply.raw.once('close', () => {
@@ -220,15 +229,15 @@ export function registerRequestMetrics(app: FastifyInstance, metrics: GatewayMet
       const statusCode = reply.raw.statusCode;
       metrics.observeRequest({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(statusCode) }, seconds);
       request.logLineWritten = true;
-      request.log.info(
-        {
-          req: { method: request.method, url: request.url.split('?')[0] },
-          res: { statusCode, complete: reply.raw.writableFinished },
-          responseTimeMs: Math.round(seconds * 1e4) / 10,
-          ...request.logLineFields,
-        },
-        'request completed',
-      );
+      const query = request.url.indexOf('?');
+      writeRequestLine(request, {
+        method: request.method,
+        url: query === -1 ? request.url : request.url.slice(0, query),
+        statusCode,
+        complete: reply.raw.writableFinished,
+        responseTimeMs: Math.round(seconds * 1e4) / 10,
+        hold: request.logLineFields,
+      });
     });
     done();
   });

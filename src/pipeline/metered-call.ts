@@ -18,7 +18,7 @@ import type { Catalogue } from './catalogue.js';
 import { holdEndMarkerForSettle } from './end-marker-gate.js';
 import { firstData, holdCommitted } from './first-answer.js';
 import { refusalOf } from './refusals.js';
-import type { MeteredAnswer, MeteredEndpoint, MeteredRequest, ResolvedModel, StreamAnswer } from './types.js';
+import type { HoldLogFields, MeteredAnswer, MeteredEndpoint, MeteredRequest, ResolvedModel, StreamAnswer } from './types.js';
 
 export interface PipelineLogger {
   info(obj: object, msg?: string): void;
@@ -164,7 +164,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       };
     }
     const outcome = await settlements.end(job);
-    const fields = {
+    const fields: HoldLogFields = {
       holdId,
       model: model.id,
       bill: bill.kind,

@@ -113,5 +113,19 @@ export interface MeteredRequest<Body> {
    * line per call); false when it went out already (a caller who left mid-stream), and the pipeline
    * then writes a line of its own.
    */
-  addToLogLine?(fields: object): boolean;
+  addToLogLine?(fields: HoldLogFields): boolean;
+}
+
+/** A metered call's hold end, as its log line carries it (metered-call.ts, endHold; http/request-line.ts writes it). */
+export interface HoldLogFields {
+  holdId: string;
+  model: string;
+  bill: 'settle' | 'release';
+  reason: string;
+  units?: Record<string, number | undefined>;
+  chargeMicros?: number;
+  channel?: string;
+  channelKey?: string;
+  attempts?: number;
+  landed: boolean;
 }

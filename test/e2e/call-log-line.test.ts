@@ -29,7 +29,7 @@ describe('the log line of a metered call', () => {
     assert.equal(lines.length, 1);
     const [line] = lines as Record<string, any>[];
     assert.equal(line!.msg, 'request completed');
-    assert.equal(line!.res.statusCode, 200);
+    assert.deepEqual(line!.res, { statusCode: 200, complete: true });
     assert.equal(line!.bill, 'settle');
     assert.equal(line!.model, 'sandbox-chat');
     assert.equal(line!.channel, 'sandbox-openai');
@@ -65,6 +65,7 @@ describe('the log line of a metered call', () => {
     const request_ = lines.find((line) => line.msg === 'request completed');
     const hold = lines.find((line) => String(line.msg).startsWith('hold '));
     assert.ok(request_ && request_.holdId === undefined, 'the request line went out before the hold ended');
+    assert.equal((request_.res as { complete: boolean }).complete, false, 'the request line says the answer was cut short');
     assert.equal(hold?.msg, 'hold settled');
     assert.equal(hold?.reason, 'the caller left');
   });

@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { request } from 'undici';
+import { gatewayLogger } from '../../src/cli/logger.js';
 import { buildConfig } from '../../src/config/load.js';
 import { sandboxCatalogue } from '../../src/config/sandbox-catalogue.js';
 import type { ConfigInput } from '../../src/config/schema.js';
@@ -65,7 +65,7 @@ export async function startTestGateway(
       done();
     },
   });
-  const gateway = await createGateway(config, pino({ level: 'info' }, sink));
+  const gateway = await createGateway(config, gatewayLogger('info', sink));
   const url = await gateway.listen();
 
   const call = async (base: string, method: string, p: string, body?: unknown, headers: Record<string, string> = {}) => {
