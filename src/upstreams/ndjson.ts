@@ -1,16 +1,20 @@
 // Newline-delimited JSON on the side of a pass-through: each complete line is shown to an
 // observer (for usage), then passed on as it came. Never more than one partial line is held.
+// The bytes go on as the upstream's own Buffers, cut after a line's end: a line is decoded only to
+// be read, never decoded and encoded again on its way out. (A newline byte is never part of a
+// multi-byte UTF-8 character, so a cut there never splits one.)
 
 import type { Readable } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
 import { feedTap, PassThroughTap } from './tap.js';
 
 /** Called for every parsed line; throw to fail the stream (an upstream error object, say). */
 export type NdjsonObserver = (value: any) => void;
 
+const NEWLINE = 0x0a;
+
 export function observeNdjson(body: Readable, observe: NdjsonObserver): Readable {
-  const decoder = new StringDecoder('utf8');
-  let pending = '';
+  /** The partial line after the last newline so far, copied out of its chunk. */
+  let pending: Buffer | undefined;
   const look = (line: string) => {
     // Some clients prefix lines with `data:`; the upstream documents plain lines.
     const text = line.replace(/^data:\s*/, '').trim();
@@ -23,18 +27,29 @@ export function observeNdjson(body: Readable, observe: NdjsonObserver): Readable
     }
     observe(value);
   };
-  const take = (text: string, final: boolean): string => {
-    pending += text;
-    const end = final ? pending.length : pending.lastIndexOf('\n') + 1;
-    if (end === 0) return '';
-    const complete = pending.slice(0, end);
-    pending = pending.slice(end);
-    for (const line of complete.split('\n')) look(line);
-    return complete;
+  const lookAll = (lines: Buffer) => {
+    for (let start = 0; start < lines.length; ) {
+      const newline = lines.indexOf(NEWLINE, start);
+      const end = newline === -1 ? lines.length : newline;
+      if (end > start) look(lines.toString('utf8', start, end));
+      start = end + 1;
+    }
   };
   const tap = new PassThroughTap((chunk) => {
-    const out = chunk ? take(decoder.write(chunk), false) : take(decoder.end(), true);
-    return out.length > 0 ? out : undefined;
+    if (!chunk) {
+      // The end: the last line, even without its newline.
+      const rest = pending;
+      pending = undefined;
+      if (rest) lookAll(rest);
+      return rest;
+    }
+    const bytes = pending ? Buffer.concat([pending, chunk]) : chunk;
+    const end = bytes.lastIndexOf(NEWLINE) + 1;
+    pending = end < bytes.length ? Buffer.from(bytes.subarray(end)) : undefined;
+    if (end === 0) return undefined;
+    const complete = end === bytes.length ? bytes : bytes.subarray(0, end);
+    lookAll(complete);
+    return complete;
   });
   return feedTap(body, tap);
 }
