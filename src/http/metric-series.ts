@@ -22,21 +22,23 @@ interface ExportedValue {
 
 /** Series by label values, one Map level per label; `make` creates a series the first time. */
 class SeriesTree<Series> {
-  private root = new Map<string, unknown>();
+  private root!: Map<string, unknown>;
   private single: Series | undefined;
   /** Every series with its labels, in the order they first appeared. */
-  all: { labels: Record<string, string>; series: Series }[] = [];
+  all!: { labels: Record<string, string>; series: Series }[];
 
   constructor(
     private readonly labelNames: readonly string[],
     private readonly make: () => Series,
-  ) {}
+  ) {
+    this.clear();
+  }
 
   at(values: readonly string[]): Series {
     if (values.length !== this.labelNames.length) {
       throw new Error(`expected ${this.labelNames.length} label values (${this.labelNames.join(', ')}), got ${values.length}`);
     }
-    if (values.length === 0) return (this.single ??= this.add(values));
+    if (values.length === 0) return this.single!;
     let level = this.root;
     for (let i = 0; i < values.length - 1; i++) {
       let next = level.get(values[i]!) as Map<string, unknown> | undefined;
@@ -55,11 +57,11 @@ class SeriesTree<Series> {
     return series;
   }
 
-  /** Forgets every series (Registry.resetMetrics). */
+  /** Forgets every series (Registry.resetMetrics); one without labels is there from the start, at zero, as prom-client's is. */
   clear(): void {
     this.root = new Map();
-    this.single = undefined;
     this.all = [];
+    this.single = this.labelNames.length === 0 ? this.add([]) : undefined;
   }
 
   private add(values: readonly string[]): Series {

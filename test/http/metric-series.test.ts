@@ -39,6 +39,18 @@ describe('the per-call metric series', () => {
     assert.equal(await ours.metrics(), await theirs.metrics());
   });
 
+  test('before any observation, metrics with and without labels write what prom-client writes', async () => {
+    const theirs = new Registry();
+    const ours = new Registry();
+    new Histogram({ name: 'g_seconds', help: 'gateway time', buckets, registers: [theirs] });
+    new Histogram({ name: 'h_seconds', help: 'by route', labelNames: ['route'], buckets, registers: [theirs] });
+    new Counter({ name: 'c_total', help: 'calls', registers: [theirs] });
+    new CallHistogram({ name: 'g_seconds', help: 'gateway time', buckets, registers: [ours] });
+    new CallHistogram({ name: 'h_seconds', help: 'by route', labelNames: ['route'], buckets, registers: [ours] });
+    new CallCounter({ name: 'c_total', help: 'calls', registers: [ours] });
+    assert.equal(await ours.metrics(), await theirs.metrics());
+  });
+
   test('a counter writes the totals that prom-client writes for the same increments', async () => {
     const theirs = new Registry();
     const ours = new Registry();
