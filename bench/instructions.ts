@@ -30,15 +30,17 @@ interface InstructionScenario {
 }
 
 interface TargetCount {
-  /** Thousands of instructions per call, the compilers' and the full collections' left out. */
+  /** Thousands of instructions per call, the compilers' and the full collections' left out: the median run's. */
   kInstructionsPerCall: number;
-  /** The same by part (the compilers and the full collections too, apart). */
+  /** The same by part, of the median run (the compilers and the full collections too, apart). */
   kByPart: InstructionCounts;
+  /** The lowest and highest of the counted runs. */
+  kRange: [number, number];
 }
 
 interface InstructionResults {
   environment: RunEnvironment;
-  settings: { warmupCalls: number; calls: number; idleSeconds: number; valgrind: string };
+  settings: { warmupCalls: number; calls: number; repeats: number; idleSeconds: number; valgrind: string };
   scenarios: Record<string, { connections: number; floor: TargetCount; gateway: TargetCount; gatewayToFloor: number }>;
 }
 
@@ -102,15 +104,22 @@ class CountedProcess {
     const idleMs = options.instructionIdleSeconds * 1000;
     await Promise.race([new Promise((resolve) => setTimeout(resolve, idleMs)), broken]);
     const idle = this.dump();
-    const startedAt = performance.now();
-    await callMany(url, request, options.instructionCalls, connections, broken);
-    const loadMs = performance.now() - startedAt;
-    const load = this.dump();
+    // Several counted runs, the median the figure: the state of V8's compiled code still moves a
+    // run by a few per cent (its compilers are at work in some runs and not in others).
+    const runs: TargetCount[] = [];
+    for (let run = 0; run < options.instructionRepeats; run++) {
+      const startedAt = performance.now();
+      await callMany(url, request, options.instructionCalls, connections, broken);
+      const loadMs = performance.now() - startedAt;
+      const each = perCall(idle, idleMs, this.dump(), loadMs, options.instructionCalls);
+      const kByPart = emptyCounts();
+      for (const part of INSTRUCTION_PARTS) kByPart[part] = Math.round(each[part] / 1000);
+      runs.push({ kInstructionsPerCall: Math.round(callInstructions(each) / 1000), kByPart, kRange: [0, 0] });
+    }
     this.control('--instr=off');
-    const each = perCall(idle, idleMs, load, loadMs, options.instructionCalls);
-    const kByPart = emptyCounts();
-    for (const part of INSTRUCTION_PARTS) kByPart[part] = Math.round(each[part] / 1000);
-    return { kInstructionsPerCall: Math.round(callInstructions(each) / 1000), kByPart };
+    runs.sort((a, b) => a.kInstructionsPerCall - b.kInstructionsPerCall);
+    const median = runs[Math.floor((runs.length - 1) / 2)]!;
+    return { ...median, kRange: [runs[0]!.kInstructionsPerCall, runs.at(-1)!.kInstructionsPerCall] };
   }
 
   stop = () => this.child.stop();
@@ -127,7 +136,13 @@ export async function runInstructionsBench(options: BenchOptions, interrupted: P
   buildDist();
   const out = (line: string) => process.stdout.write(`${line}\n`);
   const environment = runEnvironment();
-  const settings = { warmupCalls: options.instructionWarmupCalls, calls: options.instructionCalls, idleSeconds: options.instructionIdleSeconds, valgrind };
+  const settings = {
+    warmupCalls: options.instructionWarmupCalls,
+    calls: options.instructionCalls,
+    repeats: options.instructionRepeats,
+    idleSeconds: options.instructionIdleSeconds,
+    valgrind,
+  };
   out(`tollroute instruction counts: ${describe(environment, settings)}`);
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'tollroute-bench-'));
   const started: { stop(): Promise<void> }[] = [];
@@ -159,9 +174,9 @@ export async function runInstructionsBench(options: BenchOptions, interrupted: P
     const results: InstructionResults = { environment, settings, scenarios: {} };
     for (const scenario of chosen) {
       const floorCount = await floor.count(files.urls.floor, scenario.floor, scenario.connections, options, interrupted);
-      out(`  ${scenario.name} floor    ${count(floorCount.kInstructionsPerCall)} k instructions/call`);
+      out(`  ${scenario.name} floor    ${count(floorCount.kInstructionsPerCall)} k instructions/call (runs ${floorCount.kRange.join('–')})`);
       const gatewayCount = await gateway.count(files.urls.gateway, scenario.gateway, scenario.connections, options, interrupted);
-      out(`  ${scenario.name} gateway  ${count(gatewayCount.kInstructionsPerCall)} k instructions/call`);
+      out(`  ${scenario.name} gateway  ${count(gatewayCount.kInstructionsPerCall)} k instructions/call (runs ${gatewayCount.kRange.join('–')})`);
       results.scenarios[scenario.name] = {
         connections: scenario.connections,
         floor: floorCount,
@@ -186,12 +201,25 @@ export async function runInstructionsBench(options: BenchOptions, interrupted: P
 function describe(env: RunEnvironment, s: InstructionResults['settings']): string {
   return (
     `${env.date.slice(0, 10)}, code ${env.commit}, Node.js ${env.node}, ${env.platform}, ${s.valgrind} (callgrind); ` +
-    `${count(s.warmupCalls)} calls of warm-up, then ${count(s.calls)} counted, less ${s.idleSeconds} s of idle`
+    `${count(s.warmupCalls)} calls of warm-up, then ${s.repeats ?? 1} counted runs of ${count(s.calls)} (the median shown), less ${s.idleSeconds} s of idle`
   );
 }
 
 function instructionsTable(results: InstructionResults, format: 'text' | 'markdown'): string {
-  const headers = ['scenario', 'target', 'k instr/call', 'JIT code', 'V8 and Node', 'SQLite', 'libc', 'other', '(compilers)', '(full GC)', 'gateway ÷ floor'];
+  const headers = [
+    'scenario',
+    'target',
+    'k instr/call',
+    'runs',
+    'JIT code',
+    'V8 and Node',
+    'SQLite',
+    'libc',
+    'other',
+    '(compilers)',
+    '(full GC)',
+    'gateway ÷ floor',
+  ];
   const rows: string[][] = [];
   for (const [name, s] of Object.entries(results.scenarios)) {
     for (const target of ['floor', 'gateway'] as const) {
@@ -201,6 +229,7 @@ function instructionsTable(results: InstructionResults, format: 'text' | 'markdo
         target === 'floor' ? name : '',
         target,
         count(c.kInstructionsPerCall),
+        c.kRange ? `${count(c.kRange[0])}–${count(c.kRange[1])}` : '',
         count(p.jit),
         count(p.runtime),
         count(p.sqlite),

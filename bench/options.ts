@@ -30,6 +30,8 @@ export interface BenchOptions {
   /** Calls before counting, counted calls, and the idle time whose rate is taken off (--instructions). */
   instructionWarmupCalls: number;
   instructionCalls: number;
+  /** Counted runs of `instructionCalls` per target and scenario; the median is the figure. */
+  instructionRepeats: number;
   instructionIdleSeconds: number;
 }
 
@@ -58,7 +60,7 @@ environment: BENCH_ROUNDS (3), BENCH_SECONDS (8), BENCH_WARMUP_SECONDS (2), BENC
   BENCH_WRK_THREADS (1), BENCH_WRK (path of wrk, or "none" for the undici fallback), BENCH_SKIP_BUILD=1, BENCH_KEEP_WORKDIR=1,
   BENCH_SWEEP=1, BENCH_GATEWAY_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=DIR"), BENCH_LEDGER_SECONDS (5), BENCH_LEDGER_WORKERS (64), BENCH_LEDGER_ACCOUNTS (1000),
   BENCH_SLOW_STREAMS (10000, or what the open-files limit allows), BENCH_SLOW_STREAM_WORDS (150),
-  BENCH_INSTRUCTION_WARMUP (6000), BENCH_INSTRUCTION_CALLS (1000), BENCH_INSTRUCTION_IDLE_SECONDS (10),
+  BENCH_INSTRUCTION_WARMUP (6000), BENCH_INSTRUCTION_CALLS (1000), BENCH_INSTRUCTION_REPEATS (3), BENCH_INSTRUCTION_IDLE_SECONDS (10),
   TOLLROUTE_TEST_POSTGRES_URL (postgres://postgres@127.0.0.1:5432/test)`;
 
 export function parseOptions(argv: string[]): BenchOptions {
@@ -91,6 +93,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     slowStreamWords: envNumber('BENCH_SLOW_STREAM_WORDS', 150, { min: 1, integer: true }),
     instructionWarmupCalls: envNumber('BENCH_INSTRUCTION_WARMUP', 6000, { min: 0, integer: true }),
     instructionCalls: envNumber('BENCH_INSTRUCTION_CALLS', 1000, { min: 1, integer: true }),
+    instructionRepeats: envNumber('BENCH_INSTRUCTION_REPEATS', 3, { min: 1, integer: true }),
     instructionIdleSeconds: envNumber('BENCH_INSTRUCTION_IDLE_SECONDS', 10, { min: 1 }),
   };
   if (options.writeDocs && only.length > 0) throw new Error('--only runs a part of the bench: it cannot --write-docs');
