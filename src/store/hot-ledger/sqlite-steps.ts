@@ -32,11 +32,16 @@ function statements(sqlite: Database.Database) {
       `insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, hold_id, request_id, model, note, created_at, prev_id)
        values (?, ?, ?, ?, ?, ?, ?, ?, ?, (select last_ledger_id from accounts where id = ?))`,
     ),
-    /** state, charged, now, id */
-    closeHold: sqlite.prepare(
-      `update holds set state = ?, charged_micros = ?, ended_at = ? where id = ? and state = 'open' and cap_periods is null
-       returning account_id, amount_micros, key_id, request_id, model, endpoint, client_request_id`,
+    // Read, then ended by its id in the same step (one synchronous step inside a transaction, so
+    // nothing comes between): `update … returning` buffers its rows in an ephemeral table, which
+    // SQLite opens and frees as a database of its own on every call.
+    /** id */
+    openHold: sqlite.prepare(
+      `select account_id, amount_micros, key_id, request_id, model, endpoint, client_request_id from holds
+       where id = ? and state = 'open' and cap_periods is null`,
     ),
+    /** state, charged, now, id */
+    endHold: sqlite.prepare('update holds set state = ?, charged_micros = ?, ended_at = ? where id = ?'),
     /** charged, id */
     setCharged: sqlite.prepare('update holds set charged_micros = ? where id = ?'),
     accountFunds: sqlite.prepare('select balance_micros, overdraft_micros from accounts where id = ?'),
@@ -84,6 +89,13 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
     sql.adjustAccount.run(balanceDelta, heldDelta, ledgerId, account);
   }
 
+  /** Moves an open hold (not a spend-capped one) to `state`: what it held, or undefined when it was not open. */
+  function closeHold(holdId: string, state: 'settled' | 'released', chargedMicros: number | null, now: number): ClosedHold | undefined {
+    const closed = sql.openHold.get(holdId) as ClosedHold | undefined;
+    if (closed) sql.endHold.run(state, chargedMicros, now, holdId);
+    return closed;
+  }
+
   function hold(e: HoldEntry): boolean {
     const funds = sql.accountFunds.get(e.accountId) as { balance_micros: number } | undefined;
     if (!funds || funds.balance_micros < e.amountMicros) return false; // no such account, or not enough: nothing written
@@ -93,7 +105,7 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
   }
 
   function settle(e: SettleEntry): SettleResult {
-    const closed = sql.closeHold.get('settled', e.chargeMicros, e.now, e.holdId) as ClosedHold | undefined;
+    const closed = closeHold(e.holdId, 'settled', e.chargeMicros, e.now);
     if (!closed) return { kind: 'not-open' };
     const { account_id: account } = closed;
     let funds = { balance_micros: 0, overdraft_micros: 0 };
@@ -131,7 +143,7 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
   }
 
   function release(e: { holdId: string; note: string | null; now: number }): boolean {
-    const closed = sql.closeHold.get('released', null, e.now, e.holdId) as ClosedHold | undefined;
+    const closed = closeHold(e.holdId, 'released', null, e.now);
     if (!closed) return false;
     const row = { holdId: e.holdId, requestId: closed.request_id, model: closed.model, now: e.now };
     moveFunds(closed.account_id, 'release', closed.amount_micros, -closed.amount_micros, row, e.note);
