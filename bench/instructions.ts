@@ -106,7 +106,7 @@ class CountedProcess {
     const idle = this.dump();
     // Several counted runs, the median the figure: the state of V8's compiled code still moves a
     // run by a few per cent (its compilers are at work in some runs and not in others).
-    const runs: TargetCount[] = [];
+    const runs: { k: number; kByPart: InstructionCounts }[] = [];
     for (let run = 0; run < options.instructionRepeats; run++) {
       const startedAt = performance.now();
       await callMany(url, request, options.instructionCalls, connections, broken);
@@ -114,12 +114,12 @@ class CountedProcess {
       const each = perCall(idle, idleMs, this.dump(), loadMs, options.instructionCalls);
       const kByPart = emptyCounts();
       for (const part of INSTRUCTION_PARTS) kByPart[part] = Math.round(each[part] / 1000);
-      runs.push({ kInstructionsPerCall: Math.round(callInstructions(each) / 1000), kByPart, kRange: [0, 0] });
+      runs.push({ k: Math.round(callInstructions(each) / 1000), kByPart });
     }
     this.control('--instr=off');
-    runs.sort((a, b) => a.kInstructionsPerCall - b.kInstructionsPerCall);
+    runs.sort((a, b) => a.k - b.k);
     const median = runs[Math.floor((runs.length - 1) / 2)]!;
-    return { ...median, kRange: [runs[0]!.kInstructionsPerCall, runs.at(-1)!.kInstructionsPerCall] };
+    return { kInstructionsPerCall: median.k, kByPart: median.kByPart, kRange: [runs[0]!.k, runs.at(-1)!.k] };
   }
 
   stop = () => this.child.stop();

@@ -75,19 +75,40 @@ class SeriesTree<Series> {
   }
 }
 
-/** A counter: `inc(labelValues, amount)`, label values in the order of `labelNames`. */
-export class CallCounter {
-  readonly type = 'counter';
+/** What both kinds share: a name and help, their series, and what prom-client's Registry reads. */
+abstract class CallMetric<Series> {
   readonly aggregator = 'sum';
+  abstract readonly type: 'counter' | 'histogram';
   readonly name: string;
   readonly help: string;
-  private readonly tree: SeriesTree<{ value: number }>;
+  protected readonly tree: SeriesTree<Series>;
 
-  constructor(config: SeriesConfig) {
+  constructor(config: SeriesConfig, make: () => Series) {
     this.name = config.name;
     this.help = config.help;
-    this.tree = new SeriesTree(config.labelNames ?? [], () => ({ value: 0 }));
+    this.tree = new SeriesTree(config.labelNames ?? [], make);
     for (const registry of config.registers) registry.registerMetric(this as never);
+  }
+
+  /** Registry.resetMetrics. */
+  reset(): void {
+    this.tree.clear();
+  }
+
+  /** What prom-client's Registry reads to write /metrics. */
+  get() {
+    return { name: this.name, help: this.help, type: this.type, values: this.values(), aggregator: this.aggregator };
+  }
+
+  protected abstract values(): ExportedValue[];
+}
+
+/** A counter: `inc(labelValues, amount)`, label values in the order of `labelNames`. */
+export class CallCounter extends CallMetric<{ value: number }> {
+  readonly type = 'counter';
+
+  constructor(config: SeriesConfig) {
+    super(config, () => ({ value: 0 }));
   }
 
   inc(labelValues: readonly string[], amount = 1): void {
@@ -95,14 +116,8 @@ export class CallCounter {
     this.tree.at(labelValues).value += amount;
   }
 
-  reset(): void {
-    this.tree.clear();
-  }
-
-  /** What prom-client's Registry reads to write /metrics. */
-  get() {
-    const values: ExportedValue[] = this.tree.all.map(({ labels, series }) => ({ labels, value: series.value }));
-    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
+  protected values(): ExportedValue[] {
+    return this.tree.all.map(({ labels, series }) => ({ labels, value: series.value }));
   }
 }
 
@@ -114,20 +129,14 @@ interface HistogramSeries {
 }
 
 /** A histogram: `observe(labelValues, value)`, label values in the order of `labelNames`. */
-export class CallHistogram {
+export class CallHistogram extends CallMetric<HistogramSeries> {
   readonly type = 'histogram';
-  readonly aggregator = 'sum';
-  readonly name: string;
-  readonly help: string;
   private readonly bounds: readonly number[];
-  private readonly tree: SeriesTree<HistogramSeries>;
 
   constructor(config: SeriesConfig & { buckets: readonly number[] }) {
-    this.name = config.name;
-    this.help = config.help;
-    this.bounds = [...config.buckets].sort((a, b) => a - b);
-    this.tree = new SeriesTree(config.labelNames ?? [], () => ({ counts: new Array(this.bounds.length + 1).fill(0), sum: 0, count: 0 }));
-    for (const registry of config.registers) registry.registerMetric(this as never);
+    const bounds = [...config.buckets].sort((a, b) => a - b);
+    super(config, () => ({ counts: new Array(bounds.length + 1).fill(0), sum: 0, count: 0 }));
+    this.bounds = bounds;
   }
 
   observe(labelValues: readonly string[], value: number): void {
@@ -140,12 +149,8 @@ export class CallHistogram {
     series.count += 1;
   }
 
-  reset(): void {
-    this.tree.clear();
-  }
-
-  /** What prom-client's Registry reads to write /metrics: cumulative buckets, +Inf, sum and count per series. */
-  get() {
+  /** Cumulative buckets, +Inf, sum and count per series. */
+  protected values(): ExportedValue[] {
     const values: ExportedValue[] = [];
     const bucketName = `${this.name}_bucket`;
     for (const { labels, series } of this.tree.all) {
@@ -158,6 +163,6 @@ export class CallHistogram {
       values.push({ labels: {}, sharedLabels: labels, value: series.sum, metricName: `${this.name}_sum` });
       values.push({ labels: {}, sharedLabels: labels, value: series.count, metricName: `${this.name}_count` });
     }
-    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
+    return values;
   }
 }
