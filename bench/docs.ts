@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from './processes.js';
 
-export type ResultSection = 'results' | 'sweep' | 'ledger' | 'slow-streams' | 'hot-account' | 'instructions';
+export type ResultSection = 'results' | 'sweep' | 'ledger' | 'slow-streams' | 'hot-account' | 'instructions' | 'relays';
 
 const DOCS_JSON = path.join(ROOT, 'docs', 'benchmarks.json');
 const DOCS_MARKDOWN = path.join(ROOT, 'docs', 'benchmarks.md');
@@ -35,6 +35,14 @@ export function runEnvironment(): RunEnvironment {
     loadAverage: Number(os.loadavg()[0]?.toFixed(2)),
     commit: currentCommit(),
   };
+}
+
+/** A timed run's machine, code and settings, as its report and its Markdown section open. */
+export function describeRun(env: RunEnvironment, s: { rounds: number; seconds: number; warmupSeconds: number }, loadGenerator: string): string {
+  return (
+    `${env.date.slice(0, 10)}, code ${env.commit}, Node.js ${env.node}, ${env.cores} cores (${env.cpuModel}), ${env.platform}, load average ${env.loadAverage} at the start; ` +
+    `${s.rounds} round${s.rounds === 1 ? '' : 's'} of ${s.seconds} s after a ${s.warmupSeconds} s warm-up, medians over rounds; load: ${loadGenerator}`
+  );
 }
 
 function currentCommit(): string {

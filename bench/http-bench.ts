@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type RunEnvironment, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
+import { describeRun, type RunEnvironment, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
 import { type MeasureSettings, ScenarioMeasurer, type ScenarioResult } from './measure.js';
 import type { BenchOptions } from './options.js';
 import { baselineNotes, checkTargets, emptyRunNotes, figuresTable, gatewayToFloorTable, sweepTables, type TargetCheck, targetsTable } from './report.js';
@@ -36,7 +36,7 @@ export async function runHttpBench(options: BenchOptions, interrupted: Promise<n
       const environment = runEnvironment();
       const settings: MeasureSettings = { ...options, wrk, workDir };
       const out = (line: string) => process.stdout.write(`${line}\n`);
-      out(`tollroute bench${options.sweep ? ' (sweep)' : ''}: ${describeEnvironment(environment, settings, loadGenerator)}`);
+      out(`tollroute bench${options.sweep ? ' (sweep)' : ''}: ${describeRun(environment, settings, loadGenerator)}`);
       out(`  pids: sandbox ${targets.sandbox.pid}, floor ${targets.processes.floor.pid}, gateway ${targets.processes.gateway.pid}`);
       if (!wrk) out(`  ${WRK_MISSING}`);
 
@@ -86,13 +86,6 @@ function fileSize(file: string): number | null {
   }
 }
 
-function describeEnvironment(env: RunEnvironment, s: { rounds: number; seconds: number; warmupSeconds: number }, loadGenerator: string): string {
-  return (
-    `${env.date.slice(0, 10)}, code ${env.commit}, Node.js ${env.node}, ${env.cores} cores (${env.cpuModel}), ${env.platform}, load average ${env.loadAverage} at the start; ` +
-    `${s.rounds} round${s.rounds === 1 ? '' : 's'} of ${s.seconds} s after a ${s.warmupSeconds} s warm-up, medians over rounds; load: ${loadGenerator}`
-  );
-}
-
 function errorRateExitCode(results: ScenarioResult[]): number {
   const failing = results.flatMap((r) =>
     Object.entries(r.targets)
@@ -107,7 +100,7 @@ function errorRateExitCode(results: ScenarioResult[]): number {
 function resultsMarkdown(data: HttpBenchResults, results: ScenarioResult[], checks: TargetCheck[]): string {
   const notes = [...baselineNotes(results), ...emptyRunNotes(results)].map((n) => `- ${n}`);
   return [
-    `Run of ${describeEnvironment(data.environment, data.settings, data.settings.loadGenerator)}.`,
+    `Run of ${describeRun(data.environment, data.settings, data.settings.loadGenerator)}.`,
     '',
     '### Targets',
     '',
@@ -127,7 +120,5 @@ function resultsMarkdown(data: HttpBenchResults, results: ScenarioResult[], chec
 }
 
 function sweepMarkdown(data: HttpBenchResults, results: ScenarioResult[], groups: SweepGroup[]): string {
-  return [`Run of ${describeEnvironment(data.environment, data.settings, data.settings.loadGenerator)}.`, '', sweepTables(results, groups, 'markdown')].join(
-    '\n',
-  );
+  return [`Run of ${describeRun(data.environment, data.settings, data.settings.loadGenerator)}.`, '', sweepTables(results, groups, 'markdown')].join('\n');
 }

@@ -12,6 +12,8 @@ export interface BenchOptions {
   hotAccount: boolean;
   /** --instructions: instructions per call of the floor and the gateway, counted by valgrind. */
   instructions: boolean;
+  /** --relays: plain chat through the floor, two minimal JSON relays and the gateway: where a call's cost lies. */
+  relays: boolean;
   /** --write-docs: results into docs/benchmarks.json and docs/benchmarks.md. */
   writeDocs: boolean;
   /** --only a,b: run only the scenarios so named (for development; never with --write-docs). */
@@ -45,7 +47,7 @@ function envNumber(name: string, fallback: number, { min = 0, integer = false } 
   return value;
 }
 
-export const USAGE = `usage: npm run bench -- [--sweep] [--ledger] [--slow-streams] [--hot-account] [--instructions] [--write-docs] [--only name,name]
+export const USAGE = `usage: npm run bench -- [--sweep] [--ledger] [--slow-streams] [--hot-account] [--instructions] [--relays] [--write-docs] [--only name,name]
 
   (no flag)     the default scenarios: direct, floor and gateway, round by round
   --sweep       the sweep scenarios instead (connections, stream length, request size)
@@ -53,6 +55,7 @@ export const USAGE = `usage: npm run bench -- [--sweep] [--ledger] [--slow-strea
   --slow-streams  many streams of one chunk a second held at once: the gateway's memory, every one settled
   --hot-account   one account billed by two gateway processes on one PostgreSQL: calls/s, the balance exact
   --instructions  instructions per call of the floor and the gateway under valgrind: repeatable where times are not
+  --relays      plain chat through the floor, two minimal JSON relays on the gateway's stack, and the gateway
   --write-docs  write the results into docs/benchmarks.json and docs/benchmarks.md
   --only a,b    run only these scenarios (while developing)
 
@@ -70,7 +73,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     const arg = argv[i]!;
     if (arg === '--only') only = (argv[++i] ?? '').split(',').filter(Boolean);
     else if (arg.startsWith('--only=')) only = arg.slice('--only='.length).split(',').filter(Boolean);
-    else if (['--sweep', '--ledger', '--slow-streams', '--hot-account', '--instructions', '--write-docs'].includes(arg)) flags.add(arg);
+    else if (['--sweep', '--ledger', '--slow-streams', '--hot-account', '--instructions', '--relays', '--write-docs'].includes(arg)) flags.add(arg);
     else throw new Error(`unknown argument ${arg}\n${USAGE}`);
   }
   const options: BenchOptions = {
@@ -79,6 +82,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     slowStreams: flags.has('--slow-streams'),
     hotAccount: flags.has('--hot-account'),
     instructions: flags.has('--instructions'),
+    relays: flags.has('--relays'),
     writeDocs: flags.has('--write-docs'),
     only,
     rounds: envNumber('BENCH_ROUNDS', 3, { min: 1, integer: true }),

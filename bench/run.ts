@@ -3,12 +3,14 @@
 // as absolute pass/fail timings. `--sweep` runs the scenarios of "How cost grows" instead, and
 // `--ledger` the store micro-bench, `--slow-streams` many slow streams at once, `--hot-account` one
 // account billed by two gateways on PostgreSQL, `--instructions` each call's instructions under
-// valgrind. See docs/benchmarks.md.
+// valgrind, `--relays` plain chat through two minimal JSON relays beside the floor and the gateway.
+// See docs/benchmarks.md.
 import { runHotAccountBench } from './hot-account.js';
 import { runHttpBench } from './http-bench.js';
 import { runInstructionsBench } from './instructions.js';
 import { runLedgerBench } from './ledger-bench.js';
 import { parseOptions } from './options.js';
+import { runRelaysBench } from './relays.js';
 import { runSlowStreamsBench } from './slow-streams.js';
 
 async function main(): Promise<number> {
@@ -30,6 +32,7 @@ async function main(): Promise<number> {
     if (options.slowStreams) return await runSlowStreamsBench(options, interrupted);
     if (options.hotAccount) return await runHotAccountBench(options, interrupted);
     if (options.instructions) return await runInstructionsBench(options, interrupted);
+    if (options.relays) return await runRelaysBench(options, interrupted);
     return await runHttpBench(options, interrupted);
   } catch (error) {
     process.stderr.write(`bench: ${error instanceof Error ? error.message : String(error)}\n`);

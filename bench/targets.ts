@@ -116,14 +116,15 @@ function withChannelConnections(catalogue: ReturnType<typeof sandboxCatalogue>, 
 }
 
 /**
- * The proxy as plain JavaScript, run by plain `node` as the gateway is: through tsx its process
- * would also hold the TypeScript loader, and its memory would not be the floor's own.
+ * A bench script as plain JavaScript in `outDir`, run by plain `node` as the gateway is: through
+ * tsx its process would also hold the TypeScript loader, and its memory would not be its own. A
+ * script that imports packages must land where node finds them (under the repository).
  */
-function transpiled(file: string, workDir: string): string {
+export function transpiled(file: string, outDir: string): string {
   const { outputText } = ts.transpileModule(readFileSync(file, 'utf8'), {
     compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
   });
-  const out = path.join(workDir, `${path.basename(file, '.ts')}.mjs`);
+  const out = path.join(outDir, `${path.basename(file, '.ts')}.mjs`);
   writeFileSync(out, outputText);
   return out;
 }

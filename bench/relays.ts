@@ -1,0 +1,152 @@
+// `npm run bench -- --relays`: where a plain call's cost lies. Non-streamed chat at 50 connections
+// through the floor, the two minimal JSON relays (minimal-relay.ts: the gateway's HTTP and JSON
+// work alone) and the gateway, round by round, each its own process: requests a second and CPU
+// per request, as ratios to the floor. The gap between the relays and the gateway is the gateway's
+// own per-call work; the gap between the floor and the relays is its stack's.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describeRun, type RunEnvironment, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
+import type { LoadRun } from './load-run.js';
+import { RELAY_KINDS } from './minimal-relay.js';
+import type { BenchOptions } from './options.js';
+import { cpuMeter } from './proc-stats.js';
+import { type BenchChild, freePort, ROOT, startNode } from './processes.js';
+import { type BenchRequest, buildScenarios } from './scenarios.js';
+import { median } from './stats.js';
+import { markdownTable, ratio, textTable } from './table.js';
+import { buildDist, startTargets, transpiled } from './targets.js';
+import { findWrk, runWrk, wrkVersion } from './wrk.js';
+
+const SCENARIO = 'chat-plain-c50';
+const RELAY_SCRIPT = path.join(ROOT, 'bench', 'minimal-relay.ts');
+// Under the repository, so that the transpiled relay finds fastify and undici in node_modules.
+const RELAY_DIR = path.join(ROOT, 'node_modules', '.cache', 'tollroute-bench');
+
+const RELAY_TARGETS = ['floor', 'relay-undici', 'relay-fastify', 'gateway'] as const;
+type RelayTarget = (typeof RELAY_TARGETS)[number];
+
+interface RelayFigures {
+  requestsPerSecond: number;
+  cpuMsPerRequest: number | null;
+  errors: number;
+  runs: { round: number; requestsPerSecond: number; cpuMsPerRequest: number | null }[];
+}
+
+export interface RelaysResults {
+  environment: RunEnvironment;
+  scenario: string;
+  connections: number;
+  loadGenerator: string;
+  settings: { rounds: number; seconds: number; warmupSeconds: number };
+  targets: Record<RelayTarget, RelayFigures>;
+}
+
+export async function runRelaysBench(options: BenchOptions, interrupted: Promise<never>): Promise<number> {
+  const wrk = findWrk();
+  if (!wrk) throw new Error('--relays needs wrk (apt-get install wrk): the fallback load generator would be the bottleneck here');
+  buildDist();
+  const workDir = mkdtempSync(path.join(os.tmpdir(), 'tollroute-bench-'));
+  const started: BenchChild[] = [];
+  try {
+    const targets = await startTargets(workDir, interrupted);
+    try {
+      mkdirSync(RELAY_DIR, { recursive: true });
+      const script = transpiled(RELAY_SCRIPT, RELAY_DIR);
+      const sandboxPort = new URL(targets.urls.direct).port;
+      const relays: Record<string, { child: BenchChild; url: string }> = {};
+      for (const kind of RELAY_KINDS) {
+        const port = await freePort();
+        const child = await startNode(`${kind} relay`, [script, String(port), sandboxPort, kind]);
+        started.push(child);
+        relays[`relay-${kind}`] = { child, url: `http://127.0.0.1:${port}` };
+      }
+      const broken = Promise.race([targets.broken, ...started.map((child) => child.died)]);
+      broken.catch(() => {});
+
+      const scenario = buildScenarios(targets.gatewayKey).defaults.find((s) => s.name === SCENARIO);
+      if (!scenario) throw new Error(`no scenario ${SCENARIO}`);
+      const where = (target: RelayTarget): { url: string; pid: number; request: BenchRequest } => {
+        if (target === 'gateway') return { url: targets.urls.gateway, pid: targets.processes.gateway.pid, request: scenario.gateway };
+        if (target === 'floor') return { url: targets.urls.floor, pid: targets.processes.floor.pid, request: scenario.upstream };
+        return { url: relays[target]!.url, pid: relays[target]!.child.pid, request: scenario.upstream };
+      };
+      const load = (target: RelayTarget, seconds: number): Promise<LoadRun> => {
+        const { url, request } = where(target);
+        return runWrk(request, { wrk, threads: options.wrkThreads, workDir, broken, url, connections: scenario.connections, seconds });
+      };
+
+      const environment = runEnvironment();
+      const loadGenerator = `${wrkVersion(wrk)} (${options.wrkThreads} thread${options.wrkThreads > 1 ? 's' : ''})`;
+      const settings = { rounds: options.rounds, seconds: options.seconds, warmupSeconds: options.warmupSeconds };
+      const out = (line: string) => process.stdout.write(`${line}\n`);
+      out(`tollroute bench (relays): ${describeRun(environment, settings, loadGenerator)}; ${SCENARIO}`);
+
+      const runs = Object.fromEntries(RELAY_TARGETS.map((t) => [t, [] as RelayFigures['runs']])) as Record<RelayTarget, RelayFigures['runs']>;
+      const errors = Object.fromEntries(RELAY_TARGETS.map((t) => [t, 0])) as Record<RelayTarget, number>;
+      for (let round = 1; round <= options.rounds; round++) {
+        for (const target of RELAY_TARGETS) {
+          const warmup = await load(target, options.warmupSeconds);
+          if (warmup.errors > 0) throw new Error(`${target}: ${warmup.errors} of ${warmup.requests} warm-up requests failed`);
+          const cpu = cpuMeter(where(target).pid);
+          const run = await load(target, options.seconds);
+          errors[target] += run.errors;
+          const figures = { round, requestsPerSecond: run.requestsPerSecond, cpuMsPerRequest: cpu.perRequest(run.requests) };
+          runs[target].push(figures);
+          out(
+            `  round ${round}/${options.rounds} ${target.padEnd(13)} ${figures.requestsPerSecond.toFixed(0).padStart(6)} req/s  cpu ${figures.cpuMsPerRequest?.toFixed(3) ?? '?'} ms/req`,
+          );
+        }
+      }
+      const results: RelaysResults = {
+        environment,
+        scenario: SCENARIO,
+        connections: scenario.connections,
+        loadGenerator,
+        settings,
+        targets: Object.fromEntries(RELAY_TARGETS.map((t) => [t, summarize(runs[t], errors[t])])) as Record<RelayTarget, RelayFigures>,
+      };
+      out(`\n${relaysTable(results, 'text')}`);
+      out(`\nresults written to ${writeJson('relays', results, options.writeDocs)}`);
+      if (options.writeDocs) {
+        const markdown = [`Run of ${describeRun(environment, settings, loadGenerator)}; ${SCENARIO}.`, '', relaysTable(results, 'markdown')].join('\n');
+        out(`relays written to ${writeMarkdownSection('relays', markdown)}`);
+      }
+      return RELAY_TARGETS.some((t) => errors[t] > 0) ? 1 : 0;
+    } finally {
+      await Promise.allSettled(started.map((child) => child.stop()));
+      await targets.stop();
+    }
+  } finally {
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+function summarize(runs: RelayFigures['runs'], errors: number): RelayFigures {
+  const cpu = runs.map((r) => r.cpuMsPerRequest).filter((v): v is number => v !== null);
+  return {
+    requestsPerSecond: median(runs.map((r) => r.requestsPerSecond)),
+    cpuMsPerRequest: cpu.length > 0 ? median(cpu) : null,
+    errors,
+    runs,
+  };
+}
+
+/** Each target's medians, and its ratios to the floor's. */
+export function relaysTable(results: RelaysResults, format: 'text' | 'markdown'): string {
+  const floor = results.targets.floor;
+  const over = (value: number | null, base: number | null) => (value === null || base === null ? null : value / base);
+  const rows = RELAY_TARGETS.map((target) => {
+    const t = results.targets[target];
+    return [
+      target,
+      t.requestsPerSecond.toFixed(0),
+      t.cpuMsPerRequest === null ? '' : (t.cpuMsPerRequest * 1000).toFixed(0),
+      ratio(over(t.requestsPerSecond, floor.requestsPerSecond)),
+      ratio(over(t.cpuMsPerRequest, floor.cpuMsPerRequest)),
+      String(t.errors),
+    ];
+  });
+  const header = ['target', 'req/s', 'CPU µs/req', 'req/s ÷ floor', 'CPU ÷ floor', 'errors'];
+  return format === 'text' ? textTable(header, rows) : markdownTable(header, rows);
+}
