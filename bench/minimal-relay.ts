@@ -16,6 +16,9 @@ export const RELAY_KINDS: readonly RelayKind[] = ['undici', 'fastify'];
 
 const UPSTREAM_HEADERS = { 'content-type': 'application/json', authorization: 'Bearer sk-sandbox' };
 
+// Written here rather than imported from src/upstreams/http.ts: the script runs transpiled on its
+// own, and a reference for the stack must not carry the gateway's own code (its pool's wait queue).
+
 /** POSTs `body` to the chat path and resolves with the answer's text (a non-2xx answer rejects). */
 function postChat(pool: Pool, body: string): Promise<string> {
   return new Promise((resolve, reject) => {

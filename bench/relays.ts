@@ -30,7 +30,7 @@ interface RelayFigures {
   requestsPerSecond: number;
   cpuMsPerRequest: number | null;
   errors: number;
-  runs: { round: number; requestsPerSecond: number; cpuMsPerRequest: number | null }[];
+  runs: { round: number; requestsPerSecond: number; cpuMsPerRequest: number | null; errors: number }[];
 }
 
 export interface RelaysResults {
@@ -83,15 +83,13 @@ export async function runRelaysBench(options: BenchOptions, interrupted: Promise
       out(`tollroute bench (relays): ${describeRun(environment, settings, loadGenerator)}; ${SCENARIO}`);
 
       const runs = Object.fromEntries(RELAY_TARGETS.map((t) => [t, [] as RelayFigures['runs']])) as Record<RelayTarget, RelayFigures['runs']>;
-      const errors = Object.fromEntries(RELAY_TARGETS.map((t) => [t, 0])) as Record<RelayTarget, number>;
       for (let round = 1; round <= options.rounds; round++) {
         for (const target of RELAY_TARGETS) {
           const warmup = await load(target, options.warmupSeconds);
           if (warmup.errors > 0) throw new Error(`${target}: ${warmup.errors} of ${warmup.requests} warm-up requests failed`);
           const cpu = cpuMeter(where(target).pid);
           const run = await load(target, options.seconds);
-          errors[target] += run.errors;
-          const figures = { round, requestsPerSecond: run.requestsPerSecond, cpuMsPerRequest: cpu.perRequest(run.requests) };
+          const figures = { round, requestsPerSecond: run.requestsPerSecond, cpuMsPerRequest: cpu.perRequest(run.requests), errors: run.errors };
           runs[target].push(figures);
           out(
             `  round ${round}/${options.rounds} ${target.padEnd(13)} ${figures.requestsPerSecond.toFixed(0).padStart(6)} req/s  cpu ${figures.cpuMsPerRequest?.toFixed(3) ?? '?'} ms/req`,
@@ -104,7 +102,7 @@ export async function runRelaysBench(options: BenchOptions, interrupted: Promise
         connections: scenario.connections,
         loadGenerator,
         settings,
-        targets: Object.fromEntries(RELAY_TARGETS.map((t) => [t, summarize(runs[t], errors[t])])) as Record<RelayTarget, RelayFigures>,
+        targets: Object.fromEntries(RELAY_TARGETS.map((t) => [t, summarize(runs[t])])) as Record<RelayTarget, RelayFigures>,
       };
       out(`\n${relaysTable(results, 'text')}`);
       out(`\nresults written to ${writeJson('relays', results, options.writeDocs)}`);
@@ -112,7 +110,7 @@ export async function runRelaysBench(options: BenchOptions, interrupted: Promise
         const markdown = [`Run of ${describeRun(environment, settings, loadGenerator)}; ${SCENARIO}.`, '', relaysTable(results, 'markdown')].join('\n');
         out(`relays written to ${writeMarkdownSection('relays', markdown)}`);
       }
-      return RELAY_TARGETS.some((t) => errors[t] > 0) ? 1 : 0;
+      return RELAY_TARGETS.some((t) => results.targets[t].errors > 0) ? 1 : 0;
     } finally {
       await Promise.allSettled(started.map((child) => child.stop()));
       await targets.stop();
@@ -122,12 +120,12 @@ export async function runRelaysBench(options: BenchOptions, interrupted: Promise
   }
 }
 
-function summarize(runs: RelayFigures['runs'], errors: number): RelayFigures {
+function summarize(runs: RelayFigures['runs']): RelayFigures {
   const cpu = runs.map((r) => r.cpuMsPerRequest).filter((v): v is number => v !== null);
   return {
     requestsPerSecond: median(runs.map((r) => r.requestsPerSecond)),
     cpuMsPerRequest: cpu.length > 0 ? median(cpu) : null,
-    errors,
+    errors: runs.reduce((sum, r) => sum + r.errors, 0),
     runs,
   };
 }
