@@ -1,6 +1,7 @@
 // The charge a stream earned is written before its answer completes (DESIGN §3): every chunk goes on
-// as it arrives, except the one that carries the protocol's end marker, which waits until the settle
-// has landed (or been kept for a retry). A crash can then never leave a caller with a whole answer
+// as it arrives, except the protocol's end marker (and what follows it), which waits until the settle
+// has landed (or been kept for a retry). The gateway's own taps cut a chunk at its end marker, so
+// the events before it go on at once; any other body is held from the chunk that completed it. A crash can then never leave a caller with a whole answer
 // and the gateway with no bill for it.
 import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
 import { PassThroughTap } from '../upstreams/tap.js';
@@ -12,15 +13,13 @@ import type { StreamMeter } from './types.js';
  * A tap of the gateway's own is gated in place; any other body gets a gate stage of its own.
  */
 export function holdEndMarkerForSettle(body: Readable, meter: StreamMeter, settle: () => Promise<void>): Readable {
-  const gate = () => (meter.completed ? settle() : undefined);
   if (body instanceof PassThroughTap) {
-    body.gateForwarding(gate);
+    body.gateForwarding({ due: () => meter.completed, wait: settle });
     return body;
   }
   const afterSettle = (callback: TransformCallback, chunk?: unknown) => {
-    const waiting = gate();
-    if (!waiting) return callback(null, chunk);
-    waiting.then(() => callback(null, chunk), callback);
+    if (!meter.completed) return callback(null, chunk);
+    settle().then(() => callback(null, chunk), callback);
   };
   const stage = new Transform({
     transform: (chunk, _encoding, callback) => afterSettle(callback, chunk),

@@ -5,7 +5,7 @@
 // multi-byte UTF-8 character, so a cut there never splits one.)
 
 import type { Readable } from 'node:stream';
-import { feedTap, PassThroughTap } from './tap.js';
+import { type EventRead, feedTap, PassThroughTap } from './tap.js';
 
 /** Called for every parsed line; throw to fail the stream (an upstream error object, say). */
 export type NdjsonObserver = (value: any) => void;
@@ -27,20 +27,24 @@ export function observeNdjson(body: Readable, observe: NdjsonObserver): Readable
     }
     observe(value);
   };
-  const lookAll = (lines: Buffer) => {
+  // Lengths in bytes: the output is these very bytes.
+  const lookAll = (lines: Buffer, eventRead: EventRead) => {
     for (let start = 0; start < lines.length; ) {
       const newline = lines.indexOf(NEWLINE, start);
       const end = newline === -1 ? lines.length : newline;
-      if (end > start) look(lines.toString('utf8', start, end));
+      if (end > start) {
+        look(lines.toString('utf8', start, end));
+        eventRead(start);
+      }
       start = end + 1;
     }
   };
-  const tap = new PassThroughTap((chunk) => {
+  const tap = new PassThroughTap((chunk, eventRead) => {
     if (!chunk) {
       // The end: the last line, even without its newline.
       const rest = pending;
       pending = undefined;
-      if (rest) lookAll(rest);
+      if (rest) lookAll(rest, eventRead);
       return rest;
     }
     const bytes = pending ? Buffer.concat([pending, chunk]) : chunk;
@@ -48,7 +52,7 @@ export function observeNdjson(body: Readable, observe: NdjsonObserver): Readable
     pending = end < bytes.length ? Buffer.from(bytes.subarray(end)) : undefined;
     if (end === 0) return undefined;
     const complete = end === bytes.length ? bytes : bytes.subarray(0, end);
-    lookAll(complete);
+    lookAll(complete, eventRead);
     return complete;
   });
   return feedTap(body, tap);

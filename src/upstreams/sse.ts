@@ -94,12 +94,14 @@ export class SseFramer {
  */
 export function createSseTap(read: SseReader, rewrite?: (raw: string) => string): PassThroughTap {
   const framer = new SseFramer();
-  return new PassThroughTap((chunk) => {
+  return new PassThroughTap((chunk, eventRead) => {
     const startsAnEvent = chunk !== undefined && framer.holdsNothing;
     let out = '';
     let unchanged = true;
     for (const { raw, separator } of chunk ? framer.push(chunk) : framer.end()) {
       const written = read(parseSseEvent(raw)) === false ? '' : rewrite ? rewrite(raw) : raw;
+      // Cut at the end marker: the tap's lengths count this text, not the chunk's bytes.
+      if (eventRead(out.length)) unchanged = false;
       if (written !== raw) unchanged = false;
       if (written !== '') out += written + separator;
     }

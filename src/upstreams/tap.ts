@@ -1,18 +1,34 @@
 // The one stream object between an upstream's body and the caller, for protocols the gateway
-// reads on the way (SSE, NDJSON). It frames and observes each chunk, and can hold a chunk back
-// until a promise settles (the end-marker gate, pipeline/end-marker-gate.ts), so a metered stream
-// costs one Transform and a few listeners, not a chain of them: with thousands of slow streams
-// held open, each stage and each end-of-stream watcher is memory kept per stream.
+// reads on the way (SSE, NDJSON). It frames and observes each chunk, and can hold part of its
+// output back until a promise settles (the end-marker gate, pipeline/end-marker-gate.ts), so a
+// metered stream costs one Transform and a few listeners, not a chain of them: with thousands of
+// slow streams held open, each stage and each end-of-stream watcher is memory kept per stream.
 import { type Readable, Transform, type TransformCallback } from 'node:stream';
 
-/** What a tap forwards for a chunk of the upstream's body (or at its end); undefined: nothing yet. */
-export type TapStep = (chunk: Buffer | undefined) => string | Buffer | undefined;
+/**
+ * What a tap forwards for a chunk of the upstream's body (or at its end); undefined: nothing yet.
+ * A step that writes event by event calls `eventRead(before)` after reading each event, with the
+ * length of its output before that event's part: the gate, once due, holds back from there on. It
+ * answers true when it cut there (the step's output must then be the text those lengths count).
+ */
+export type TapStep = (chunk: Buffer | undefined, eventRead: EventRead) => string | Buffer | undefined;
+export type EventRead = (before: number) => boolean;
 
-/** Asked before each forward: a promise to wait for first, or undefined to forward at once. */
-export type ForwardGate = () => Promise<void> | undefined;
+/** Holds the output back from the moment it is due (the stream's end marker was read) until `wait()` settles. */
+export interface ForwardGate {
+  due(): boolean;
+  wait(): Promise<void>;
+}
 
 export class PassThroughTap extends Transform {
   private gate: ForwardGate | undefined;
+  /** Where in the current step's output the gate became due, when a step said so. */
+  private dueFrom: number | undefined;
+  private readonly eventRead: EventRead = (before) => {
+    if (this.dueFrom !== undefined || !this.gate?.due()) return false;
+    this.dueFrom = before;
+    return true;
+  };
 
   constructor(private readonly step: TapStep) {
     super();
@@ -34,16 +50,25 @@ export class PassThroughTap extends Transform {
 
   private forward(chunk: Buffer | undefined, callback: TransformCallback) {
     let out: string | Buffer | undefined;
+    this.dueFrom = undefined;
     try {
-      out = this.step(chunk);
+      out = this.step(chunk, this.eventRead);
     } catch (error) {
       return callback(error as Error);
     }
-    const waiting = this.gate?.();
-    if (!waiting) return callback(null, out);
-    waiting.then(() => callback(null, out), callback);
+    if (!this.gate?.due()) return callback(null, out);
+    // The events before the end marker go on now: a stream that arrives in one burst reaches the
+    // caller while its settle is written, and only the end waits for it.
+    const from = this.dueFrom;
+    if (out !== undefined && from !== undefined && from > 0) {
+      this.push(cut(out, 0, from));
+      out = from < out.length ? cut(out, from) : undefined;
+    }
+    this.gate.wait().then(() => callback(null, out), callback);
   }
 }
+
+const cut = (out: string | Buffer, start: number, end?: number) => (typeof out === 'string' ? out.slice(start, end) : out.subarray(start, end));
 
 /**
  * `body` flows into `tap` with backpressure. An error of the body fails the tap, and the tap

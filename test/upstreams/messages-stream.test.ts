@@ -198,6 +198,27 @@ test('the upstream is read no faster than the caller reads: unread output stops 
   assert.equal(outcome.events.filter((event) => event.type === 'content_block_delta').length, 300);
 });
 
+test('a chat stream that arrives in one chunk sends its translated text at once; message_delta and message_stop wait for the settle', async () => {
+  const { upstream, meter, body } = translated();
+  let land = () => {};
+  const landed = new Promise<void>((resolve) => {
+    land = resolve;
+  });
+  const gated = holdEndMarkerForSettle(body, meter, () => landed);
+  const out = readOut(gated);
+  let received = '';
+  gated.on('data', (chunk) => {
+    received += String(chunk);
+  });
+  upstream.end(text('hello') + USAGE + DONE);
+  await tick();
+  assert.match(received, /content_block_delta/, 'the text before the end marker is not held for the settle');
+  assert.doesNotMatch(received, /message_delta|message_stop/, 'the end waits for the settle');
+  land();
+  const outcome = await out;
+  assert.equal(types(outcome).at(-1), 'message_stop');
+});
+
 test('the end-marker gate holds message_stop, in place, until the settle lands', async () => {
   const { upstream, meter, body } = translated();
   let land = () => {};

@@ -6,6 +6,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { test } from 'node:test';
 import { holdEndMarkerForSettle } from '../../src/pipeline/end-marker-gate.js';
 import type { StreamMeter } from '../../src/pipeline/types.js';
+import { observeNdjson } from '../../src/upstreams/ndjson.js';
 import { observeSseJson } from '../../src/upstreams/sse.js';
 import { PassThroughTap } from '../../src/upstreams/tap.js';
 
@@ -62,6 +63,60 @@ test('chunks before the end marker go on at once; the end marker waits for the s
   settlement.land();
   await tick();
   assert.deepEqual(received, ['data: {"n":1}\n\n', 'data: [DONE]\n\n']);
+});
+
+test('a chunk that carries the end marker sends its events before the marker at once; the marker waits for the settle', async () => {
+  const { upstream, meter, body, received } = sseThroughTap();
+  const settlement = pendingSettle();
+  const gated = holdEndMarkerForSettle(body, meter, settlement.settle);
+  gated.on('data', (chunk) => received.push(String(chunk)));
+
+  upstream.write('data: {"n":1}\n\ndata: {"n":2}\n\ndata: [DONE]\n\n');
+  await tick();
+  assert.deepEqual(received, ['data: {"n":1}\n\ndata: {"n":2}\n\n'], 'the events before the end marker are not held for the settle');
+  assert.equal(settlement.asked(), 1);
+
+  settlement.land();
+  await tick();
+  assert.deepEqual(received, ['data: {"n":1}\n\ndata: {"n":2}\n\n', 'data: [DONE]\n\n']);
+});
+
+test('a chunk cut at its end marker keeps multi-byte characters whole on both sides', async () => {
+  const { upstream, meter, body } = sseThroughTap();
+  const settlement = pendingSettle();
+  const gated = holdEndMarkerForSettle(body, meter, settlement.settle);
+  const received: Buffer[] = [];
+  gated.on('data', (chunk) => received.push(Buffer.from(chunk)));
+
+  const text = 'data: {"text":"naïve 日本語 ✓"}\n\ndata: [DONE]\n\n';
+  upstream.write(Buffer.from(text));
+  await tick();
+  settlement.land();
+  await tick();
+  assert.deepEqual(
+    received.map((part) => part.toString('utf8')),
+    ['data: {"text":"naïve 日本語 ✓"}\n\n', 'data: [DONE]\n\n'],
+  );
+});
+
+test('an NDJSON chunk is cut at the line that completes the stream, in bytes', async () => {
+  const upstream = new PassThrough();
+  const meter = { completed: false } as StreamMeter & { completed: boolean };
+  const body = observeNdjson(upstream, (value) => {
+    if ((value as { done?: boolean }).done) meter.completed = true;
+  });
+  const settlement = pendingSettle();
+  const gated = holdEndMarkerForSettle(body, meter, settlement.settle);
+  assert.equal(gated, body);
+  const received: string[] = [];
+  gated.on('data', (chunk) => received.push(String(chunk)));
+
+  upstream.write(Buffer.from('{"audio":"é"}\n{"done":true}\n'));
+  await tick();
+  assert.deepEqual(received, ['{"audio":"é"}\n']);
+  settlement.land();
+  await tick();
+  assert.deepEqual(received, ['{"audio":"é"}\n', '{"done":true}\n']);
 });
 
 test('a body of another kind gets a gate stage of its own, with the same rule', async () => {
@@ -122,6 +177,7 @@ test('a whole upstream body ends the tap with everything forwarded, an untermina
 
 test('a tap takes one gate only', () => {
   const tap = new PassThroughTap(() => undefined);
-  tap.gateForwarding(() => undefined);
-  assert.throws(() => tap.gateForwarding(() => undefined), /already has a gate/);
+  const gate = { due: () => false, wait: async () => {} };
+  tap.gateForwarding(gate);
+  assert.throws(() => tap.gateForwarding(gate), /already has a gate/);
 });

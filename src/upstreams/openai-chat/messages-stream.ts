@@ -117,14 +117,16 @@ export function translateChatStream(
     return encode(translator.push(chunk));
   };
 
-  const tap = new PassThroughTap((chunk) => {
+  const tap = new PassThroughTap((chunk, eventRead) => {
     if (over) return undefined;
     let out = '';
     try {
       // A body that broke off mid-event leaves no event to finish: only a clean end flushes the framer.
       const events = chunk ? framer.push(chunk) : broken ? [] : framer.end();
       for (const { raw } of events) {
+        const before = out.length;
         out += translate(raw);
+        eventRead(before);
         if (over) return out;
       }
       // An upstream that ends without `[DONE]` broke off: the caller must not take it for whole.
