@@ -231,7 +231,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   }
 
   /**
-   * Meters a stream from the moment it opens: the chunk that carries its end marker waits until
+   * Meters a stream from the moment it opens: its end marker (and what follows it) waits until
    * the hold is settled (the gate is in place before any chunk is read, first data included).
    * `follow()`, once its first data is in, records its progress and ends the hold when the body
    * ends in any other way.
