@@ -1,8 +1,8 @@
 // The charge a stream earned is written before its answer completes (DESIGN §3): every chunk goes on
 // as it arrives, except the protocol's end marker (and what follows it), which waits until the settle
-// has landed (or been kept for a retry). The gateway's own taps cut a chunk at its end marker, so
-// the events before it go on at once; any other body is held from the chunk that completed it. A crash can then never leave a caller with a whole answer
-// and the gateway with no bill for it.
+// has landed (or been kept for a retry). A crash can then never leave a caller with a whole answer
+// and the gateway with no bill for it. The gateway's own taps cut a chunk at its end marker, so the
+// events before it go on at once; any other body is held from the chunk that completed it.
 import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
 import { PassThroughTap } from '../upstreams/tap.js';
 import type { StreamMeter } from './types.js';

@@ -53,6 +53,22 @@ function readOut(body: Readable): Promise<Outcome> {
 const types = (outcome: Outcome) => outcome.events.map((event) => event.type);
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
+/** A translated stream behind the end-marker gate, with a settle the test lands by hand, and what the caller received. */
+function gatedTranslation() {
+  const { upstream, meter, body } = translated();
+  let land = () => {};
+  const landed = new Promise<void>((resolve) => {
+    land = resolve;
+  });
+  const gated = holdEndMarkerForSettle(body, meter, () => landed);
+  const out = readOut(gated);
+  let received = '';
+  gated.on('data', (chunk) => {
+    received += String(chunk);
+  });
+  return { upstream, body, gated, out, land, received: () => received };
+}
+
 test('an event split across chunk boundaries, a multi-byte character included, is translated once it is whole', async () => {
   const { upstream, meter, body } = translated();
   const out = readOut(body);
@@ -199,46 +215,26 @@ test('the upstream is read no faster than the caller reads: unread output stops 
 });
 
 test('a chat stream that arrives in one chunk sends its translated text at once; message_delta and message_stop wait for the settle', async () => {
-  const { upstream, meter, body } = translated();
-  let land = () => {};
-  const landed = new Promise<void>((resolve) => {
-    land = resolve;
-  });
-  const gated = holdEndMarkerForSettle(body, meter, () => landed);
-  const out = readOut(gated);
-  let received = '';
-  gated.on('data', (chunk) => {
-    received += String(chunk);
-  });
+  const { upstream, out, land, received } = gatedTranslation();
   upstream.end(text('hello') + USAGE + DONE);
   await tick();
-  assert.match(received, /content_block_delta/, 'the text before the end marker is not held for the settle');
-  assert.doesNotMatch(received, /message_delta|message_stop/, 'the end waits for the settle');
+  assert.match(received(), /content_block_delta/, 'the text before the end marker is not held for the settle');
+  assert.doesNotMatch(received(), /message_delta|message_stop/, 'the end waits for the settle');
   land();
   const outcome = await out;
   assert.equal(types(outcome).at(-1), 'message_stop');
 });
 
 test('the end-marker gate holds message_stop, in place, until the settle lands', async () => {
-  const { upstream, meter, body } = translated();
-  let land = () => {};
-  const landed = new Promise<void>((resolve) => {
-    land = resolve;
-  });
-  const gated = holdEndMarkerForSettle(body, meter, () => landed);
+  const { upstream, body, gated, out, land, received } = gatedTranslation();
   assert.ok(gated instanceof PassThroughTap);
   assert.equal(gated, body, 'no second stream stage');
-  const out = readOut(gated);
-  let received = '';
-  gated.on('data', (chunk) => {
-    received += String(chunk);
-  });
   upstream.write(text('hi'));
   await tick();
-  assert.match(received, /content_block_delta/);
+  assert.match(received(), /content_block_delta/);
   upstream.end(USAGE + DONE);
   await tick();
-  assert.doesNotMatch(received, /message_stop/, 'the end marker waits for the settle');
+  assert.doesNotMatch(received(), /message_stop/, 'the end marker waits for the settle');
   land();
   const outcome = await out;
   assert.equal(types(outcome).at(-1), 'message_stop');

@@ -35,6 +35,15 @@ function pendingSettle() {
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
+/** An SSE tap behind the end-marker gate, with a settle the test lands by hand, and what the caller received. */
+function gatedSseTap() {
+  const { upstream, meter, body, received } = sseThroughTap();
+  const settlement = pendingSettle();
+  const gated = holdEndMarkerForSettle(body, meter, settlement.settle);
+  gated.on('data', (chunk) => received.push(String(chunk)));
+  return { upstream, settlement, received };
+}
+
 test("the gateway's own tap is gated in place: no second stream stage is added", () => {
   const { body, meter } = sseThroughTap();
   assert.ok(body instanceof PassThroughTap);
@@ -45,10 +54,7 @@ test("the gateway's own tap is gated in place: no second stream stage is added",
 });
 
 test('chunks before the end marker go on at once; the end marker waits for the settle to land', async () => {
-  const { upstream, meter, body, received } = sseThroughTap();
-  const settlement = pendingSettle();
-  const gated = holdEndMarkerForSettle(body, meter, settlement.settle);
-  gated.on('data', (chunk) => received.push(String(chunk)));
+  const { upstream, settlement, received } = gatedSseTap();
 
   upstream.write('data: {"n":1}\n\n');
   await tick();
@@ -66,10 +72,7 @@ test('chunks before the end marker go on at once; the end marker waits for the s
 });
 
 test('a chunk that carries the end marker sends its events before the marker at once; the marker waits for the settle', async () => {
-  const { upstream, meter, body, received } = sseThroughTap();
-  const settlement = pendingSettle();
-  const gated = holdEndMarkerForSettle(body, meter, settlement.settle);
-  gated.on('data', (chunk) => received.push(String(chunk)));
+  const { upstream, settlement, received } = gatedSseTap();
 
   upstream.write('data: {"n":1}\n\ndata: {"n":2}\n\ndata: [DONE]\n\n');
   await tick();
@@ -82,21 +85,14 @@ test('a chunk that carries the end marker sends its events before the marker at 
 });
 
 test('a chunk cut at its end marker keeps multi-byte characters whole on both sides', async () => {
-  const { upstream, meter, body } = sseThroughTap();
-  const settlement = pendingSettle();
-  const gated = holdEndMarkerForSettle(body, meter, settlement.settle);
-  const received: Buffer[] = [];
-  gated.on('data', (chunk) => received.push(Buffer.from(chunk)));
-
+  const { upstream, settlement, received } = gatedSseTap();
   const text = 'data: {"text":"naïve 日本語 ✓"}\n\ndata: [DONE]\n\n';
   upstream.write(Buffer.from(text));
   await tick();
   settlement.land();
   await tick();
-  assert.deepEqual(
-    received.map((part) => part.toString('utf8')),
-    ['data: {"text":"naïve 日本語 ✓"}\n\n', 'data: [DONE]\n\n'],
-  );
+  // Each part decoded alone: a cut inside a character would leave a replacement character in both.
+  assert.deepEqual(received, ['data: {"text":"naïve 日本語 ✓"}\n\n', 'data: [DONE]\n\n']);
 });
 
 test('an NDJSON chunk is cut at the line that completes the stream, in bytes', async () => {
