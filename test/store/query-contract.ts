@@ -32,6 +32,7 @@ const EVERY_MIGRATION = [
   '016_recent_usage',
   '017_sqlite_fewer_pages',
   '018_sqlite_chain_by_hot_ledger',
+  '019_one_open_holds_index',
 ].map((name) => ({ name }));
 
 const appliedMigrations = (store: Store) =>
