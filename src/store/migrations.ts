@@ -1,7 +1,7 @@
 // Schema changes, in order, inline so the built package needs no migration folder on disk.
 import { type DatabaseIntrospector, type Kysely, type Migration, Migrator, sql } from 'kysely';
 import type { DB } from './schema.js';
-import { rebuildForFewerPages } from './sqlite-pages.js';
+import { rebuildForFewerPages, rebuildHoldsWithoutRowid } from './sqlite-pages.js';
 import { createRecentUsage } from './usage-recent.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -28,6 +28,8 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '017_sqlite_fewer_pages': { up: (db) => (dialect === 'sqlite' ? rebuildForFewerPages(db) : Promise.resolve()) },
     '018_sqlite_chain_by_hot_ledger': { up: (db) => (dialect === 'sqlite' ? chainOnlyUnchainedRows(db) : Promise.resolve()) },
     '019_one_open_holds_index': { up: (db) => indexOpenHoldsOnce(db) },
+    '020_no_ledger_hold_index': { up: (db) => dropLedgerHoldIndex(db) },
+    '021_sqlite_holds_without_rowid': { up: (db) => (dialect === 'sqlite' ? rebuildHoldsWithoutRowid(db) : Promise.resolve()) },
   };
 }
 
@@ -172,6 +174,13 @@ async function indexOpenHoldsOnce(db: Kysely<any>): Promise<void> {
   await sql`create index holds_open on holds (instance_id, created_at) where state = 'open'`.execute(db);
   await sql`drop index if exists holds_open_created`.execute(db);
   await sql`drop index if exists holds_open_instance`.execute(db);
+}
+
+// Nothing reads the ledger by hold (an account's rows are found by its chain, a hold by its own
+// table), yet every ledger row, two a call, wrote an entry into this index: one page of the log in
+// each commit of a hold or a settle.
+async function dropLedgerHoldIndex(db: Kysely<any>): Promise<void> {
+  await sql`drop index if exists ledger_hold`.execute(db);
 }
 
 // A running Idempotency-Key names its request, so a crash sweep can tell whether its call was billed.

@@ -23,6 +23,18 @@ export async function rebuildForFewerPages(db: Kysely<any>): Promise<void> {
 }
 
 /**
+ * SQLite only (migration 021): holds, keyed by text, was a rowid table with an index for its key
+ * beside it, so a hold's insert wrote a page of each. WITHOUT ROWID keeps a hold in its key's b-tree
+ * alone; ids grow with time (store/ids.ts), so a new hold is still an append, and a settle finds its
+ * hold in one search instead of two. No table refers to holds, so it can be rebuilt in place.
+ */
+export async function rebuildHoldsWithoutRowid(db: Kysely<any>): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await rebuildTable(trx, 'holds', (create) => (/without\s+rowid\s*$/i.test(create) ? create : `${create} without rowid`));
+  });
+}
+
+/**
  * Rebuilds `table` from its create statement as `change` rewrites it: its rows copied with their
  * ids, then its indexes and triggers made again as they were. A table the change leaves as it is
  * is not touched (a ledger is every money movement ever made). Run it inside a transaction.

@@ -2,8 +2,8 @@
 // planner cannot match to it would scan every hold ever made, on every sweep. One index, not one a
 // sweep: every hold's insert and end change it.
 import assert from 'node:assert/strict';
-import { sql } from 'kysely';
 import { after, before, test } from 'node:test';
+import { sql } from 'kysely';
 import { listOrphanedHolds } from '../../src/store/holds.js';
 import { removeDeadInstances } from '../../src/store/instances.js';
 import { openStore, type Store } from '../../src/store/open.js';

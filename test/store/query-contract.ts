@@ -33,6 +33,8 @@ const EVERY_MIGRATION = [
   '017_sqlite_fewer_pages',
   '018_sqlite_chain_by_hot_ledger',
   '019_one_open_holds_index',
+  '020_no_ledger_hold_index',
+  '021_sqlite_holds_without_rowid',
 ].map((name) => ({ name }));
 
 const appliedMigrations = (store: Store) =>
