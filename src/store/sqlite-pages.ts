@@ -17,10 +17,13 @@ export async function rebuildForFewerPages(db: Kysely<any>): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await rebuildTable(trx, 'ledger', (create) => create.replace(/\s+autoincrement\b/i, ''));
     await sql`drop view if exists usage_all`.execute(trx);
-    await rebuildTable(trx, 'usage_recent', (create) => (/without\s+rowid\s*$/i.test(create) ? create : `${create} without rowid`));
+    await rebuildTable(trx, 'usage_recent', withoutRowid);
     await createUsageAllView(trx);
   });
 }
+
+/** A create statement with WITHOUT ROWID, as it is when it has it already (so a rebuild copies nothing). */
+const withoutRowid = (create: string) => (/without\s+rowid\s*$/i.test(create) ? create : `${create} without rowid`);
 
 /**
  * SQLite only (migration 021): holds, keyed by text, was a rowid table with an index for its key
@@ -30,7 +33,7 @@ export async function rebuildForFewerPages(db: Kysely<any>): Promise<void> {
  */
 export async function rebuildHoldsWithoutRowid(db: Kysely<any>): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    await rebuildTable(trx, 'holds', (create) => (/without\s+rowid\s*$/i.test(create) ? create : `${create} without rowid`));
+    await rebuildTable(trx, 'holds', withoutRowid);
   });
 }
 

@@ -3,11 +3,11 @@
 // sweep: every hold's insert and end change it.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { sql } from 'kysely';
 import { listOrphanedHolds } from '../../src/store/holds.js';
 import { removeDeadInstances } from '../../src/store/instances.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import { plansOf } from './query-plans.js';
+import { indexNames } from './sqlite-schema.js';
 
 let store: Store;
 before(async () => {
@@ -33,9 +33,5 @@ test('removing dead instances checks their open holds through the index of open 
 });
 
 test('open holds have one index of their own: a hold written and ended changes one index beside its table', async () => {
-  const indexes = await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = 'holds' and sql is not null`.execute(store.db);
-  assert.deepEqual(
-    indexes.rows.map((row) => row.name),
-    ['holds_open'],
-  );
+  assert.deepEqual(await indexNames(store.db, 'holds'), ['holds_open']);
 });

@@ -13,6 +13,7 @@ import { sqliteSteps } from '../../src/store/hot-ledger/sqlite-steps.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import { rebuildForFewerPages, rebuildTable } from '../../src/store/sqlite-pages.js';
 import { createUsageAllView } from '../../src/store/usage-recent.js';
+import { indexesAndTriggers, tableSql } from './sqlite-schema.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tollroute-fewer-pages-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -20,18 +21,6 @@ let n = 0;
 const NEVER = { settles: 1e9, ms: 1e9 };
 const newFile = () => join(dir, `s${++n}.db`);
 const open = (file: string) => openStore(`sqlite:${file}`, { moveUsage: NEVER });
-
-async function tableSql(db: Kysely<any>, name: string): Promise<string> {
-  const { rows } = await sql<{ sql: string }>`select sql from sqlite_master where type = 'table' and name = ${name}`.execute(db);
-  return rows[0]?.sql ?? '';
-}
-
-const indexesOf = async (db: Kysely<any>, table: string) =>
-  (
-    await sql<{
-      sql: string;
-    }>`select sql from sqlite_master where type in ('index', 'trigger') and tbl_name = ${table} and sql is not null order by name`.execute(db)
-  ).rows;
 
 const rowsOf = async (db: Kysely<any>, table: string) => (await sql.raw(`select * from ${table} order by id`).execute(db)).rows;
 
@@ -63,7 +52,7 @@ test('a store from before 017 keeps every ledger and usage row, with its id, and
   assert.match(await tableSql(store.db, 'ledger'), /autoincrement/i);
   const ledgerBefore = await rowsOf(store.db, 'ledger');
   const usageBefore = await rowsOf(store.db, 'usage_recent');
-  const ledgerIndexesBefore = await indexesOf(store.db, 'ledger');
+  const ledgerIndexesBefore = await indexesAndTriggers(store.db, 'ledger');
   assert.equal(usageBefore.length, 5);
   await store.close();
 
@@ -89,7 +78,7 @@ test('a store from before 017 keeps every ledger and usage row, with its id, and
       [lastBefore, lastBefore + 1],
     );
     await checkAccountBalance(store, account.id);
-    assert.deepEqual(await indexesOf(store.db, 'ledger'), ledgerIndexesBefore);
+    assert.deepEqual(await indexesAndTriggers(store.db, 'ledger'), ledgerIndexesBefore);
   } finally {
     await store.close();
   }

@@ -11,17 +11,12 @@ import { type Kysely, sql } from 'kysely';
 import { checkAccountBalance, createAccount, holdFunds, releaseHold, settleHold } from '../../src/billing/ledger.js';
 import { openStore } from '../../src/store/open.js';
 import { rebuildTable } from '../../src/store/sqlite-pages.js';
+import { indexNames, tableSql } from './sqlite-schema.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tollroute-holds-rowid-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 const open = (file: string) => openStore(`sqlite:${file}`, { moveUsage: { settles: 1e9, ms: 1e9 } });
 
-const tableSql = async (db: Kysely<any>, name: string) =>
-  (await sql<{ sql: string }>`select sql from sqlite_master where type = 'table' and name = ${name}`.execute(db)).rows[0]?.sql ?? '';
-const indexesOf = async (db: Kysely<any>, table: string) =>
-  (
-    await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = ${table} and sql is not null order by name`.execute(db)
-  ).rows.map((row) => row.name);
 const holdsOf = async (db: Kysely<any>) => (await sql`select * from holds order by id`.execute(db)).rows;
 
 /** The schema as it was before 020 and 021: the ledger indexed by hold, holds with a rowid. */
@@ -37,8 +32,8 @@ test('a new store keeps holds without a rowid and indexes no ledger row by hold'
   const store = await open(join(dir, 'new.db'));
   try {
     assert.match(await tableSql(store.db, 'holds'), /without rowid\s*$/i);
-    assert.deepEqual(await indexesOf(store.db, 'ledger'), []);
-    assert.deepEqual(await indexesOf(store.db, 'holds'), ['holds_open']);
+    assert.deepEqual(await indexNames(store.db, 'ledger'), []);
+    assert.deepEqual(await indexNames(store.db, 'holds'), ['holds_open']);
   } finally {
     await store.close();
   }
@@ -54,15 +49,15 @@ test('a store from before 020 and 021 keeps every hold, and its open holds settl
   const [toSettle, toRelease] = [await hold(1), await hold(2)];
   await undo020And021(store.db);
   assert.doesNotMatch(await tableSql(store.db, 'holds'), /without rowid/i);
-  assert.deepEqual(await indexesOf(store.db, 'ledger'), ['ledger_hold']);
+  assert.deepEqual(await indexNames(store.db, 'ledger'), ['ledger_hold']);
   const holdsBefore = await holdsOf(store.db);
   await store.close();
 
   store = await open(file); // runs 020 and 021
   try {
     assert.match(await tableSql(store.db, 'holds'), /without rowid\s*$/i);
-    assert.deepEqual(await indexesOf(store.db, 'ledger'), []);
-    assert.deepEqual(await indexesOf(store.db, 'holds'), ['holds_open']);
+    assert.deepEqual(await indexNames(store.db, 'ledger'), []);
+    assert.deepEqual(await indexNames(store.db, 'holds'), ['holds_open']);
     assert.deepEqual(await holdsOf(store.db), holdsBefore);
     await settleHold(store, toSettle.holdId, { chargeMicros: 300, units: { output_token: 1 } });
     assert.deepEqual(await releaseHold(store, toRelease.holdId), { applied: true });
