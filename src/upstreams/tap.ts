@@ -22,6 +22,8 @@ export interface ForwardGate {
 
 export class PassThroughTap extends Transform {
   private gate: ForwardGate | undefined;
+  /** Whether any output went out yet (see forward). */
+  private forwardedFirst = false;
   /** Where in the current step's output the gate became due, when a step said so. */
   private dueFrom: number | undefined;
   private readonly eventRead: EventRead = (before) => {
@@ -56,7 +58,15 @@ export class PassThroughTap extends Transform {
     } catch (error) {
       return callback(error as Error);
     }
-    if (!this.gate?.due()) return callback(null, out);
+    if (!this.gate?.due()) {
+      if (this.forwardedFirst || out === undefined || out.length === 0) return callback(null, out);
+      // The first output: the next chunks of the same socket read wait one turn, so that the call
+      // answers its caller (in promises, before the turn ends) before the tap reads the rest.
+      this.forwardedFirst = true;
+      this.push(out);
+      setImmediate(callback);
+      return;
+    }
     // The events before the end marker go on now: a stream that arrives in one burst reaches the
     // caller while its settle is written, and only the end waits for it.
     const from = this.dueFrom;

@@ -177,3 +177,22 @@ test('a tap takes one gate only', () => {
   tap.gateForwarding(gate);
   assert.throws(() => tap.gateForwarding(gate), /already has a gate/);
 });
+
+test('the chunks that come with the first output wait one turn, so the first can reach the caller before they are read', async () => {
+  const steps: string[] = [];
+  const tap = new PassThroughTap((chunk) => {
+    if (chunk) steps.push(String(chunk));
+    return chunk && String(chunk);
+  });
+  const received: string[] = [];
+  tap.on('data', (chunk) => received.push(String(chunk)));
+
+  for (const event of ['one', 'two', 'three']) tap.write(event); // as one socket read hands them over
+  assert.deepEqual(steps, ['one'], 'only the first chunk is read in the turn it came in');
+  await new Promise((resolve) => process.nextTick(resolve));
+  assert.deepEqual(received, ['one'], 'the first output is readable before the others are read');
+
+  await tick();
+  assert.deepEqual(steps, ['one', 'two', 'three']);
+  assert.deepEqual(received, ['one', 'two', 'three']);
+});
