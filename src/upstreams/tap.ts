@@ -22,7 +22,7 @@ export interface ForwardGate {
 
 export class PassThroughTap extends Transform {
   private gate: ForwardGate | undefined;
-  /** Whether any output went out yet (see forward). */
+  /** Whether the first output went out, without the gate (see forward). */
   private forwardedFirst = false;
   /** Where in the current step's output the gate became due, when a step said so. */
   private dueFrom: number | undefined;
@@ -58,23 +58,26 @@ export class PassThroughTap extends Transform {
     } catch (error) {
       return callback(error as Error);
     }
-    if (!this.gate?.due()) {
-      if (this.forwardedFirst || out === undefined || out.length === 0) return callback(null, out);
-      // The first output: the next chunks of the same socket read wait one turn, so that the call
-      // answers its caller (in promises, before the turn ends) before the tap reads the rest.
-      this.forwardedFirst = true;
-      this.push(out);
-      setImmediate(callback);
-      return;
-    }
-    // The events before the end marker go on now: a stream that arrives in one burst reaches the
-    // caller while its settle is written, and only the end waits for it.
+    if (this.gate?.due()) return this.forwardAfterSettle(this.gate, out, callback);
+    if (this.forwardedFirst || out === undefined || out.length === 0) return callback(null, out);
+    // The first output: the next chunks of the same socket read wait one turn, so that the call
+    // answers its caller (in promises, before the turn ends) before the tap reads the rest.
+    this.forwardedFirst = true;
+    this.push(out);
+    setImmediate(callback);
+  }
+
+  /**
+   * The events before the end marker go on now: a stream that arrives in one burst reaches the
+   * caller while its settle is written, and only the end waits for it.
+   */
+  private forwardAfterSettle(gate: ForwardGate, out: string | Buffer | undefined, callback: TransformCallback) {
     const from = this.dueFrom;
     if (out !== undefined && from !== undefined && from > 0) {
       this.push(cut(out, 0, from));
       out = from < out.length ? cut(out, from) : undefined;
     }
-    this.gate.wait().then(() => callback(null, out), callback);
+    gate.wait().then(() => callback(null, out), callback);
   }
 }
 

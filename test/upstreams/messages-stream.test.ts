@@ -10,6 +10,7 @@ import { TranslatedMeter, translateChatStream } from '../../src/upstreams/openai
 import { ChatToMessagesStream } from '../../src/upstreams/openai-chat/stream-to-messages.js';
 import { ChatStreamMeter } from '../../src/upstreams/openai-chat/usage.js';
 import { PassThroughTap } from '../../src/upstreams/tap.js';
+import { pendingSettle } from './pending-settle.js';
 
 function translated() {
   const upstream = new PassThrough();
@@ -56,11 +57,8 @@ const tick = () => new Promise((resolve) => setImmediate(resolve));
 /** A translated stream behind the end-marker gate, with a settle the test lands by hand, and what the caller received. */
 function gatedTranslation() {
   const { upstream, meter, body } = translated();
-  let land = () => {};
-  const landed = new Promise<void>((resolve) => {
-    land = resolve;
-  });
-  const gated = holdEndMarkerForSettle(body, meter, () => landed);
+  const { settle, land } = pendingSettle();
+  const gated = holdEndMarkerForSettle(body, meter, settle);
   const out = readOut(gated);
   let received = '';
   gated.on('data', (chunk) => {

@@ -9,6 +9,7 @@ import type { StreamMeter } from '../../src/pipeline/types.js';
 import { observeNdjson } from '../../src/upstreams/ndjson.js';
 import { observeSseJson } from '../../src/upstreams/sse.js';
 import { PassThroughTap } from '../../src/upstreams/tap.js';
+import { pendingSettle } from './pending-settle.js';
 
 /** An SSE body fed by hand, read through the tap with a meter that completes at `[DONE]`. */
 function sseThroughTap() {
@@ -17,20 +18,6 @@ function sseThroughTap() {
   const body = observeSseJson(upstream, () => undefined, { onDone: () => Object.assign(meter, { completed: true }) });
   const received: string[] = [];
   return { upstream, meter, body, received };
-}
-
-/** A promise with its resolver, for a settle the test lets land when it chooses. */
-function pendingSettle() {
-  let land = () => {};
-  const landed = new Promise<void>((resolve) => {
-    land = resolve;
-  });
-  let asked = 0;
-  const settle = () => {
-    asked += 1;
-    return landed;
-  };
-  return { settle, land, asked: () => asked };
 }
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
