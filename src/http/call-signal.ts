@@ -3,27 +3,56 @@
 // which stops with it. One controller and one timer per call, the timer cleared as soon as the
 // call is over: AbortSignal.timeout and AbortSignal.any would leave a timer, weak references and a
 // finalizer behind every call until the deadline passed or a full garbage collection ran.
+//
+// A call answered in one piece hands its controller back once it has answered (a call that failed
+// may leave work behind that still looks at its signal), unaborted and with no listener left on its
+// signal, and the next call runs under it. On Node 20 every new AbortSignal
+// gets hidden classes of its own, which the young collector promotes with what they point to
+// (docs/benchmarks.md, "Hidden classes made per call"). A stream never hands its controller back:
+// parts of it may still look at the signal after its response has closed.
+import { getEventListeners } from 'node:events';
 import type { ServerResponse } from 'node:http';
 
 export interface CallSignal {
   signal: AbortSignal;
   /** The call is over: its deadline no longer matters. */
   done(): void;
+  /** The call answered in one piece and nothing of it still runs: its controller may serve another call. */
+  answered(): void;
 }
 
 /** The reason a deadline aborts with: a `TimeoutError`, as AbortSignal.timeout's, so it reads as one. */
 const deadlinePassed = () => new DOMException('The operation was aborted due to timeout', 'TimeoutError');
 
+/** Controllers of calls that are over, unaborted and unheard: as many as were ever running at once, up to this. */
+const SPARE_LIMIT = 1024;
+const spare: AbortController[] = [];
+
+function handBack(controller: AbortController) {
+  const { signal } = controller;
+  if (signal.aborted || spare.length >= SPARE_LIMIT || getEventListeners(signal, 'abort').length > 0) return;
+  spare.push(controller);
+}
+
 export function callSignal(raw: ServerResponse, { timeoutMs, stopsWhenCallerLeaves }: { timeoutMs: number; stopsWhenCallerLeaves: boolean }): CallSignal {
-  const controller = new AbortController();
+  const controller = (!stopsWhenCallerLeaves && spare.pop()) || new AbortController();
   const timer = setTimeout(() => controller.abort(deadlinePassed()), timeoutMs);
   timer.unref();
-  const done = () => clearTimeout(timer);
   if (stopsWhenCallerLeaves) {
+    const done = () => clearTimeout(timer);
     raw.once('close', () => {
       done();
       if (!raw.writableFinished) controller.abort(new Error('client closed the connection'));
     });
+    return { signal: controller.signal, done, answered: done };
   }
-  return { signal: controller.signal, done };
+  const done = () => clearTimeout(timer);
+  const answered = () => {
+    done();
+    handBack(controller);
+  };
+  return { signal: controller.signal, done, answered };
 }
+
+/** How many controllers wait to be used again (tests). */
+export const spareControllers = () => spare.length;

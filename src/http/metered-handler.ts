@@ -77,7 +77,7 @@ export function meteredHandler<Body>(deps: { pipeline: Pipeline; store: Store },
     // settled on real usage (DESIGN §5). Both stop at the call's deadline.
     const modelId = route.modelOf ? route.modelOf(request) : (body as { model?: string } | undefined)?.model;
     const call = () => {
-      const { signal, done } = callSignal(reply.raw, { timeoutMs: deps.pipeline.callTimeoutMs, stopsWhenCallerLeaves: streams });
+      const { signal, done, answered } = callSignal(reply.raw, { timeoutMs: deps.pipeline.callTimeoutMs, stopsWhenCallerLeaves: streams });
       const running = deps.pipeline.run(
         route,
         {
@@ -92,7 +92,17 @@ export function meteredHandler<Body>(deps: { pipeline: Pipeline; store: Store },
         request.log,
       );
       // A call in one piece is over when it returns; a stream, when its response closes (callSignal).
-      return streams ? running : running.finally(done);
+      if (streams) return running;
+      return running.then(
+        (answer) => {
+          answered();
+          return answer;
+        },
+        (error: unknown) => {
+          done();
+          throw error;
+        },
+      );
     };
 
     if (!streams) {

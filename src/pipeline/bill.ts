@@ -3,6 +3,7 @@
 
 import { priceMicros, saneUnits, type Units } from '../billing/prices.js';
 import type { ModelConfig } from '../config/schema.js';
+import { withFields } from '../with-fields.js';
 import type { StreamMeter } from './types.js';
 
 export type Bill = { kind: 'settle'; units: Units; reason: string } | { kind: 'release'; reason: string };
@@ -60,11 +61,10 @@ export function made(meter: StreamMeter, estimate: Units): Units {
  * tokenizer may count a prompt higher than the gateway's own count).
  */
 export function usageBounds(estimate: Units, model: ModelConfig): Units {
-  return {
-    ...estimate,
+  return withFields(estimate, {
     input_token: Math.max(estimate.input_token ?? 0, model.context_window),
     output_token: estimate.output_token ?? model.max_output_tokens,
-  };
+  });
 }
 
 /** Usage made sane (never thrown on) and priced; `clamped` when a figure had to be replaced. */

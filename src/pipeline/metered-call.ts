@@ -13,6 +13,7 @@ import type { RouteHealth } from '../routing/health.js';
 import type { Planner } from '../routing/plan.js';
 import type { StoreHealth } from '../store/health.js';
 import type { Store } from '../store/open.js';
+import { withFields } from '../with-fields.js';
 import { type Bill, made, priceUsage, streamBill, unansweredBill } from './bill.js';
 import type { Catalogue } from './catalogue.js';
 import { holdEndMarkerForSettle } from './end-marker-gate.js';
@@ -87,8 +88,8 @@ const callerLeft = (signal: AbortSignal) => signal.aborted && !isDeadline(signal
 
 /** One call's hold, ended once: `end` after the first returns the first end's promise. */
 interface HoldEnding {
-  /** The end under way or done, once one has begun. */
-  readonly underWay: Promise<void> | undefined;
+  /** The end under way or done, once one has begun (set by `end` and `abandon` only). */
+  underWay: Promise<void> | undefined;
   /** The channel's answer time (for a stream, to its first data), once known: kept on the usage row. */
   upstreamMs?: number;
   /** The channel (and key) that served, and the attempts it took, once one has: on the usage row and the log line. */
@@ -210,22 +211,22 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     log: PipelineLogger,
     startedAt: number,
   ): HoldEnding {
-    let ending: Promise<void> | undefined;
+    // Data properties only: a getter in an object literal puts every such object in dictionary mode
+    // (a hidden class of its own per call), which costs the collector (docs/benchmarks.md).
     return {
-      get underWay() {
-        return ending;
-      },
+      underWay: undefined,
       upstreamMs: undefined,
       servedBy: undefined,
       end(bill, outcome) {
-        if (ending) return ending;
+        if (this.underWay) return this.underWay;
         observeUpstream(this.servedBy?.model ?? model, outcome, startedAt);
-        ending = endHold(model, holdId, bill, estimate, request, log, this);
+        const ending = endHold(model, holdId, bill, estimate, request, log, this);
+        this.underWay = ending;
         track(ending);
         return ending;
       },
       abandon() {
-        ending ??= Promise.resolve();
+        this.underWay ??= Promise.resolve();
       },
     };
   }
@@ -268,7 +269,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       // one listener, where finished() would add a watcher of five.
       body.once('close', () => void endStream(body.errored ?? (body.readableEnded ? undefined : new Error('the stream closed before its end'))));
     };
-    return { answer: { ...answer, body }, follow };
+    return { answer: withFields(answer, { body }), follow };
   }
 
   async function run<Body>(endpoint: MeteredEndpoint<Body>, request: MeteredRequest<Body>, log: PipelineLogger): Promise<MeteredAnswer> {

@@ -69,10 +69,14 @@ export interface ServingProcess {
 
 /**
  * Starts `tollroute serve` and resolves once its banner says it listens: from the sources, or with
- * `entry` (dist/main.js) the build, as `npm start` runs it.
+ * `entry` (dist/main.js) the build, as `npm start` runs it; `nodeArgs` go to node itself.
  */
-export async function startServe(env: Record<string, string>, args: string[] = [], { entry }: { entry?: string } = {}): Promise<ServingProcess> {
-  const command = entry ? [entry, 'serve', ...args] : ['--import', 'tsx', MAIN, 'serve', ...args];
+export async function startServe(
+  env: Record<string, string>,
+  args: string[] = [],
+  { entry, nodeArgs = [] }: { entry?: string; nodeArgs?: string[] } = {},
+): Promise<ServingProcess> {
+  const command = [...nodeArgs, ...(entry ? [entry, 'serve', ...args] : ['--import', 'tsx', MAIN, 'serve', ...args])];
   const child = spawn(process.execPath, command, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';

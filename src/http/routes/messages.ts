@@ -16,6 +16,7 @@ import { messagesToChatRequest } from '../../upstreams/openai-chat/from-messages
 import { streamChatAsMessages } from '../../upstreams/openai-chat/messages-stream.js';
 import { chatToMessage } from '../../upstreams/openai-chat/to-messages.js';
 import { completionText, tokensOf } from '../../upstreams/openai-chat/usage.js';
+import { withFields } from '../../with-fields.js';
 import { meteredHandler } from '../metered-handler.js';
 import { MessagesSchema } from '../schemas/messages.js';
 import { serializedAsBuilt } from '../serialized-as-built.js';
@@ -58,7 +59,7 @@ async function callViaChat({ body, model, estimate, signal }: CallArgs<MessagesR
   if (body.stream === true) {
     const translated = await streamChatAsMessages(model.upstream, {
       request,
-      ids: { ...ids, inputTokens: estimate.input_token ?? 0 },
+      ids: withFields(ids, { inputTokens: estimate.input_token ?? 0 }),
       signal,
       tokenizer: model.config.tokenizer,
     });

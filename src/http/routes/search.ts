@@ -4,6 +4,7 @@ import { invalidRequest, MESSAGES } from '../../errors.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import type { Store } from '../../store/open.js';
 import { search } from '../../upstreams/volc-search/client.js';
+import { withFields } from '../../with-fields.js';
 import { meteredHandler } from '../metered-handler.js';
 import { SearchSchema } from '../schemas/search.js';
 import { serializedAsBuilt } from '../serialized-as-built.js';
@@ -51,7 +52,9 @@ export const searchRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store
         const count = Count ?? DEFAULT_COUNT;
         const edition = model.config.search_edition;
         const upstreamBody =
-          edition === 'global' ? { ...rest, DocCount: Math.min(count, GLOBAL_MAX_DOCS) } : { ...rest, SearchType: SearchType ?? 'web', Count: count };
+          edition === 'global'
+            ? withFields(rest, { DocCount: Math.min(count, GLOBAL_MAX_DOCS) })
+            : withFields(rest, { SearchType: SearchType ?? 'web', Count: count });
         const answer = await search(model.upstream, { edition, body: upstreamBody, signal });
         const { Type: _t, model: _m, ...result } = answer;
         return { kind: 'json', body: result, units: { call: 1 } };

@@ -2,6 +2,7 @@
 // credentials; streams pass through event by event, read on the side for usage.
 import type { Readable } from 'node:stream';
 import type { TokenizerName } from '../../billing/tokens.js';
+import { withFields } from '../../with-fields.js';
 import { postForText, postJson } from '../http.js';
 import type { Upstream } from '../pool.js';
 import { observeSseJson } from '../sse.js';
@@ -29,7 +30,7 @@ export async function createNativeMessage(
 ): Promise<NativeMessage> {
   const text = await postForText(upstream, {
     path: '/v1/messages',
-    body: { ...args.body, stream: false },
+    body: withFields(args.body, { stream: false }),
     headers: headers(upstream, args.beta),
     signal: args.signal,
   });
@@ -42,7 +43,7 @@ export async function streamNativeMessage(
 ): Promise<{ body: Readable; meter: MessagesStreamMeter }> {
   const response = await postJson(upstream, {
     path: '/v1/messages',
-    body: { ...args.body, stream: true },
+    body: withFields(args.body, { stream: true }),
     headers: headers(upstream, args.beta),
     signal: args.signal,
   });

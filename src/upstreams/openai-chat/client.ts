@@ -1,6 +1,7 @@
 // OpenAI chat completions over a channel: a whole answer, or the SSE stream passed through.
 import type { Readable } from 'node:stream';
 import type { TokenizerName } from '../../billing/tokens.js';
+import { withFields } from '../../with-fields.js';
 import { postForText, postJson } from '../http.js';
 import type { Upstream } from '../pool.js';
 import { observeSseJson } from '../sse.js';
@@ -10,7 +11,7 @@ import { ChatStreamMeter } from './usage.js';
 const authHeaders = (upstream: Upstream) => (upstream.channel.api_key ? { authorization: `Bearer ${upstream.channel.api_key}` } : undefined);
 
 export async function createChatCompletion(upstream: Upstream, body: ChatRequest, signal: AbortSignal): Promise<ChatCompletion> {
-  const text = await postForText(upstream, { path: '/v1/chat/completions', body: { ...body, stream: false }, headers: authHeaders(upstream), signal });
+  const text = await postForText(upstream, { path: '/v1/chat/completions', body: withFields(body, { stream: false }), headers: authHeaders(upstream), signal });
   return JSON.parse(text) as ChatCompletion;
 }
 
@@ -21,7 +22,7 @@ export interface ChatStream {
 
 /** Opens a completion stream, always asking the upstream for usage (billing needs it). */
 export async function openChatStream(upstream: Upstream, body: ChatRequest, signal: AbortSignal): Promise<Readable> {
-  const upstreamBody = { ...body, stream: true, stream_options: { ...body.stream_options, include_usage: true } };
+  const upstreamBody = withFields(body, { stream: true, stream_options: withFields(body.stream_options ?? {}, { include_usage: true }) });
   const response = await postJson(upstream, { path: '/v1/chat/completions', body: upstreamBody, headers: authHeaders(upstream), signal });
   return response.body;
 }

@@ -1,6 +1,7 @@
 // OpenAI's responses API, passed through: a whole response, or its typed event stream.
 import type { Readable } from 'node:stream';
 import type { TokenizerName } from '../../billing/tokens.js';
+import { withFields } from '../../with-fields.js';
 import { postForText, postJson } from '../http.js';
 import type { TokenUsage } from '../openai-chat/usage.js';
 import type { Upstream } from '../pool.js';
@@ -44,7 +45,7 @@ export class ResponsesStreamMeter extends TokenStreamMeter {
 const authHeaders = (upstream: Upstream) => (upstream.channel.api_key ? { authorization: `Bearer ${upstream.channel.api_key}` } : undefined);
 
 export async function createResponse(upstream: Upstream, body: Record<string, unknown>, signal: AbortSignal): Promise<ResponseObject> {
-  const text = await postForText(upstream, { path: '/v1/responses', body: { ...body, stream: false }, headers: authHeaders(upstream), signal });
+  const text = await postForText(upstream, { path: '/v1/responses', body: withFields(body, { stream: false }), headers: authHeaders(upstream), signal });
   return JSON.parse(text) as ResponseObject;
 }
 
@@ -53,7 +54,12 @@ export async function streamResponse(
   body: Record<string, unknown>,
   args: { signal: AbortSignal; publicModel: string; tokenizer: TokenizerName },
 ): Promise<{ body: Readable; meter: ResponsesStreamMeter }> {
-  const response = await postJson(upstream, { path: '/v1/responses', body: { ...body, stream: true }, headers: authHeaders(upstream), signal: args.signal });
+  const response = await postJson(upstream, {
+    path: '/v1/responses',
+    body: withFields(body, { stream: true }),
+    headers: authHeaders(upstream),
+    signal: args.signal,
+  });
   const meter = new ResponsesStreamMeter(args.tokenizer);
   const modelAlias = { upstream: String(body.model), public: args.publicModel };
   return { body: observeSseJson(response.body, (event) => void meter.observe(event), { modelAlias }), meter };

@@ -1,6 +1,7 @@
 // Volcengine speech synthesis (V3, unidirectional HTTP stream). The caller's body goes upstream
 // as it is; only authentication is the channel's own.
 import type { Readable } from 'node:stream';
+import { withFields } from '../../with-fields.js';
 import { postJson } from '../http.js';
 import { observeNdjson } from '../ndjson.js';
 import type { Upstream } from '../pool.js';
@@ -14,7 +15,7 @@ export function speechAuthHeaders(upstream: Upstream): Record<string, string> {
   const credentials: Record<string, string> = app_id
     ? { 'x-api-app-id': app_id, ...(api_key && { 'x-api-access-key': api_key }) }
     : { ...(api_key && { 'x-api-key': api_key }) };
-  return { ...credentials, ...(resource_id && { 'x-api-resource-id': resource_id }) };
+  return resource_id ? withFields(credentials, { 'x-api-resource-id': resource_id }) : credentials;
 }
 
 export async function streamSpeech(
@@ -25,7 +26,7 @@ export async function streamSpeech(
     path: SPEECH_PATH,
     body: args.body,
     // Without this header the final line carries no usage, and billing would fall back to our estimate.
-    headers: { ...speechAuthHeaders(upstream), 'x-control-require-usage-tokens-return': 'text_words' },
+    headers: withFields(speechAuthHeaders(upstream), { 'x-control-require-usage-tokens-return': 'text_words' }),
     signal: args.signal,
   });
   const meter = new SpeechStreamMeter(args.estimatedCharacters);
