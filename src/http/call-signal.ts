@@ -4,12 +4,12 @@
 // call is over: AbortSignal.timeout and AbortSignal.any would leave a timer, weak references and a
 // finalizer behind every call until the deadline passed or a full garbage collection ran.
 //
-// A call answered in one piece hands its controller back once it has answered (a call that failed
-// may leave work behind that still looks at its signal), unaborted and with no listener left on its
-// signal, and the next call runs under it. On Node 20 every new AbortSignal
+// A call answered in one piece hands its controller back once it has answered, unaborted and with
+// no listener left on its signal, and the next call runs under it: on Node 20 every new AbortSignal
 // gets hidden classes of its own, which the young collector promotes with what they point to
-// (docs/benchmarks.md, "Hidden classes made per call"). A stream never hands its controller back:
-// parts of it may still look at the signal after its response has closed.
+// (docs/benchmarks.md, "Hidden classes made per call"). A call that failed keeps its controller (work
+// of it may still be running), and so does a stream (parts of it may look at the signal after its
+// response has closed).
 import { getEventListeners } from 'node:events';
 import type { ServerResponse } from 'node:http';
 
