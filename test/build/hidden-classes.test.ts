@@ -1,4 +1,5 @@
-// The metered calls of the bench make no hidden class of their own. On Node 20 an object spread that
+// The metered calls answered at once (chat, messages, responses, speech, search; plain and streamed)
+// make no hidden class of their own. On Node 20 an object spread that
 // adds a key, a getter in an object literal or a new AbortSignal does (src/with-fields.ts), and the
 // young collector then promotes whole calls with it (docs/benchmarks.md, "Hidden classes made per
 // call"). V8 logs every hidden class it makes (--log-maps): a gateway that serves a few more calls
@@ -38,6 +39,23 @@ const CALLS: Record<string, { path: string; body: string; headers?: Record<strin
     body: json({ user: { uid: 'u' }, req_params: { text: 'One sentence. And another.', speaker: 's', audio_params: { format: 'mp3', sample_rate: 24000 } } }),
   },
   search: { path: '/v1/search', body: json({ Type: 'web', Query: 'gateways', Count: 10 }) },
+  responses: { path: '/v1/responses', body: json({ model: 'sandbox-chat', input: 'hello', max_output_tokens: 64 }) },
+  'messages translated': {
+    path: '/v1/messages',
+    headers: { 'anthropic-version': '2023-06-01' },
+    body: json({ model: 'sandbox-chat', max_tokens: 64, messages: [{ role: 'user', content: 'hello' }] }),
+  },
+  'responses streamed': { path: '/v1/responses', body: json({ model: 'sandbox-chat', input: '[[words:20]]', stream: true }) },
+  'messages native streamed': {
+    path: '/v1/messages',
+    headers: { 'anthropic-version': '2023-06-01' },
+    body: json({ model: 'sandbox-claude', max_tokens: 256, stream: true, messages: [{ role: 'user', content: '[[words:20]]' }] }),
+  },
+  'messages native': {
+    path: '/v1/messages',
+    headers: { 'anthropic-version': '2023-06-01' },
+    body: json({ model: 'sandbox-claude', max_tokens: 64, messages: [{ role: 'user', content: 'hello' }] }),
+  },
 };
 const FEW = 150;
 const MORE = 450;
