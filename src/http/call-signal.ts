@@ -38,18 +38,16 @@ export function callSignal(raw: ServerResponse, { timeoutMs, stopsWhenCallerLeav
   const controller = (!stopsWhenCallerLeaves && spare.pop()) || new AbortController();
   const timer = setTimeout(() => controller.abort(deadlinePassed()), timeoutMs);
   timer.unref();
+  const done = () => clearTimeout(timer);
   if (stopsWhenCallerLeaves) {
-    const done = () => clearTimeout(timer);
     raw.once('close', () => {
       done();
       if (!raw.writableFinished) controller.abort(new Error('client closed the connection'));
     });
-    return { signal: controller.signal, done, answered: done };
   }
-  const done = () => clearTimeout(timer);
   const answered = () => {
     done();
-    handBack(controller);
+    if (!stopsWhenCallerLeaves) handBack(controller);
   };
   return { signal: controller.signal, done, answered };
 }

@@ -104,18 +104,7 @@ describe('hidden classes made per call', { skip: !built && 'not built (npm run b
       serving.child.kill('SIGTERM');
       await serving.exited;
     }
-    // New maps made by adding a property (counted by the property's name), and objects put in
-    // dictionary mode by a getter in a literal. A stream's signal (a new AbortSignal, three maps) is
-    // left out: only calls answered in one piece reuse theirs (test/http/call-signal.test.ts).
-    const made = new Map<string, number>();
-    for (const line of readFileSync(log, 'latin1').split('\n')) {
-      const fields = line.split(',');
-      if (fields[0] !== 'map') continue;
-      const key = fields.at(-1)!.replace(/ hash [0-9a-f]+/, ''); // a symbol's hash differs from run to run
-      const counted = fields[1] === 'Transition' ? !ABORT_SIGNAL_FIELDS.test(key) : fields.at(-2) === 'AccessorsOverwritingNonLast';
-      if (counted) made.set(`${fields[1]} ${key}`, (made.get(`${fields[1]} ${key}`) ?? 0) + 1);
-    }
-    return made;
+    return mapsMadeByName(log);
   }
 
   it('a gateway serving more calls makes no more hidden classes of any one kind than one serving fewer', { timeout: 120_000 }, async () => {
@@ -127,3 +116,21 @@ describe('hidden classes made per call', { skip: !built && 'not built (npm run b
     assert.ok(grown[0]!.more < (MORE - FEW) / 2, `made more often for ${MORE - FEW} more calls of each kind: ${JSON.stringify(grown.slice(0, 5))}`);
   });
 });
+
+/**
+ * New maps made by adding a property (counted by the property's name), and objects put in dictionary
+ * mode by a getter in a literal, from V8's log. A stream's signal (a new AbortSignal, three maps) is
+ * left out: only calls answered in one piece reuse theirs (test/http/call-signal.test.ts).
+ */
+function mapsMadeByName(log: string): Map<string, number> {
+  const made = new Map<string, number>();
+  for (const line of readFileSync(log, 'latin1').split('\n')) {
+    const fields = line.split(',');
+    if (fields[0] !== 'map') continue;
+    const name = fields.at(-1)!.replace(/ hash [0-9a-f]+/, ''); // a symbol's hash differs from run to run
+    const counted = fields[1] === 'Transition' ? !ABORT_SIGNAL_FIELDS.test(name) : fields.at(-2) === 'AccessorsOverwritingNonLast';
+    const key = `${fields[1]} ${name}`;
+    if (counted) made.set(key, (made.get(key) ?? 0) + 1);
+  }
+  return made;
+}
