@@ -7,10 +7,11 @@ import pg from 'pg';
 import { BACKSTOP_CHECKPOINT_PAGES, type Checkpointer, startCheckpointer } from './checkpointer.js';
 import { markConnectionLost } from './health.js';
 import { postgresHotLedger } from './hot-ledger/postgres.js';
-import { sqliteHotLedger, type UsageMoveSchedule } from './hot-ledger/sqlite.js';
+import { sqliteHotLedger } from './hot-ledger/sqlite.js';
 import type { HotLedger, HotLedgerLog } from './hot-ledger/types.js';
 import { type Dialect, migrateToLatest } from './migrations.js';
 import type { DB } from './schema.js';
+import type { UsageMoveSchedule } from './usage-recent.js';
 
 export interface Store {
   db: Kysely<DB>;

@@ -55,3 +55,45 @@ export function recentUsageMover(sqlite: Database.Database): () => number {
     return moved;
   });
 }
+
+/** A move after this many settles, or once this long has passed since the last with any settle between. */
+export interface UsageMoveSchedule {
+  settles: number;
+  ms: number;
+}
+
+// A move takes about 4 µs a row on the event loop; every 2 s or 16 384 settles keeps a move under
+// 70 ms at 20 000 settles a second and readers' scans of usage_recent short, while an account's
+// page of the usage index takes a few dozen rows per move on 1 000 busy accounts (docs/benchmarks.md).
+export const MOVE_USAGE: UsageMoveSchedule = { settles: 16_384, ms: 2_000 };
+
+/** The hot ledger's mover: told of each settle, it moves usage_recent into usage when the schedule says. */
+export function scheduledUsageMover(
+  sqlite: Database.Database,
+  schedule: UsageMoveSchedule,
+  checkWritable: () => void,
+  log?: { warn(obj: object, msg: string): void },
+) {
+  const move = recentUsageMover(sqlite);
+  let settlesSinceMove = 0;
+  let lastMoveAt = Date.now();
+  return {
+    noteSettle() {
+      settlesSinceMove += 1;
+    },
+    /** Moves when due; a move that fails leaves the rows for the next (readers read both). */
+    moveIfDue() {
+      if (settlesSinceMove === 0 || (settlesSinceMove < schedule.settles && Date.now() - lastMoveAt < schedule.ms)) return;
+      if (sqlite.inTransaction) return; // a transaction of Kysely's: the move must not become part of it
+      settlesSinceMove = 0;
+      lastMoveAt = Date.now();
+      try {
+        checkWritable();
+        move();
+      } catch (error) {
+        settlesSinceMove = 1; // try again at the next schedule
+        log?.warn({ err: error }, 'moving usage rows from usage_recent failed; they stay there, readable, until the next move');
+      }
+    },
+  };
+}

@@ -167,6 +167,73 @@ describe('SQLite hot ledger', () => {
       assert.equal(otherConnectionBalance(account.id), 6_000);
     }));
 
+  test('a hold decided at once takes no write lock until the next turn: its statements go after the upstream request', () =>
+    withStore(async (store) => {
+      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+      const decided = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_a', 4_000));
+      assert.equal(decided?.held, true);
+      // Where undici writes the request: another writer (the CLI, a second process) is not kept waiting.
+      const lockedOut = await new Promise((resolve) =>
+        setImmediate(() => {
+          const other = new Database(currentFile, { timeout: 0 });
+          try {
+            other.prepare('begin immediate').run();
+            other.prepare('rollback').run();
+            resolve(false);
+          } catch (error) {
+            resolve((error as { code?: string }).code);
+          } finally {
+            other.close();
+          }
+        }),
+      );
+      assert.equal(lockedOut, false, 'the write lock was taken before the request could go out');
+      await decided!.committed;
+      assert.equal(otherConnectionBalance(account.id), 6_000);
+    }));
+
+  test('a hold decided at once whose balance another writer spends before its statements fails its commit, with nothing written', () =>
+    withStore(async (store) => {
+      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+      const decided = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_a', 4_000));
+      assert.equal(decided?.held, true);
+      const other = new Database(currentFile);
+      try {
+        other.transaction(() => {
+          other
+            .prepare(`insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, created_at) values (?, 'debit', -9000, 0, 1)`)
+            .run(account.id);
+          other.prepare('update accounts set balance_micros = balance_micros - 9000 where id = ?').run(account.id);
+        })();
+      } finally {
+        other.close();
+      }
+      await assert.rejects(decided!.committed, /no longer covered/);
+      assert.equal(await findHold(store.db, 'hold_a'), undefined);
+      assert.deepEqual(await balanceAndHeld(store, account.id), [1_000, 0]);
+      assert.equal((await checkAccountBalance(store, account.id)).consistent, true);
+    }));
+
+  test('a settle of the only hold in flight commits before its promise is even returned', () =>
+    withStore(async (store) => {
+      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+      const { holdId } = await holdFunds(store, holdOf(account.id, 4_000));
+      const settled = store.hotLedger!.settle({ ...settleOf(holdId), usageId: 'use_1' });
+      assert.equal(otherConnectionBalance(account.id), 9_900);
+      assert.equal((await settled).kind, 'applied');
+    }));
+
+  test('a settle while another hold is in flight waits for its batch, which a step of that call may still join', () =>
+    withStore(async (store) => {
+      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+      const { holdId } = await holdFunds(store, holdOf(account.id, 4_000));
+      await holdFunds(store, holdOf(account.id, 1_000, 'req_2'));
+      const settled = store.hotLedger!.settle({ ...settleOf(holdId), usageId: 'use_1' });
+      assert.equal(otherConnectionBalance(account.id), 5_000, 'not committed yet');
+      assert.equal((await settled).kind, 'applied');
+      assert.equal(otherConnectionBalance(account.id), 8_900);
+    }));
+
   test('a settle asked for alone commits in the first check phase: no turn is added before its answer', () =>
     withStore(async (store) => {
       const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });

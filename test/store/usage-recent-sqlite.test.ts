@@ -12,9 +12,9 @@ import { after, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { checkAccountBalance, createAccount, holdFunds, settleHold } from '../../src/billing/ledger.js';
-import type { UsageMoveSchedule } from '../../src/store/hot-ledger/sqlite.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import { listUsage, spendByModel } from '../../src/store/usage.js';
+import type { UsageMoveSchedule } from '../../src/store/usage-recent.js';
 import { usageRow } from '../helpers/account-rows.js';
 import { plansOf } from './query-plans.js';
 

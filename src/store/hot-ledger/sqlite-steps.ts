@@ -61,6 +61,8 @@ interface LedgerRowText {
 }
 
 export interface SqliteSteps {
+  /** Whether the account exists and its balance covers the hold: the hold's decision, read without writing. */
+  covers(e: HoldEntry): boolean;
   hold(e: HoldEntry): boolean;
   settle(e: SettleEntry): SettleResult;
   release(e: { holdId: string; note: string | null; now: number }): boolean;
@@ -96,9 +98,13 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
     return closed;
   }
 
-  function hold(e: HoldEntry): boolean {
+  function covers(e: HoldEntry): boolean {
     const funds = sql.accountFunds.get(e.accountId) as { balance_micros: number } | undefined;
-    if (!funds || funds.balance_micros < e.amountMicros) return false; // no such account, or not enough: nothing written
+    return funds !== undefined && funds.balance_micros >= e.amountMicros;
+  }
+
+  function hold(e: HoldEntry): boolean {
+    if (!covers(e)) return false; // no such account, or not enough: nothing written
     sql.insertHold.run(e.holdId, e.accountId, e.keyId, e.amountMicros, e.requestId, e.model, e.endpoint, e.now, e.instanceId, e.clientRequestId);
     moveFunds(e.accountId, 'hold', -e.amountMicros, e.amountMicros, e, null);
     return true;
@@ -150,5 +156,5 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
     return true;
   }
 
-  return { hold, settle, release };
+  return { covers, hold, settle, release };
 }

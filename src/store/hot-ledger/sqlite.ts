@@ -5,13 +5,17 @@
 // so that only it fails (cheaper than a savepoint around every step, since steps rarely fail).
 //
 // A step asked for while nothing else is pending runs at once, in a transaction that the batch of
-// the same poll joins and commits. Its answer is known before that commit: holdAtOnce lets a call
-// go upstream while its hold is being committed (a caller alone saves the commit's time). Steps that
-// come while others are pending wait for the batch instead, so that under load the statements run
-// back to back (measured: interleaved with the requests' own work they cost about twice as much).
-// A hold's commit waits one more turn of the event loop when nothing joined it: its call's upstream
-// request is written in the same check phase (undici writes on a reused idle connection from an
-// immediate), and should go out first, so that the commit runs while the upstream works.
+// the same poll joins and commits. Steps that come while others are pending wait for the batch
+// instead, so that under load the statements run back to back (measured: interleaved with the
+// requests' own work they cost about twice as much). Two cases of a step alone go further:
+// - holdAtOnce decides a hold by reading the balance alone, and writes its statements with its
+//   commit, one turn of the event loop later unless a batch comes first: its call's upstream request
+//   is written in the next check phase (undici writes on a reused idle connection from an
+//   immediate) and goes out first, so the hold's writes and commit run while the upstream works.
+//   The statements check the balance again: if another writer spent it in between, the commit
+//   fails and the call, which nothing has reached yet, is dropped.
+// - a settle or release of the only hold in flight commits at once: no other call can join its
+//   batch, so the turn it would wait costs its answer time and buys nothing.
 //
 // The connection is shared with Kysely: a batch never lands inside a transaction Kysely has open
 // (while one is, the batch waits for Kysely's connection lock), and any statement of Kysely's first
@@ -20,7 +24,8 @@ import { isDeepStrictEqual } from 'node:util';
 import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { DB } from '../schema.js';
-import { recentUsageMover } from '../usage-recent.js';
+import { MOVE_USAGE, scheduledUsageMover, type UsageMoveSchedule } from '../usage-recent.js';
+import { type Deferred, deferred } from './deferred.js';
 import { sqliteSteps } from './sqlite-steps.js';
 import type { HotLedger, HotLedgerLog } from './types.js';
 
@@ -39,20 +44,10 @@ export interface SqliteHotLedgerHooks {
   moveUsage?: UsageMoveSchedule;
 }
 
-/** A move after this many settles, or once this long has passed since the last with any settle between. */
-export interface UsageMoveSchedule {
-  settles: number;
-  ms: number;
-}
-
-// A move takes about 4 µs a row on the event loop; every 2 s or 16 384 settles keeps a move under
-// 70 ms at 20 000 settles a second and readers' scans of usage_recent short, while an account's
-// page of the usage index takes a few dozen rows per move on 1 000 busy accounts (docs/benchmarks.md).
-const MOVE_USAGE: UsageMoveSchedule = { settles: 16_384, ms: 2_000 };
-
 export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks: SqliteHotLedgerHooks, log?: HotLedgerLog): HotLedger {
   const { checkWritable, countCommit = () => {}, moveUsage = MOVE_USAGE } = hooks;
-  const { hold, settle, release } = sqliteSteps(sqlite);
+  const usageMover = scheduledUsageMover(sqlite, moveUsage, checkWritable, log);
+  const { covers, hold, settle, release } = sqliteSteps(sqlite);
   let queue: PendingStep[] = [];
   let scheduled = false;
 
@@ -64,17 +59,48 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
   const begin = sqlite.prepare('begin immediate');
   const commit = sqlite.prepare('commit');
   const rollback = sqlite.prepare('rollback');
-  const moveRecentUsage = recentUsageMover(sqlite);
-  let settlesSinceMove = 0;
-  let lastMoveAt = Date.now();
 
-  /** The step run at once whose transaction is still open; the next batch joins it and commits it. */
+  /**
+   * The step run at once whose transaction is still open, or a hold decided at once whose statements
+   * are still to be written (`written` false); the next batch joins it and commits it.
+   */
   let open: AtOnceStep | undefined;
+  /**
+   * Holds taken here and not yet ended here. An estimate (holds taken by the transaction step and
+   * ended here are not counted): it only decides whether a lone settle waits for company.
+   */
+  let holdsInFlight = 0;
+
+  /**
+   * Writes the statements of a hold decided at once, in the transaction the batch then joins. When
+   * they cannot be written as decided (the store failed, or the balance no longer covers the hold),
+   * nothing is written and the hold's commit fails.
+   */
+  function writeOpen() {
+    const step = open;
+    if (!step || step.written) return;
+    step.written = true;
+    try {
+      if (runFirst(step.run) !== step.value) {
+        rollback.run();
+        throw new Error('the balance no longer covered the hold when it was written');
+      }
+    } catch (error) {
+      open = undefined;
+      failOpen(step, error);
+    }
+  }
+
+  /** The open step's commit failed, so nothing of it was written: a hold it took is not in flight. */
+  function failOpen(step: AtOnceStep, error: unknown) {
+    if (step.takesHold) holdsInFlight = Math.max(0, holdsInFlight - 1);
+    step.committed.reject(error);
+  }
 
   /** Commits the open transaction, if any: undefined when it committed, else why it did not (nothing of it was written). */
   function commitOpen(): unknown {
     const step = open;
-    if (!step) return undefined;
+    if (!step?.written) return undefined;
     open = undefined;
     try {
       checkWritable(); // a store that stopped taking writes since its steps ran (Store.failWrites)
@@ -83,7 +109,7 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
       return undefined;
     } catch (error) {
       if (sqlite.inTransaction) rollback.run(); // SQLite ends it itself on some errors (SQLITE_FULL, SQLITE_IOERR)
-      step.committed.reject(error);
+      failOpen(step, error);
       return error;
     }
   }
@@ -100,15 +126,18 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
     }
   }
 
+  /** Nothing pending, no transaction open: a step may run (or a hold be decided) at once. */
+  const aloneNow = () => !open && queue.length === 0 && !sqlite.inTransaction;
+
   /**
    * Runs a step now, in a transaction of its own that the next batch joins and commits, and returns
    * its answer with that commit; undefined when other steps are pending (it should join their batch)
    * or a transaction of Kysely's is open. Throws what the step threw, with nothing written.
    */
-  function runAtOnce<T>(run: () => T, { yieldsOnce = false } = {}): { value: T; committed: Promise<void> } | undefined {
-    if (open || queue.length > 0 || sqlite.inTransaction) return undefined;
+  function runAtOnce<T>(run: () => T): { value: T; committed: Promise<void> } | undefined {
+    if (!aloneNow()) return undefined;
     const value = runFirst(run);
-    open = { run, value, committed: deferred(), yieldsOnce };
+    open = { run, value, committed: deferred(), yieldsOnce: false, written: true, takesHold: false };
     schedule();
     return { value, committed: open.committed.promise };
   }
@@ -127,7 +156,7 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
       }
       open = step;
     } catch (error) {
-      step.committed.reject(error);
+      failOpen(step, error);
     }
   }
 
@@ -171,11 +200,12 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
     const steps = queue;
     queue = [];
     countCommit();
-    if (steps.length === 0) {
-      commitOpen();
-      return moveUsageIfDue();
-    }
     const writeBatch = () => {
+      writeOpen(); // a hold decided at once was decided first: it is written first
+      if (steps.length === 0) {
+        commitOpen();
+        return usageMover.moveIfDue();
+      }
       const outcomes = writeSteps(steps);
       const commitError = commitOpen(); // the open transaction, which the steps joined (if none, they committed already)
       steps.forEach((step, i) => {
@@ -184,7 +214,7 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
         else if (commitError !== undefined) step.reject(commitError);
         else step.resolve(outcome.value);
       });
-      moveUsageIfDue();
+      usageMover.moveIfDue();
     };
     const failBatch = (error: unknown) => {
       commitOpen();
@@ -194,7 +224,7 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
     // one a step run at once began), the batch runs to its commit without yielding, so nothing of
     // Kysely's can land inside it, and taking the lock would only cost a Kysely instance and a few
     // turns of promises per batch.
-    if (open || !sqlite.inTransaction) {
+    if (open?.written || !sqlite.inTransaction) {
       try {
         writeBatch();
       } catch (error) {
@@ -208,21 +238,6 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
       .catch(failBatch);
   }
 
-  /** Moves usage_recent into usage when the schedule says; a move that fails leaves the rows for the next (readers read both). */
-  function moveUsageIfDue() {
-    if (settlesSinceMove === 0 || (settlesSinceMove < moveUsage.settles && Date.now() - lastMoveAt < moveUsage.ms)) return;
-    if (sqlite.inTransaction) return; // a transaction of Kysely's: the move must not become part of it
-    settlesSinceMove = 0;
-    lastMoveAt = Date.now();
-    try {
-      checkWritable();
-      moveRecentUsage();
-    } catch (error) {
-      settlesSinceMove = 1; // try again at the next schedule
-      log?.warn({ err: error }, 'moving usage rows from usage_recent failed; they stay there, readable, until the next move');
-    }
-  }
-
   function schedule() {
     if (scheduled) return;
     scheduled = true;
@@ -230,13 +245,21 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
     setImmediate(flush);
   }
 
-  /** A step at once when nothing else is pending, else in the next batch; its promise resolves after its commit. */
-  function step<T>(run: () => T): Promise<T> {
+  /**
+   * A step at once when nothing else is pending, else in the next batch; its promise resolves after
+   * its commit. A step that ends a hold when no other is in flight commits at once.
+   */
+  function step<T>(run: () => T, { endsHold = false } = {}): Promise<T> {
+    if (endsHold) holdsInFlight = Math.max(0, holdsInFlight - 1);
     let now: { value: T; committed: Promise<void> } | undefined;
     try {
       now = runAtOnce(run);
     } catch (error) {
       return Promise.reject(error);
+    }
+    if (now && endsHold && holdsInFlight === 0) {
+      commitOpen();
+      usageMover.moveIfDue(); // as after a batch's commit
     }
     if (now) return now.committed.then(() => now.value);
     return new Promise<T>((resolve, reject) => {
@@ -245,19 +268,37 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
     });
   }
 
+  const countHeld = (held: boolean) => {
+    if (held) holdsInFlight += 1;
+    return held;
+  };
+
   return {
-    hold: (entry) => step(() => hold(entry)),
+    hold: (entry) => step(() => hold(entry)).then(countHeld),
     holdAtOnce(entry) {
-      const now = runAtOnce(() => hold(entry), { yieldsOnce: true });
-      return now && { held: now.value, committed: now.committed };
+      if (!aloneNow()) return undefined;
+      checkWritable();
+      if (!covers(entry)) return { held: false, committed: Promise.resolve() };
+      open = { run: () => hold(entry), value: true, committed: deferred(), yieldsOnce: true, written: false, takesHold: true };
+      holdsInFlight += 1;
+      schedule();
+      return { held: true, committed: open.committed.promise };
     },
     settle: (entry) =>
-      step(() => {
-        settlesSinceMove += 1;
-        return settle(entry);
-      }),
-    release: (entry) => step(() => release(entry)),
-    beforeForeignStatement: () => void commitOpen(),
+      step(
+        () => {
+          usageMover.noteSettle();
+          return settle(entry);
+        },
+        { endsHold: true },
+      ),
+    release: (entry) => step(() => release(entry), { endsHold: true }),
+    beforeForeignStatement() {
+      // Kysely's first statement (its begin, when it opens a transaction) finds the connection free:
+      // a hold decided before it is written and committed before it, as it was decided.
+      if (!sqlite.inTransaction) writeOpen();
+      commitOpen();
+    },
   };
 }
 
@@ -269,23 +310,9 @@ interface AtOnceStep {
   value: unknown;
   /** A hold whose call goes upstream meanwhile: its commit waits one turn, unless a batch joins it first. */
   yieldsOnce: boolean;
+  /** False while a hold decided at once waits for its statements (writeOpen). */
+  written: boolean;
+  /** A hold decided at once: counted in flight until it ends, or until its commit fails. */
+  takesHold: boolean;
   committed: Deferred;
-}
-
-interface Deferred {
-  promise: Promise<void>;
-  resolve(): void;
-  reject(error: unknown): void;
-}
-
-function deferred(): Deferred {
-  let resolve!: () => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<void>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  // A commit that fails is reported to each step's caller; with none waiting, it is not unhandled.
-  promise.catch(() => {});
-  return { promise, resolve, reject };
 }
