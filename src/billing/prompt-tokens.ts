@@ -1,6 +1,6 @@
 // Counting everything a request carries as input (DESIGN §3): message text, system text, tool
 // definitions and calls, structured-output schemas, and images at the model's per-image rate.
-import { countTokens, type TokenizerName } from './tokens.js';
+import { countPromptTokens, type TokenizerName } from './tokens.js';
 
 export interface PromptCounting {
   tokenizer: TokenizerName;
@@ -21,7 +21,7 @@ const FRAMING_KEYS = new Set(['type', 'role', 'cache_control', 'id', 'tool_call_
  * objects by their fields (framing fields skipped), arrays by their items.
  */
 export function valueTokens(value: unknown, counting: PromptCounting): number {
-  if (typeof value === 'string') return countTokens(value, counting.tokenizer);
+  if (typeof value === 'string') return countPromptTokens(value, counting.tokenizer);
   if (typeof value === 'number' || typeof value === 'boolean') return 1;
   if (Array.isArray(value)) return value.reduce((sum: number, item) => sum + valueTokens(item, counting), 0);
   if (value === null || typeof value !== 'object') return 0;
@@ -34,7 +34,7 @@ export function valueTokens(value: unknown, counting: PromptCounting): number {
 
 /** Tool and schema definitions are read by the model as JSON text. */
 const jsonTokens = (value: unknown, counting: PromptCounting) =>
-  value === undefined || value === null ? 0 : countTokens(JSON.stringify(value), counting.tokenizer);
+  value === undefined || value === null ? 0 : countPromptTokens(JSON.stringify(value), counting.tokenizer);
 
 /** A chat-completions or messages conversation: each message's content plus its framing. */
 export function conversationTokens(messages: unknown[], counting: PromptCounting): number {

@@ -36,3 +36,50 @@ export function loadTokenizers(names: Iterable<TokenizerName>): void {
 export function countTokens(text: string, tokenizer: TokenizerName = DEFAULT_TOKENIZER): number {
   return text.length === 0 ? 0 : encoding(tokenizer)(text);
 }
+
+// Prompts repeat from call to call: a system prompt in every call, a conversation's history again at
+// each turn. Their counts are kept per encoding, so a text already seen costs a map lookup instead
+// of a byte-pair encoding. Bounded by the characters kept (about 8 MB of strings per encoding), the
+// oldest forgotten first; a text longer than a tenth of that is counted each time, not kept. Outputs are
+// counted with countTokens: they seldom repeat and would only push prompts out.
+const CACHED_PROMPT_CHARS = 4_000_000;
+
+/** Token counts of recent prompt texts, oldest first. */
+export class PromptCountCache {
+  private readonly counts = new Map<string, number>();
+  private chars = 0;
+
+  constructor(private readonly maxChars = CACHED_PROMPT_CHARS) {}
+
+  count(text: string, countText: CountTokens): number {
+    const known = this.counts.get(text);
+    if (known !== undefined) return known;
+    const count = countText(text);
+    if (text.length > this.maxChars / 10) return count;
+    this.counts.set(text, count);
+    this.chars += text.length;
+    while (this.chars > this.maxChars) {
+      const oldest = this.counts.keys().next().value as string;
+      this.counts.delete(oldest);
+      this.chars -= oldest.length;
+    }
+    return count;
+  }
+
+  get size(): number {
+    return this.counts.size;
+  }
+}
+
+const promptCaches = new Map<TokenizerName, PromptCountCache>();
+
+/** countTokens for prompt texts, which repeat: remembered per encoding (PromptCountCache). */
+export function countPromptTokens(text: string, tokenizer: TokenizerName = DEFAULT_TOKENIZER): number {
+  if (text.length === 0) return 0;
+  let cache = promptCaches.get(tokenizer);
+  if (!cache) {
+    cache = new PromptCountCache();
+    promptCaches.set(tokenizer, cache);
+  }
+  return cache.count(text, encoding(tokenizer));
+}
