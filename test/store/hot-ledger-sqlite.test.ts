@@ -49,6 +49,21 @@ function otherConnectionBalance(accountId: string): number {
   }
 }
 
+/** Whether a second writer (the CLI, another process) would find the write lock taken now. */
+function writeLockTakenBy(file: string): boolean {
+  const other = new Database(file, { timeout: 0 });
+  try {
+    other.prepare('begin immediate').run();
+    other.prepare('rollback').run();
+    return false;
+  } catch (error) {
+    if ((error as { code?: string }).code === 'SQLITE_BUSY') return true;
+    throw error;
+  } finally {
+    other.close();
+  }
+}
+
 /** What the store logged, each warning as its message and fields. */
 function recordingLog() {
   const warnings: { msg: string; obj: Record<string, unknown> }[] = [];
@@ -173,23 +188,21 @@ describe('SQLite hot ledger', () => {
       const decided = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_a', 4_000));
       assert.equal(decided?.held, true);
       // Where undici writes the request: another writer (the CLI, a second process) is not kept waiting.
-      const lockedOut = await new Promise((resolve) =>
-        setImmediate(() => {
-          const other = new Database(currentFile, { timeout: 0 });
-          try {
-            other.prepare('begin immediate').run();
-            other.prepare('rollback').run();
-            resolve(false);
-          } catch (error) {
-            resolve((error as { code?: string }).code);
-          } finally {
-            other.close();
-          }
-        }),
-      );
+      const lockedOut = await new Promise((resolve) => setImmediate(() => resolve(writeLockTakenBy(currentFile))));
       assert.equal(lockedOut, false, 'the write lock was taken before the request could go out');
       await decided!.committed;
       assert.equal(otherConnectionBalance(account.id), 6_000);
+    }));
+
+  test('with another hold in flight, a hold decided at once writes its statements at once, for steps of that call to join', () =>
+    withStore(async (store) => {
+      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+      await holdFunds(store, holdOf(account.id, 1_000));
+      const decided = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_a', 4_000));
+      assert.equal(decided?.held, true);
+      assert.equal(writeLockTakenBy(currentFile), true, 'the statements have run: the write lock is taken');
+      await decided!.committed;
+      assert.equal(otherConnectionBalance(account.id), 5_000);
     }));
 
   test('a hold decided at once whose balance another writer spends before its statements fails its commit, with nothing written', () =>

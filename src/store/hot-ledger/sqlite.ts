@@ -7,15 +7,16 @@
 // A step asked for while nothing else is pending runs at once, in a transaction that the batch of
 // the same poll joins and commits. Steps that come while others are pending wait for the batch
 // instead, so that under load the statements run back to back (measured: interleaved with the
-// requests' own work they cost about twice as much). Two cases of a step alone go further:
-// - holdAtOnce decides a hold by reading the balance alone, and writes its statements with its
-//   commit, one turn of the event loop later unless a batch comes first: its call's upstream request
-//   is written in the next check phase (undici writes on a reused idle connection from an
-//   immediate) and goes out first, so the hold's writes and commit run while the upstream works.
-//   The statements check the balance again: if another writer spent it in between, the commit
-//   fails and the call, which nothing has reached yet, is dropped.
-// - a settle or release of the only hold in flight commits at once: no other call can join its
-//   batch, so the turn it would wait costs its answer time and buys nothing.
+// requests' own work they cost about twice as much). A hold decided at once commits one turn of the
+// event loop later unless a batch comes first: its call's upstream request is written in the next
+// check phase (undici writes on a reused idle connection from an immediate) and goes out first, so
+// the commit runs while the upstream works. When no other hold is in flight (one connection):
+// - holdAtOnce decides the hold by reading the balance alone, and its statements wait for its
+//   commit, so they too run while the upstream works. They check the balance again: if another
+//   writer spent it in between, the commit fails and the call, which nothing has reached yet, is
+//   dropped. (With others in flight the statements run at once: steps of theirs may join.)
+// - a settle or release commits at once: no other call can join its batch, so the turn it would
+//   wait costs its answer time and buys nothing.
 //
 // The connection is shared with Kysely: a batch never lands inside a transaction Kysely has open
 // (while one is, the batch waits for Kysely's connection lock), and any statement of Kysely's first
@@ -134,10 +135,10 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
    * its answer with that commit; undefined when other steps are pending (it should join their batch)
    * or a transaction of Kysely's is open. Throws what the step threw, with nothing written.
    */
-  function runAtOnce<T>(run: () => T): { value: T; committed: Promise<void> } | undefined {
+  function runAtOnce<T>(run: () => T, { yieldsOnce = false } = {}): { value: T; committed: Promise<void> } | undefined {
     if (!aloneNow()) return undefined;
     const value = runFirst(run);
-    open = { run, value, committed: deferred(), yieldsOnce: false, written: true, takesHold: false };
+    open = { run, value, committed: deferred(), yieldsOnce, written: true, takesHold: false };
     schedule();
     return { value, committed: open.committed.promise };
   }
@@ -277,6 +278,16 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
     hold: (entry) => step(() => hold(entry)).then(countHeld),
     holdAtOnce(entry) {
       if (!aloneNow()) return undefined;
+      if (holdsInFlight > 0) {
+        // Others in flight: steps of theirs may come before the commit and join this transaction, so
+        // the statements run now, as the batch's would (reading the balance alone pays off only alone).
+        const now = runAtOnce(() => hold(entry), { yieldsOnce: true });
+        if (now?.value && open) {
+          open.takesHold = true;
+          holdsInFlight += 1;
+        }
+        return now && { held: now.value, committed: now.committed };
+      }
       checkWritable();
       if (!covers(entry)) return { held: false, committed: Promise.resolve() };
       open = { run: () => hold(entry), value: true, committed: deferred(), yieldsOnce: true, written: false, takesHold: true };
