@@ -52,8 +52,10 @@ export interface HotLedger {
   release(entry: { holdId: string; note: string | null; now: number }): Promise<boolean>;
   /**
    * The hold's decision now, before its commit, when the store can make it at once (SQLite, outside
-   * a transaction of another's): the call may go upstream meanwhile, but nothing reaches the caller
-   * before `committed` resolves, and if it rejects the hold was never written. Undefined: use hold().
+   * a transaction of another's; alone, from the balance read, its statements written with the
+   * commit): the call may go upstream meanwhile, but nothing reaches the caller before `committed`
+   * resolves, and if it rejects the hold was never written (the store failed, or the balance was
+   * spent by another writer before the statements ran). Undefined: use hold().
    */
   holdAtOnce?(entry: HoldEntry): { held: boolean; committed: Promise<void> } | undefined;
   /** Called before any statement of another user of the connection runs: writes what is pending first. */
