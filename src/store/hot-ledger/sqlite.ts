@@ -203,10 +203,7 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
     countCommit();
     const writeBatch = () => {
       writeOpen(); // a hold decided at once was decided first: it is written first
-      if (steps.length === 0) {
-        commitOpen();
-        return usageMover.moveIfDue();
-      }
+      if (steps.length === 0) return commitAndMove();
       const outcomes = writeSteps(steps);
       const commitError = commitOpen(); // the open transaction, which the steps joined (if none, they committed already)
       steps.forEach((step, i) => {
@@ -239,6 +236,18 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
       .catch(failBatch);
   }
 
+  /** Commits the open transaction, then moves usage rows when due, as after every batch. */
+  function commitAndMove() {
+    commitOpen();
+    usageMover.moveIfDue();
+  }
+
+  /** A hold taken here: in flight until a settle or release here, or until its commit fails (run at once). */
+  function tookHold(atOnce: AtOnceStep | undefined) {
+    holdsInFlight += 1;
+    if (atOnce) atOnce.takesHold = true;
+  }
+
   function schedule() {
     if (scheduled) return;
     scheduled = true;
@@ -248,9 +257,10 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
 
   /**
    * A step at once when nothing else is pending, else in the next batch; its promise resolves after
-   * its commit. A step that ends a hold when no other is in flight commits at once.
+   * its commit. A step that ends a hold when no other is in flight commits at once. `takesHold`: a
+   * hold step, counted in flight when it holds.
    */
-  function step<T>(run: () => T, { endsHold = false } = {}): Promise<T> {
+  function step<T>(run: () => T, { endsHold = false, takesHold = false } = {}): Promise<T> {
     if (endsHold) holdsInFlight = Math.max(0, holdsInFlight - 1);
     let now: { value: T; committed: Promise<void> } | undefined;
     try {
@@ -258,40 +268,36 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
     } catch (error) {
       return Promise.reject(error);
     }
-    if (now && endsHold && holdsInFlight === 0) {
-      commitOpen();
-      usageMover.moveIfDue(); // as after a batch's commit
+    if (now) {
+      if (takesHold && now.value === true) tookHold(open);
+      else if (endsHold && holdsInFlight === 0) commitAndMove();
+      return now.committed.then(() => now.value);
     }
-    if (now) return now.committed.then(() => now.value);
     return new Promise<T>((resolve, reject) => {
-      queue.push({ run, resolve: resolve as (value: unknown) => void, reject });
+      const resolveStep = (value: unknown) => {
+        if (takesHold && value === true) tookHold(undefined);
+        resolve(value as T);
+      };
+      queue.push({ run, resolve: resolveStep, reject });
       schedule();
     });
   }
 
-  const countHeld = (held: boolean) => {
-    if (held) holdsInFlight += 1;
-    return held;
-  };
-
   return {
-    hold: (entry) => step(() => hold(entry)).then(countHeld),
+    hold: (entry) => step(() => hold(entry), { takesHold: true }),
     holdAtOnce(entry) {
       if (!aloneNow()) return undefined;
       if (holdsInFlight > 0) {
         // Others in flight: steps of theirs may come before the commit and join this transaction, so
         // the statements run now, as the batch's would (reading the balance alone pays off only alone).
         const now = runAtOnce(() => hold(entry), { yieldsOnce: true });
-        if (now?.value && open) {
-          open.takesHold = true;
-          holdsInFlight += 1;
-        }
+        if (now?.value) tookHold(open);
         return now && { held: now.value, committed: now.committed };
       }
       checkWritable();
       if (!covers(entry)) return { held: false, committed: Promise.resolve() };
-      open = { run: () => hold(entry), value: true, committed: deferred(), yieldsOnce: true, written: false, takesHold: true };
-      holdsInFlight += 1;
+      open = { run: () => hold(entry), value: true, committed: deferred(), yieldsOnce: true, written: false, takesHold: false };
+      tookHold(open);
       schedule();
       return { held: true, committed: open.committed.promise };
     },
