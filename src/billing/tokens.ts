@@ -39,9 +39,9 @@ export function countTokens(text: string, tokenizer: TokenizerName = DEFAULT_TOK
 
 // Prompts repeat from call to call: a system prompt in every call, a conversation's history again at
 // each turn. Their counts are kept per encoding, so a text already seen costs a map lookup instead
-// of a byte-pair encoding. Bounded by the characters kept (about 8 MB of strings per encoding), the
-// oldest forgotten first; a text longer than a tenth of that is counted each time, not kept. Outputs are
-// counted with countTokens: they seldom repeat and would only push prompts out.
+// of a byte-pair encoding. Bounded by the characters kept (4 M per encoding: 4 to 8 MB of strings),
+// the oldest forgotten first; a text longer than a tenth of that is counted each time, not kept.
+// Outputs are counted with countTokens: they seldom repeat and would only push prompts out.
 const CACHED_PROMPT_CHARS = 4_000_000;
 
 /** Token counts of recent prompt texts, oldest first. */
