@@ -5,7 +5,7 @@ import { Pool } from 'undici';
 import { recentGatewayErrors } from './gateway-log.js';
 import { readWhole, runUndiciLoad } from './load.js';
 import type { LoadRun, LoadSpec } from './load-run.js';
-import { cpuMeter, peakRssBytes, resetPeakRss, rssBytes } from './proc-stats.js';
+import { cpuMeter, mainThreadBusyMeter, peakRssBytes, resetPeakRss, rssBytes } from './proc-stats.js';
 import { type BenchRequest, type Scenario, TARGETS, type TargetName } from './scenarios.js';
 import { median, medianOrNull } from './stats.js';
 import type { Targets } from './targets.js';
@@ -33,6 +33,8 @@ export interface TargetRun {
   cpuMsPerRequest: number | null;
   /** The sandbox's, in the floor and gateway runs (in direct runs it is the target). */
   sandboxCpuMsPerRequest: number | null;
+  /** The share of the run's wall time the target's main thread (its event loop) was on a core, 0 to 1. */
+  mainThreadBusy: number | null;
   peakRssBytes: number | null;
   rssAfterBytes: number | null;
   /** False when the kernel would not reset the peak: it is then the process's lifetime peak. */
@@ -53,6 +55,7 @@ export interface TargetSummary {
   ttfbHeadersMs: number;
   cpuMsPerRequest: number | null;
   sandboxCpuMsPerRequest: number | null;
+  mainThreadBusy: number | null;
   peakRssBytes: number | null;
   rssAfterBytes: number | null;
   runs: TargetRun[];
@@ -117,14 +120,16 @@ export class ScenarioMeasurer {
     const peakIsPerRun = resetPeakRss(pid);
     const cpu = cpuMeter(pid);
     const sandboxCpu = cpuMeter(sandboxPid);
+    const mainThread = mainThreadBusyMeter(pid);
     const load = await this.load(request, { ...spec, seconds: this.settings.seconds });
+    const mainThreadBusy = mainThread.busy();
     const cpuMsPerRequest = cpu.perRequest(load.requests);
     const sandboxCpuMsPerRequest = target === 'direct' ? null : sandboxCpu.perRequest(load.requests);
     const peak = peakRssBytes(pid);
     const rssAfter = rssBytes(pid);
 
     const ttfb = await measureTtfb(spec.url, request, { seconds: this.settings.ttfbSeconds, maxRequests: TTFB_MAX_REQUESTS, broken: this.targets.broken });
-    return { round, load, ttfb, cpuMsPerRequest, sandboxCpuMsPerRequest, peakRssBytes: peak, rssAfterBytes: rssAfter, peakIsPerRun };
+    return { round, load, ttfb, cpuMsPerRequest, sandboxCpuMsPerRequest, mainThreadBusy, peakRssBytes: peak, rssAfterBytes: rssAfter, peakIsPerRun };
   }
 
   async measure(scenario: Scenario): Promise<ScenarioResult> {
@@ -177,6 +182,7 @@ function summarize(runs: TargetRun[]): TargetSummary {
     ttfbHeadersMs: of((r) => r.ttfb.headersMs.p50),
     cpuMsPerRequest: ofNullable((r) => r.cpuMsPerRequest),
     sandboxCpuMsPerRequest: ofNullable((r) => r.sandboxCpuMsPerRequest),
+    mainThreadBusy: ofNullable((r) => r.mainThreadBusy),
     peakRssBytes: ofNullable((r) => r.peakRssBytes),
     rssAfterBytes: ofNullable((r) => r.rssAfterBytes),
     runs,
@@ -189,6 +195,6 @@ function describeRun(name: string, target: TargetName, round: number, rounds: nu
   return (
     `  ${name} round ${round}/${rounds} ${target.padEnd(7)} ${f(load.requestsPerSecond, 0).padStart(6)} req/s` +
     `  p50 ${f(load.latencyMs.p50)}  p99 ${f(load.latencyMs.p99)} ms  ttfb ${f(run.ttfb.firstByteMs.p50, 3)} ms` +
-    `  cpu ${f(run.cpuMsPerRequest, 3)} ms/req${load.errors > 0 ? `  ERRORS ${load.errors}` : ''}`
+    `  cpu ${f(run.cpuMsPerRequest, 3)} ms/req  main thread busy ${f(run.mainThreadBusy)}${load.errors > 0 ? `  ERRORS ${load.errors}` : ''}`
   );
 }

@@ -2,6 +2,7 @@
 // and the report says n/a.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 
 const TICKS_PER_SECOND = (() => {
   try {
@@ -11,10 +12,10 @@ const TICKS_PER_SECOND = (() => {
   }
 })();
 
-/** User plus system CPU time the process has used so far (all its threads), in ms. */
-export function cpuTimeMs(pid: number): number | null {
+/** User plus system CPU time in a /proc stat file (a process's, or one of its threads'), in ms. */
+function statCpuMs(file: string): number | null {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(file, 'utf8');
     // Fields after the command name, which is in parentheses and may itself hold spaces.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const utime = Number(fields[11]);
@@ -24,6 +25,15 @@ export function cpuTimeMs(pid: number): number | null {
     return null;
   }
 }
+
+/** User plus system CPU time the process has used so far (all its threads), in ms. */
+export const cpuTimeMs = (pid: number) => statCpuMs(`/proc/${pid}/stat`);
+
+/**
+ * The same for the process's main thread alone (its thread id is its pid): in Node.js, the event
+ * loop, where every request's JavaScript runs; the other threads are V8's and libuv's helpers.
+ */
+export const mainThreadCpuTimeMs = (pid: number) => statCpuMs(`/proc/${pid}/task/${pid}/stat`);
 
 function statusKb(pid: number, field: 'VmRSS' | 'VmHWM'): number | null {
   try {
@@ -61,6 +71,23 @@ export function cpuMeter(pid: number): { perRequest(requests: number): number | 
     perRequest(requests) {
       const after = cpuTimeMs(pid);
       return before === null || after === null || requests <= 0 ? null : (after - before) / requests;
+    },
+  };
+}
+
+/**
+ * A meter of how busy the main thread is, started now: `busy()` is the share of the wall time since
+ * that the thread spent on a core (0 to 1). Near 1 under load, the event loop is what limits the
+ * process's calls a second, whatever the other core has left.
+ */
+export function mainThreadBusyMeter(pid: number): { busy(): number | null } {
+  const before = mainThreadCpuTimeMs(pid);
+  const startedAt = performance.now();
+  return {
+    busy() {
+      const after = mainThreadCpuTimeMs(pid);
+      const elapsedMs = performance.now() - startedAt;
+      return before === null || after === null || elapsedMs <= 0 ? null : (after - before) / elapsedMs;
     },
   };
 }
