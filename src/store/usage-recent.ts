@@ -9,7 +9,8 @@
 import type Database from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
 
-const COLUMNS =
+/** The columns of usage and usage_recent, in the order the hot ledger's usage row gives them. */
+export const USAGE_COLUMNS =
   'id, account_id, key_id, hold_id, request_id, model, endpoint, units, amount_micros, created_at, unbilled_micros, flags, client_request_id, upstream_ms, channel, attempts';
 
 /** Migration: the table (the columns of `usage`; its key is an id, which grows with time, so an insert stays an append) and the view. */
@@ -38,16 +39,13 @@ export async function createRecentUsage(db: Kysely<any>): Promise<void> {
 
 /** The view of both tables as one, for operators and the crash checks. */
 export async function createUsageAllView(db: Kysely<any>): Promise<void> {
-  await sql.raw(`create view usage_all as select ${COLUMNS} from usage union all select ${COLUMNS} from usage_recent`).execute(db);
+  await sql.raw(`create view usage_all as select ${USAGE_COLUMNS} from usage union all select ${USAGE_COLUMNS} from usage_recent`).execute(db);
 }
-
-/** A settle's usage row, positional: id, account, key, hold, request, model, endpoint, units, amount, now, unbilled, flags, client request, upstream ms, channel, attempts. */
-export const INSERT_RECENT_USAGE = `insert into usage_recent (${COLUMNS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 /** Moves every row of usage_recent into usage, in one transaction of its own; how many it moved. */
 export function recentUsageMover(sqlite: Database.Database): () => number {
   // Sorted by account: each account's rows go to its page of the usage index together.
-  const copy = sqlite.prepare(`insert into usage (${COLUMNS}) select ${COLUMNS} from usage_recent order by account_id, created_at, id`);
+  const copy = sqlite.prepare(`insert into usage (${USAGE_COLUMNS}) select ${USAGE_COLUMNS} from usage_recent order by account_id, created_at, id`);
   const clear = sqlite.prepare('delete from usage_recent');
   return sqlite.transaction(() => {
     const moved = copy.run().changes;

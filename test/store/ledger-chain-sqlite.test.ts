@@ -11,6 +11,7 @@ import { checkAccountBalance, createAccount, creditAccount, holdFunds, holdFunds
 import { listLedger, sumLedger } from '../../src/store/ledger-rows.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import { plansOf } from './query-plans.js';
+import { dropTempObjects } from './sqlite-schema.js';
 
 const call = { model: 'chat-small', endpoint: '/v1/chat/completions' };
 let dir: string;
@@ -115,6 +116,7 @@ describe('the ledger chain on SQLite', () => {
     const old = await openStore(`sqlite:${file}`);
     const accounts = await interleavedSteps(old);
     // Back to the schema of migration 014, as a gateway of that version left it, then rows written as it wrote them.
+    await dropTempObjects(old.db);
     for (const statement of [
       'drop trigger ledger_account_chain',
       'create index ledger_account_id on ledger (account_id, id)',

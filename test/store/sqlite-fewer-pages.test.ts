@@ -13,7 +13,7 @@ import { sqliteSteps } from '../../src/store/hot-ledger/sqlite-steps.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import { rebuildForFewerPages, rebuildTable } from '../../src/store/sqlite-pages.js';
 import { createUsageAllView } from '../../src/store/usage-recent.js';
-import { indexesAndTriggers, tableSql } from './sqlite-schema.js';
+import { dropTempObjects, indexesAndTriggers, tableSql } from './sqlite-schema.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tollroute-fewer-pages-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -34,6 +34,7 @@ async function billCalls(store: Store, accountId: string, calls: number) {
 
 /** The schema as it was before 017: the ledger with AUTOINCREMENT, usage_recent with a rowid. */
 async function undo017(db: Kysely<any>) {
+  await dropTempObjects(db);
   await db.transaction().execute(async (trx) => {
     await rebuildTable(trx, 'ledger', (create) => create.replace(/"id" integer primary key/i, '"id" integer primary key autoincrement'));
     await sql`drop view usage_all`.execute(trx);

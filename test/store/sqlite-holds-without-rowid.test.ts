@@ -11,7 +11,7 @@ import { type Kysely, sql } from 'kysely';
 import { checkAccountBalance, createAccount, holdFunds, releaseHold, settleHold } from '../../src/billing/ledger.js';
 import { openStore } from '../../src/store/open.js';
 import { rebuildTable } from '../../src/store/sqlite-pages.js';
-import { indexNames, tableSql } from './sqlite-schema.js';
+import { dropTempObjects, indexNames, tableSql } from './sqlite-schema.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tollroute-holds-rowid-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -21,6 +21,7 @@ const holdsOf = async (db: Kysely<any>) => (await sql`select * from holds order 
 
 /** The schema as it was before 020 and 021: the ledger indexed by hold, holds with a rowid. */
 async function undo020And021(db: Kysely<any>) {
+  await dropTempObjects(db);
   await db.transaction().execute(async (trx) => {
     await sql`create index ledger_hold on ledger (hold_id)`.execute(trx);
     await rebuildTable(trx, 'holds', (create) => create.replace(/\s*without rowid\s*$/i, ''));

@@ -23,3 +23,15 @@ export async function indexesAndTriggers(db: Kysely<any>, table: string): Promis
   }>`select sql from sqlite_master where type in ('index', 'trigger') and tbl_name = ${table} and sql is not null order by name`.execute(db);
   return rows.map((row) => row.sql);
 }
+
+/**
+ * Drops the connection's temp views and triggers (the hot ledger's step triggers). A migration test
+ * takes an open store back to an older schema, as an older version would have left it, and SQLite
+ * checks every trigger that names an altered table, temp ones included.
+ */
+export async function dropTempObjects(db: Kysely<any>): Promise<void> {
+  const { rows } = await sql<{ type: string; name: string }>`select type, name from sqlite_temp_master where type in ('trigger', 'view') order by type`.execute(
+    db,
+  );
+  for (const { type, name } of rows) await sql.raw(`drop ${type} if exists temp.${name}`).execute(db);
+}

@@ -1,0 +1,179 @@
+// The hot ledger's steps on SQLite write through triggers of the connection's temp schema, one
+// statement a step: each step lands whole or not at all, the rows are those the steps always wrote,
+// and nothing of it reaches the database file or any other connection (the CLI, another instance).
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { checkAccountBalance, createAccount, creditAccount, holdFunds, settleHold } from '../../src/billing/ledger.js';
+import { sqliteSteps } from '../../src/store/hot-ledger/sqlite-steps.js';
+import { openStore } from '../../src/store/open.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tollroute-step-triggers-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+let n = 0;
+const NEVER = { settles: 1e9, ms: 1e9 };
+
+/** A migrated store file with one account of 1 000 000 micros; its id. */
+async function storeFile(): Promise<{ file: string; accountId: string }> {
+  const file = join(dir, `s${++n}.db`);
+  const store = await openStore(`sqlite:${file}`, { moveUsage: NEVER });
+  const { id } = await createAccount(store, { name: 'a', creditMicros: 1_000_000 });
+  await store.close();
+  return { file, accountId: id };
+}
+
+const holdEntry = (accountId: string, holdId: string) => ({
+  accountId,
+  holdId,
+  amountMicros: 1_000,
+  keyId: null,
+  requestId: 'req_1',
+  model: 'm',
+  endpoint: 'chat',
+  now: 1,
+  instanceId: 'inst',
+  clientRequestId: null,
+});
+
+test('a settle whose usage row cannot be written leaves its hold open, its account and its ledger as they were', async () => {
+  const { file, accountId } = await storeFile();
+  const sqlite = new Database(file);
+  try {
+    const steps = sqliteSteps(sqlite);
+    assert.equal(steps.hold(holdEntry(accountId, 'hold_a')), true);
+    // A usage row already bears the settle's id: its insert, the step's last write, fails.
+    sqlite
+      .prepare(
+        `insert into usage_recent (id, account_id, hold_id, model, endpoint, units, amount_micros, created_at, unbilled_micros) values ('use_a', ?, 'hold_a', 'm', 'chat', '{}', 0, 1, 0)`,
+      )
+      .run(accountId);
+    const before = {
+      account: sqlite.prepare('select balance_micros, held_micros, last_ledger_id from accounts where id = ?').get(accountId),
+      ledger: sqlite.prepare('select count(*) as rows from ledger').get(),
+    };
+    assert.throws(
+      () => steps.settle({ holdId: 'hold_a', chargeMicros: 400, units: '{}', requestId: null, flags: [], usageId: 'use_a', now: 2 }),
+      /UNIQUE|constraint/i,
+    );
+    assert.deepEqual(sqlite.prepare('select state, charged_micros from holds where id = ?').get('hold_a'), { state: 'open', charged_micros: null });
+    assert.deepEqual(sqlite.prepare('select balance_micros, held_micros, last_ledger_id from accounts where id = ?').get(accountId), before.account);
+    assert.deepEqual(sqlite.prepare('select count(*) as rows from ledger').get(), before.ledger);
+    // The same hold then settles once the way is clear.
+    assert.deepEqual(steps.settle({ holdId: 'hold_a', chargeMicros: 400, units: '{}', requestId: null, flags: [], usageId: 'use_b', now: 2 }), {
+      kind: 'applied',
+      chargedMicros: 400,
+      unbilledMicros: 0,
+    });
+  } finally {
+    sqlite.close();
+  }
+});
+
+test('a hold and its settle write the rows they always wrote: the hold, two ledger rows chained to the account, the account, the usage row', async () => {
+  const { file, accountId } = await storeFile();
+  const sqlite = new Database(file);
+  try {
+    const steps = sqliteSteps(sqlite);
+    const first = (sqlite.prepare('select last_ledger_id from accounts where id = ?').get(accountId) as { last_ledger_id: number }).last_ledger_id;
+    steps.hold(holdEntry(accountId, 'hold_b'));
+    steps.settle({
+      holdId: 'hold_b',
+      chargeMicros: 250,
+      units: '{"output_token":5}',
+      requestId: null,
+      flags: ['clamped'],
+      usageId: 'use_b',
+      now: 3,
+      channel: 'c1',
+      attempts: 2,
+      upstreamMs: 12,
+    });
+    const ledger = sqlite
+      .prepare('select id, kind, balance_delta_micros, held_delta_micros, hold_id, request_id, model, prev_id from ledger where id > ? order by id')
+      .all(first);
+    const [hold, settle] = ledger as { id: number }[];
+    assert.deepEqual(ledger, [
+      {
+        id: hold!.id,
+        kind: 'hold',
+        balance_delta_micros: -1_000,
+        held_delta_micros: 1_000,
+        hold_id: 'hold_b',
+        request_id: 'req_1',
+        model: 'm',
+        prev_id: first,
+      },
+      {
+        id: settle!.id,
+        kind: 'settle',
+        balance_delta_micros: 750,
+        held_delta_micros: -1_000,
+        hold_id: 'hold_b',
+        request_id: 'req_1',
+        model: 'm',
+        prev_id: hold!.id,
+      },
+    ]);
+    assert.deepEqual(sqlite.prepare('select balance_micros, held_micros, last_ledger_id from accounts where id = ?').get(accountId), {
+      balance_micros: 1_000_000 - 250,
+      held_micros: 0,
+      last_ledger_id: settle!.id,
+    });
+    assert.deepEqual(sqlite.prepare('select state, charged_micros, ended_at from holds where id = ?').get('hold_b'), {
+      state: 'settled',
+      charged_micros: 250,
+      ended_at: 3,
+    });
+    assert.deepEqual(
+      sqlite
+        .prepare(
+          'select account_id, hold_id, request_id, model, endpoint, units, amount_micros, unbilled_micros, flags, upstream_ms, channel, attempts from usage_recent where id = ?',
+        )
+        .get('use_b'),
+      {
+        account_id: accountId,
+        hold_id: 'hold_b',
+        request_id: 'req_1',
+        model: 'm',
+        endpoint: 'chat',
+        units: '{"output_token":5}',
+        amount_micros: 250,
+        unbilled_micros: 0,
+        flags: 'clamped',
+        upstream_ms: 12,
+        channel: 'c1',
+        attempts: 2,
+      },
+    );
+  } finally {
+    sqlite.close();
+  }
+});
+
+test('the step triggers are the connection’s own: the file holds none, and another connection writes the ledger as before', async () => {
+  const { file, accountId } = await storeFile();
+  const store = await openStore(`sqlite:${file}`, { moveUsage: NEVER });
+  try {
+    const hold = await holdFunds(store, { accountId, amountMicros: 1_000, requestId: 'req_1', model: 'm', endpoint: 'chat' });
+    // The CLI opens the same file on a connection of its own while the gateway runs.
+    const cli = await openStore(`sqlite:${file}`, { moveUsage: NEVER });
+    try {
+      const objects = await cli.db
+        .selectFrom('sqlite_master' as never)
+        .select('name' as never)
+        .where('name' as never, 'like', 'hot_%')
+        .execute();
+      assert.deepEqual(objects, []);
+      await creditAccount(cli, { accountId, amountMicros: 5 });
+    } finally {
+      await cli.close();
+    }
+    await settleHold(store, hold.holdId, { chargeMicros: 100, units: { output_token: 1 } });
+    await checkAccountBalance(store, accountId); // balance + held equals the ledger's sum, both writers' rows chained
+  } finally {
+    await store.close();
+  }
+});
