@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import Database from 'better-sqlite3';
+import { sql } from 'kysely';
 import { checkAccountBalance, createAccount, creditAccount, holdFunds, settleHold } from '../../src/billing/ledger.js';
 import { sqliteSteps } from '../../src/store/hot-ledger/sqlite-steps.js';
 import { openStore } from '../../src/store/open.js';
@@ -66,6 +67,27 @@ test('a settle whose usage row cannot be written leaves its hold open, its accou
       kind: 'applied',
       chargedMicros: 400,
       unbilledMicros: 0,
+    });
+  } finally {
+    sqlite.close();
+  }
+});
+
+test('a hold its balance does not cover writes nothing, and the transaction it ran in goes on', async () => {
+  const { file, accountId } = await storeFile();
+  const sqlite = new Database(file);
+  try {
+    const steps = sqliteSteps(sqlite);
+    const results = sqlite.transaction(() => [
+      steps.hold({ ...holdEntry(accountId, 'hold_big'), amountMicros: 1_000_001 }),
+      steps.hold({ ...holdEntry('acct_missing', 'hold_nobody'), amountMicros: 0 }),
+      steps.hold(holdEntry(accountId, 'hold_ok')),
+    ])();
+    assert.deepEqual(results, [false, false, true]);
+    assert.deepEqual(sqlite.prepare('select id from holds').all(), [{ id: 'hold_ok' }]);
+    assert.deepEqual(sqlite.prepare('select balance_micros, held_micros from accounts where id = ?').get(accountId), {
+      balance_micros: 999_000,
+      held_micros: 1_000,
     });
   } finally {
     sqlite.close();
@@ -161,12 +183,8 @@ test('the step triggers are the connection’s own: the file holds none, and ano
     // The CLI opens the same file on a connection of its own while the gateway runs.
     const cli = await openStore(`sqlite:${file}`, { moveUsage: NEVER });
     try {
-      const objects = await cli.db
-        .selectFrom('sqlite_master' as never)
-        .select('name' as never)
-        .where('name' as never, 'like', 'hot_%')
-        .execute();
-      assert.deepEqual(objects, []);
+      const { rows } = await sql<{ name: string }>`select name from sqlite_master where name like 'hot_%'`.execute(cli.db);
+      assert.deepEqual(rows, []);
       await creditAccount(cli, { accountId, amountMicros: 5 });
     } finally {
       await cli.close();
