@@ -19,13 +19,15 @@ interface ClosedHold {
   client_request_id: string | null;
 }
 
-// A step's writes go to SQLite as one statement each: an insert into a view of this connection's
-// temp schema, whose INSTEAD OF trigger writes the rows (the hold, the ledger row chained to the
-// account's last, the account, the usage row). Measured: each statement run from JavaScript costs
-// its binding (every string copied twice), its step and its reset; the trigger runs the same
-// writes inside SQLite, with each value bound once. Temp objects belong to this connection alone,
-// so no other writer (Kysely's steps, the CLI) ever runs these triggers, and they are made afresh
-// whenever a connection opens. A trigger's statements fail or land together, as the step's did.
+// A step's writes go to SQLite as one statement: an insert into a view of this connection's temp
+// schema, whose INSTEAD OF trigger writes the rows (the hold, the ledger row chained to the
+// account's last, the account, the usage row). Each statement run from JavaScript costs its
+// bindings (a string is copied twice), its step and its reset; the trigger does the same writes
+// inside SQLite, each value bound once (docs/benchmarks.md, "each ledger step in one statement").
+// A step's writes land together or not at all, in a transaction or outside one. Temp objects
+// belong to this connection alone: no other writer (Kysely's steps, the CLI) runs these triggers,
+// and they are made afresh whenever a connection opens. SQLite checks them on ALTER TABLE, so
+// schema changes run before the hot ledger is prepared (store/open.ts).
 const MOVE_FUNDS = (kind: string, balanceDelta: string, heldDelta: string, note: string) => `
   insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, hold_id, request_id, model, note, created_at, prev_id)
     values (new.account_id, ${kind}, ${balanceDelta}, ${heldDelta}, new.hold_id, new.request_id, new.model, ${note}, new.now,
