@@ -9,7 +9,7 @@ import { after, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { sql } from 'kysely';
 import { checkAccountBalance, createAccount, creditAccount, holdFunds, settleHold } from '../../src/billing/ledger.js';
-import { sqliteSteps } from '../../src/store/hot-ledger/sqlite-steps.js';
+import { type SqliteSteps, sqliteSteps } from '../../src/store/hot-ledger/sqlite-steps.js';
 import { openStore } from '../../src/store/open.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tollroute-step-triggers-'));
@@ -26,6 +26,17 @@ async function storeFile(): Promise<{ file: string; accountId: string }> {
   return { file, accountId: id };
 }
 
+/** The hot ledger's steps on a connection of their own to a fresh store file (one account); closed after `run`. */
+async function withSteps(run: (sqlite: Database.Database, steps: SqliteSteps, accountId: string) => void): Promise<void> {
+  const { file, accountId } = await storeFile();
+  const sqlite = new Database(file);
+  try {
+    run(sqlite, sqliteSteps(sqlite), accountId);
+  } finally {
+    sqlite.close();
+  }
+}
+
 const holdEntry = (accountId: string, holdId: string) => ({
   accountId,
   holdId,
@@ -40,10 +51,7 @@ const holdEntry = (accountId: string, holdId: string) => ({
 });
 
 test('a settle whose usage row cannot be written leaves its hold open, its account and its ledger as they were', async () => {
-  const { file, accountId } = await storeFile();
-  const sqlite = new Database(file);
-  try {
-    const steps = sqliteSteps(sqlite);
+  await withSteps((sqlite, steps, accountId) => {
     assert.equal(steps.hold(holdEntry(accountId, 'hold_a')), true);
     // A usage row already bears the settle's id: its insert, the step's last write, fails.
     sqlite
@@ -68,16 +76,11 @@ test('a settle whose usage row cannot be written leaves its hold open, its accou
       chargedMicros: 400,
       unbilledMicros: 0,
     });
-  } finally {
-    sqlite.close();
-  }
+  });
 });
 
 test('a hold its balance does not cover writes nothing, and the transaction it ran in goes on', async () => {
-  const { file, accountId } = await storeFile();
-  const sqlite = new Database(file);
-  try {
-    const steps = sqliteSteps(sqlite);
+  await withSteps((sqlite, steps, accountId) => {
     const results = sqlite.transaction(() => [
       steps.hold({ ...holdEntry(accountId, 'hold_big'), amountMicros: 1_000_001 }),
       steps.hold({ ...holdEntry('acct_missing', 'hold_nobody'), amountMicros: 0 }),
@@ -89,16 +92,11 @@ test('a hold its balance does not cover writes nothing, and the transaction it r
       balance_micros: 999_000,
       held_micros: 1_000,
     });
-  } finally {
-    sqlite.close();
-  }
+  });
 });
 
 test('a hold and its settle write the rows they always wrote: the hold, two ledger rows chained to the account, the account, the usage row', async () => {
-  const { file, accountId } = await storeFile();
-  const sqlite = new Database(file);
-  try {
-    const steps = sqliteSteps(sqlite);
+  await withSteps((sqlite, steps, accountId) => {
     const first = (sqlite.prepare('select last_ledger_id from accounts where id = ?').get(accountId) as { last_ledger_id: number }).last_ledger_id;
     steps.hold(holdEntry(accountId, 'hold_b'));
     steps.settle({
@@ -170,9 +168,7 @@ test('a hold and its settle write the rows they always wrote: the hold, two ledg
         attempts: 2,
       },
     );
-  } finally {
-    sqlite.close();
-  }
+  });
 });
 
 test('the step triggers are the connection’s own: the file holds none, and another connection writes the ledger as before', async () => {

@@ -102,6 +102,9 @@ export interface SqliteSteps {
 export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
   const sql = statements(sqlite);
 
+  /** What an open hold (not a spend-capped one) holds, or undefined when it is not open. */
+  const openHold = (holdId: string) => sql.openHold.get(holdId) as ClosedHold | undefined;
+
   function covers(e: HoldEntry): boolean {
     const funds = sql.accountFunds.get(e.accountId) as { balance_micros: number } | undefined;
     return funds !== undefined && funds.balance_micros >= e.amountMicros;
@@ -114,7 +117,7 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
   }
 
   function settle(e: SettleEntry): SettleResult {
-    const closed = sql.openHold.get(e.holdId) as ClosedHold | undefined;
+    const closed = openHold(e.holdId);
     if (!closed) return { kind: 'not-open' };
     const { account_id: account } = closed;
     let funds = { balance_micros: 0, overdraft_micros: 0 };
@@ -149,7 +152,7 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
   }
 
   function release(e: { holdId: string; note: string | null; now: number }): boolean {
-    const closed = sql.openHold.get(e.holdId) as ClosedHold | undefined;
+    const closed = openHold(e.holdId);
     if (!closed) return false;
     sql.writeRelease.run(e.holdId, closed.account_id, closed.amount_micros, closed.request_id, closed.model, e.note, e.now);
     return true;
