@@ -1,6 +1,6 @@
 // Authentication hooks: API keys for /v1, the admin token for /admin.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { isExpired } from '../billing/key-limits.js';
 import { auth, rateLimited } from '../errors.js';
 import type { AuthFailureLimit } from '../limits/auth-failures.js';
@@ -42,19 +42,32 @@ export function refuseFailingAddress(failures: AuthFailureLimit | undefined, add
 
 export function apiKeyHook(keys: KeyResolver) {
   const failures = keys.failures;
-  return async function authenticate(request: FastifyRequest) {
-    refuseFailingAddress(failures, request.ip);
-    const key = presentedKey(request);
-    // No key, or not one of ours, never reaches the store: a plain 401, not counted against the address.
-    if (!key?.startsWith(KEY_PREFIX)) throw auth();
-    const caller = await keys.resolve(key);
+  /** The request's caller set, or why it may not call: the key's verdict, read at once or from the store. */
+  function admit(request: FastifyRequest, caller: Caller | undefined): Error | undefined {
     if (!caller) {
       failures?.recordFailure(request.ip);
-      throw auth();
+      return auth();
     }
     // Checked here, not by the resolver's cache: a cached key stops at its expiry to the millisecond.
-    if (isExpired(caller.limits, Date.now())) throw auth(`this API key expired at ${new Date(caller.limits!.expiresAt!).toISOString()}`);
+    if (isExpired(caller.limits, Date.now())) return auth(`this API key expired at ${new Date(caller.limits!.expiresAt!).toISOString()}`);
     request.caller = caller;
+    return undefined;
+  }
+  // A callback hook: a key known in memory (nearly every request) is decided without a promise or a
+  // turn of the microtask queue; only a key the store must be asked about waits.
+  return function authenticate(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) {
+    let verdict: Caller | undefined | Promise<Caller | undefined>;
+    try {
+      refuseFailingAddress(failures, request.ip);
+      const key = presentedKey(request);
+      // No key, or not one of ours, never reaches the store: a plain 401, not counted against the address.
+      if (!key?.startsWith(KEY_PREFIX)) throw auth();
+      verdict = keys.resolve(key);
+    } catch (error) {
+      return done(error as Error);
+    }
+    if (verdict instanceof Promise) verdict.then((caller) => done(admit(request, caller)), done);
+    else done(admit(request, verdict));
   };
 }
 

@@ -9,7 +9,11 @@ import { type ApiKeyLookupRow, findApiKeyByHash } from '../store/api-keys.js';
 import type { Store } from '../store/open.js';
 
 export interface KeyResolver {
-  resolve(key: string): Promise<Caller | undefined>;
+  /**
+   * The key's caller, or undefined when the key is not valid. Answered at once (no promise) when
+   * memory decides, which is nearly every request; a promise only when the store is asked.
+   */
+  resolve(key: string): Caller | undefined | Promise<Caller | undefined>;
   forgetKey(keyId: string): void;
   /** Drops a key from memory, so its next request reads its limits afresh (after they changed). */
   refreshKey(keyId: string): void;
@@ -54,9 +58,35 @@ export function createKeyResolver(store: Store, opts: KeyResolverOptions = {}): 
     invalid.set(hex, now() + invalidTtlMs);
   }
 
+  /** Asks the store for a key memory could not decide, and remembers the answer. */
+  async function lookUp(hash: Buffer, hex: string): Promise<Caller | undefined> {
+    const row = await lookup(hex);
+
+    if (!row || row.revoked_at !== null) {
+      onLookup?.(row ? 'revoked' : 'unknown');
+      cache.delete(hex);
+      rememberInvalid(hex);
+      return undefined;
+    }
+    onLookup?.('found');
+    // The row was found by its hash; comparing again in constant time keeps the check itself timing-safe.
+    const stored = Buffer.from(row.key_hash, 'hex');
+    if (stored.length !== hash.length || !timingSafeEqual(stored, hash)) return undefined;
+    // Test mode if either says so: the account (a test twin) or the key's own tr-test- prefix. They
+    // agree by construction; were they ever not to, the call stays on the sandbox, never the reverse.
+    const livemode = (row.account_livemode ?? 1) !== 0 && !row.prefix.startsWith(TEST_KEY_PREFIX);
+    const caller: Caller = { keyId: row.id, accountId: row.account_id, rpm: row.rpm, livemode };
+    const limits = limitsOf(row);
+    if (limits) caller.limits = limits; // absent, not undefined, keeps an unlimited key's caller small
+    if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
+    cache.set(hex, { caller, hash, expiresAt: now() + ttlMs });
+    onUse?.(caller.keyId);
+    return caller;
+  }
+
   return {
     failures: opts.failures,
-    async resolve(key) {
+    resolve(key) {
       // One-shot hash: no Hash object per request (about half the time of createHash).
       const hash = digest('sha256', key, 'buffer');
       const hex = hash.toString('hex');
@@ -70,27 +100,7 @@ export function createKeyResolver(store: Store, opts: KeyResolverOptions = {}): 
         if (refusedUntil > now()) return undefined;
         invalid.delete(hex);
       }
-      const row = await lookup(hex);
-      if (!row || row.revoked_at !== null) {
-        onLookup?.(row ? 'revoked' : 'unknown');
-        cache.delete(hex);
-        rememberInvalid(hex);
-        return undefined;
-      }
-      onLookup?.('found');
-      // The row was found by its hash; comparing again in constant time keeps the check itself timing-safe.
-      const stored = Buffer.from(row.key_hash, 'hex');
-      if (stored.length !== hash.length || !timingSafeEqual(stored, hash)) return undefined;
-      // Test mode if either says so: the account (a test twin) or the key's own tr-test- prefix. They
-      // agree by construction; were they ever not to, the call stays on the sandbox, never the reverse.
-      const livemode = (row.account_livemode ?? 1) !== 0 && !row.prefix.startsWith(TEST_KEY_PREFIX);
-      const caller: Caller = { keyId: row.id, accountId: row.account_id, rpm: row.rpm, livemode };
-      const limits = limitsOf(row);
-      if (limits) caller.limits = limits; // absent, not undefined, keeps an unlimited key's caller small
-      if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
-      cache.set(hex, { caller, hash, expiresAt: now() + ttlMs });
-      onUse?.(caller.keyId);
-      return caller;
+      return lookUp(hash, hex);
     },
     refreshKey(keyId) {
       for (const [hex, entry] of cache) if (entry.caller.keyId === keyId) cache.delete(hex);

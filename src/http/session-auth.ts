@@ -64,7 +64,7 @@ export function accountAuthHook({ keys, store, settings }: { keys: KeyResolver; 
   const publicOrigin = new URL(settings.publicUrl).origin;
   return async function authenticateAccount(request: FastifyRequest, reply: FastifyReply) {
     // A key, when sent, decides alone, and is subject to no origin check: nothing sends it unasked.
-    if (sendsKeyHeader(request)) return byKey(request);
+    if (sendsKeyHeader(request)) return new Promise<void>((resolve, reject) => byKey(request, reply, (error) => (error ? reject(error) : resolve())));
     const secret = request.cookies[SESSION_COOKIE];
     if (!secret) throw auth();
     refuseCrossSite(request, publicOrigin);

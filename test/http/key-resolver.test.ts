@@ -115,3 +115,21 @@ test('every authentication of a valid key is told as a use, from memory or from 
   await resolver.resolve('tr-not-a-key');
   assert.deepEqual(used, ['key_1', 'key_1']);
 });
+
+test('a key memory knows is answered at once, without a promise; only the store lookup is awaited', async () => {
+  const { resolver, issue, lookups, advance } = setup();
+  issue('tr-good-key');
+  const first = resolver.resolve('tr-good-key');
+  assert.ok(first instanceof Promise, 'a key not yet in memory waits for the store');
+  assert.equal((await first)?.keyId, 'key_1');
+  const again = resolver.resolve('tr-good-key');
+  assert.ok(!(again instanceof Promise), 'a cached key is decided at once');
+  assert.equal(again?.keyId, 'key_1');
+  assert.equal(await resolver.resolve('tr-not-a-key'), undefined);
+  const refusedAgain = resolver.resolve('tr-not-a-key');
+  assert.ok(!(refusedAgain instanceof Promise), 'a remembered refusal is decided at once');
+  assert.equal(refusedAgain, undefined);
+  advance(1_000);
+  assert.ok(resolver.resolve('tr-good-key') instanceof Promise, 'past its lifetime in memory the key is looked up again');
+  assert.equal(lookups.length, 3);
+});
