@@ -19,7 +19,7 @@ import { type BenchChild, freePort, ROOT, startNode } from './processes.js';
 import type { BenchRequest } from './scenarios.js';
 import { median } from './stats.js';
 import { count, fixed, markdownTable, textTable } from './table.js';
-import { adminCall, buildDist, gatewayNodeArgs } from './targets.js';
+import { adminCall, buildDist } from './targets.js';
 import { findWrk, runWrk, wrkVersion } from './wrk.js';
 
 const TARGET_CALLS_PER_SECOND = 2_000;
@@ -142,7 +142,7 @@ async function startGateways(workDir: string, storeUrl: string, children: BenchC
     return file;
   };
   children.push(await startNode('sandbox', [entry, 'sandbox', '--config', configFor(sandboxPort, 'sandbox')]));
-  const nodeArgs = gatewayNodeArgs();
+  const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
   for (const [i, port] of ports.entries()) {
     const name = `gateway-${i + 1}`;
     children.push(await startNode(name, [...nodeArgs, entry, 'serve', '--config', configFor(port, name)], { stdoutFile: path.join(workDir, `${name}.log`) }));

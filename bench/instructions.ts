@@ -9,7 +9,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
-import { GATEWAY_NODE_FLAGS } from '../src/node-flags.js';
 import { callInstructions, emptyCounts, INSTRUCTION_PARTS, type InstructionCounts, perCall, readDump } from './callgrind.js';
 import { type RunEnvironment, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
 import { readWhole } from './load.js';
@@ -162,7 +161,7 @@ export async function runInstructionsBench(options: BenchOptions, interrupted: P
     const floor = new CountedProcess(floorChild, floorRun.outFile);
     started.push(floor);
     const gatewayRun = underValgrind('gateway');
-    const gatewayChild = await startNode('gateway', [...GATEWAY_NODE_FLAGS, files.entry, 'serve', '--config', files.configFile], {
+    const gatewayChild = await startNode('gateway', [files.entry, 'serve', '--config', files.configFile], {
       ...gatewayRun.options,
       stdoutFile: path.join(workDir, 'gateway.log'),
     });

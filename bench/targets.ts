@@ -7,7 +7,6 @@ import path from 'node:path';
 import ts from 'typescript';
 import { request } from 'undici';
 import { sandboxCatalogue } from '../src/config/sandbox-catalogue.js';
-import { GATEWAY_NODE_FLAGS } from '../src/node-flags.js';
 import { type BenchChild, freePort, ROOT, startNode } from './processes.js';
 import type { TargetName } from './scenarios.js';
 
@@ -96,7 +95,9 @@ export async function startTargets(workDir: string, interrupted: Promise<never>,
     const floor = await startNode('bare proxy', [floorScript, String(ports.floor), String(ports.sandbox)]);
     started.push(floor);
     const gatewayLogFile = path.join(workDir, 'gateway.log');
-    const gateway = await startNode('gateway', [...gatewayNodeArgs(), entry, 'serve', '--config', configFile], { stdoutFile: gatewayLogFile });
+    // e.g. BENCH_GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the gateway under load
+    const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    const gateway = await startNode('gateway', [...nodeArgs, entry, 'serve', '--config', configFile], { stdoutFile: gatewayLogFile });
     started.push(gateway);
     const broken = Promise.race([sandbox.died, floor.died, gateway.died, interrupted]);
     broken.catch(() => {});
@@ -106,14 +107,6 @@ export async function startTargets(workDir: string, interrupted: Promise<never>,
     await stop();
     throw error;
   }
-}
-
-/**
- * Node's flags for the gateway: those `npm start` gives it, then BENCH_GATEWAY_NODE_ARGS (e.g.
- * "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the gateway under load).
- */
-export function gatewayNodeArgs(): string[] {
-  return [...GATEWAY_NODE_FLAGS, ...(process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean)];
 }
 
 function withChannelConnections(catalogue: ReturnType<typeof sandboxCatalogue>, connections: number | undefined) {

@@ -8,7 +8,6 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { GATEWAY_NODE_FLAGS } from '../../src/node-flags.js';
 import { freePort, type ServingProcess, startServe } from '../helpers/processes.js';
 
 const DIST_MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
@@ -26,7 +25,6 @@ describe('the built gateway', { skip: !built && 'not built (npm run build)' }, (
     // No config file: the built-in sandbox catalogue, as `npm start` runs on a fresh machine.
     serving = await startServe({ PORT: String(port), SANDBOX_PORT: String(sandboxPort), TOLLROUTE_DATA_DIR: dataDir, TOLLROUTE_CONFIG: '' }, [], {
       entry: DIST_MAIN,
-      nodeArgs: [...GATEWAY_NODE_FLAGS],
     });
     base = `http://127.0.0.1:${port}`;
   });
