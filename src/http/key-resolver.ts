@@ -61,7 +61,6 @@ export function createKeyResolver(store: Store, opts: KeyResolverOptions = {}): 
   /** Asks the store for a key memory could not decide, and remembers the answer. */
   async function lookUp(hash: Buffer, hex: string): Promise<Caller | undefined> {
     const row = await lookup(hex);
-
     if (!row || row.revoked_at !== null) {
       onLookup?.(row ? 'revoked' : 'unknown');
       cache.delete(hex);
