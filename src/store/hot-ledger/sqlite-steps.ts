@@ -9,7 +9,8 @@ import { capCharge } from '../../billing/charge-cap.js';
 import { USAGE_COLUMNS } from '../usage-recent.js';
 import type { HoldEntry, SettleEntry, SettleResult } from './types.js';
 
-interface ClosedHold {
+/** What a step that ends a hold reads of it while it is open. */
+interface OpenHoldRow {
   account_id: string;
   amount_micros: number;
   key_id: string | null;
@@ -103,7 +104,7 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
   const sql = statements(sqlite);
 
   /** What an open hold (not a spend-capped one) holds, or undefined when it is not open. */
-  const openHold = (holdId: string) => sql.openHold.get(holdId) as ClosedHold | undefined;
+  const openHold = (holdId: string) => sql.openHold.get(holdId) as OpenHoldRow | undefined;
 
   function covers(e: HoldEntry): boolean {
     const funds = sql.accountFunds.get(e.accountId) as { balance_micros: number } | undefined;
