@@ -19,7 +19,10 @@ const DIVISOR: Record<PriceUnit, number> = {
  */
 export function priceMicros(units: Units, price: ModelConfig['price']): number {
   let total = 0;
-  for (const [unit, count] of Object.entries(units) as [PriceUnit, number][]) {
+  // for…in, not Object.entries: no array of pairs on every call (units are plain objects)
+  for (const key in units) {
+    const unit = key as PriceUnit;
+    const count = units[unit];
     const perUnit = price[unit] ?? 0;
     if (!count || !perUnit) continue;
     total += Math.ceil((count * perUnit) / DIVISOR[unit]);
@@ -41,7 +44,9 @@ export interface SaneUnits {
 export function saneUnits(units: Units, { bounds, fallback }: { bounds: Units; fallback: Units }): SaneUnits {
   const safe: Units = {};
   let clamped = false;
-  for (const [unit, count] of Object.entries(units) as [PriceUnit, unknown][]) {
+  for (const key in units) {
+    const unit = key as PriceUnit;
+    const count: unknown = units[unit];
     const bound = bounds[unit] ?? Number.MAX_SAFE_INTEGER;
     let value: number;
     if (typeof count !== 'number' || Number.isNaN(count) || count < 0) value = Math.min(fallback[unit] ?? 0, bound);

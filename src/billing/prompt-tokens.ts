@@ -28,7 +28,8 @@ export function valueTokens(value: unknown, counting: PromptCounting): number {
   const record = value as Record<string, unknown>;
   if (typeof record.type === 'string' && IMAGE_PART_TYPES.has(record.type)) return counting.imageTokens;
   let total = 0;
-  for (const [key, field] of Object.entries(record)) if (!FRAMING_KEYS.has(key)) total += valueTokens(field, counting);
+  // for…in, not Object.entries: no array of pairs per object on every call (parsed JSON has no inherited keys)
+  for (const key in record) if (!FRAMING_KEYS.has(key)) total += valueTokens(record[key], counting);
   return total;
 }
 

@@ -193,3 +193,46 @@ test('the step triggers are the connection’s own: the file holds none, and ano
     await store.close();
   }
 });
+
+const settleEntry = (holdId: string, usageId: string) => ({ holdId, chargeMicros: 400, units: '{}', requestId: null, flags: [], usageId, now: 2 });
+const moneyOf = (sqlite: Database.Database, accountId: string) => ({
+  account: sqlite.prepare('select balance_micros, held_micros, last_ledger_id from accounts where id = ?').get(accountId),
+  ledger: sqlite.prepare('select count(*) as rows from ledger').get(),
+  usage: sqlite.prepare('select count(*) as rows from usage_recent').get(),
+});
+
+test('a settle of a hold the connection took writes it from what the hold said, without reading the hold’s row', async () => {
+  await withSteps((sqlite, steps, accountId) => {
+    steps.hold(holdEntry(accountId, 'hold_m'));
+    // Written behind the steps' back: a settle that read the row would carry this model.
+    sqlite.prepare(`update holds set model = 'read-from-the-row' where id = 'hold_m'`).run();
+    assert.equal(steps.settle(settleEntry('hold_m', 'use_m')).kind, 'applied');
+    assert.deepEqual(sqlite.prepare('select model from usage_recent where id = ?').get('use_m'), { model: 'm' });
+  });
+});
+
+test('a hold the connection took, then ended by another writer, is not ended again: its settle and release write nothing', async () => {
+  await withSteps((sqlite, steps, accountId) => {
+    steps.hold(holdEntry(accountId, 'hold_s'));
+    steps.hold(holdEntry(accountId, 'hold_r'));
+    // Another writer (the transaction step, a recovery sweep) ends both; the steps remember them open.
+    sqlite.prepare(`update holds set state = 'released', ended_at = 5 where id in ('hold_s', 'hold_r')`).run();
+    const before = moneyOf(sqlite, accountId);
+    const ends = sqlite.transaction(() => [steps.settle(settleEntry('hold_s', 'use_s')), steps.release({ holdId: 'hold_r', note: null, now: 6 })])();
+    assert.deepEqual(ends, [{ kind: 'not-open' }, false]);
+    assert.deepEqual(moneyOf(sqlite, accountId), before);
+  });
+});
+
+test('a hold ends once: a second settle or release of it writes nothing, from memory or from its row', async () => {
+  await withSteps((sqlite, steps, accountId) => {
+    steps.hold(holdEntry(accountId, 'hold_once'));
+    assert.equal(steps.settle(settleEntry('hold_once', 'use_1')).kind, 'applied');
+    const after = moneyOf(sqlite, accountId);
+    assert.deepEqual(steps.settle(settleEntry('hold_once', 'use_2')), { kind: 'not-open' });
+    assert.equal(steps.release({ holdId: 'hold_once', note: null, now: 3 }), false);
+    // A fresh connection's steps know nothing of it: they read its row, and find it ended.
+    assert.deepEqual(sqliteSteps(sqlite).settle(settleEntry('hold_once', 'use_3')), { kind: 'not-open' });
+    assert.deepEqual(moneyOf(sqlite, accountId), after);
+  });
+});

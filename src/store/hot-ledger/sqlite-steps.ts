@@ -4,6 +4,8 @@
 // Each step chains its ledger row itself (migration 018, MOVE_FUNDS): the row's prev_id is the
 // account's last_ledger_id, read in the insert, and the account's one update points it at the new
 // row, so the account row and the ledger row are each written once.
+// Ending a hold this connection took needs no read of it: its fields are kept from the hold, and
+// the end's update only lands on a hold still open (NOT_OPEN_GUARD).
 import type Database from 'better-sqlite3';
 import { capCharge } from '../../billing/charge-cap.js';
 import { USAGE_COLUMNS } from '../usage-recent.js';
@@ -36,6 +38,13 @@ const MOVE_FUNDS = (kind: string, balanceDelta: string, heldDelta: string, note:
   update accounts set balance_micros = balance_micros + (${balanceDelta}), held_micros = held_micros + (${heldDelta}),
     last_ledger_id = last_insert_rowid() where id = new.account_id;`;
 
+// A step that ends a hold writes nothing unless its update found the hold open: the update's own
+// where clause is the exactly-once gate, so a step may end a hold it knows from memory (below)
+// without reading it first. changes() inside a trigger counts the trigger's last statement.
+const NOT_OPEN = 'hold not open';
+const NOT_OPEN_GUARD = `select raise(abort, '${NOT_OPEN}') where changes() = 0;`;
+const isNotOpen = (error: unknown) => error instanceof Error && error.message === NOT_OPEN;
+
 /** A view of the named columns that holds no rows: only its trigger does anything. */
 const stepView = (name: string, columns: string[]) =>
   `create temp view if not exists ${name} (${columns.join(', ')}) as select ${columns.map(() => 'null').join(', ')} where 0;`;
@@ -56,7 +65,9 @@ const STEP_TRIGGERS = `
   end;
   ${stepView('hot_settle', SETTLE_COLUMNS)}
   create temp trigger if not exists hot_settle_write instead of insert on hot_settle begin
-    update holds set state = 'settled', charged_micros = new.charged, ended_at = new.now where id = new.hold_id;
+    update holds set state = 'settled', charged_micros = new.charged, ended_at = new.now
+      where id = new.hold_id and state = 'open' and cap_periods is null;
+    ${NOT_OPEN_GUARD}
     ${MOVE_FUNDS("'settle'", 'new.held - new.charged', '-new.held', 'null')}
     insert into usage_recent (${USAGE_COLUMNS})
       values (new.usage_id, new.account_id, new.key_id, new.hold_id, new.request_id, new.model, new.endpoint, new.units, new.charged, new.now,
@@ -64,7 +75,9 @@ const STEP_TRIGGERS = `
   end;
   ${stepView('hot_release', RELEASE_COLUMNS)}
   create temp trigger if not exists hot_release_write instead of insert on hot_release begin
-    update holds set state = 'released', charged_micros = null, ended_at = new.now where id = new.hold_id;
+    update holds set state = 'released', charged_micros = null, ended_at = new.now
+      where id = new.hold_id and state = 'open' and cap_periods is null;
+    ${NOT_OPEN_GUARD}
     ${MOVE_FUNDS("'release'", 'new.held', '-new.held', 'new.note')}
   end;`;
 
@@ -100,11 +113,36 @@ export interface SqliteSteps {
   release(e: { holdId: string; note: string | null; now: number }): boolean;
 }
 
+// Holds this connection took and has not yet seen end, so that ending one needs no read of its row.
+// A cache, not the truth: the guard above refuses an end whose hold is no longer open, and an end
+// of a hold missing here (taken by another writer, or dropped when the cache was full) reads it.
+const HELD_HERE_LIMIT = 100_000;
+
 export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
   const sql = statements(sqlite);
+  const heldHere = new Map<string, OpenHoldRow>();
 
   /** What an open hold (not a spend-capped one) holds, or undefined when it is not open. */
   const openHold = (holdId: string) => sql.openHold.get(holdId) as OpenHoldRow | undefined;
+
+  /**
+   * Runs `write` for the open hold: first from memory, when this connection took it; if the guard
+   * finds it not open after all (ended elsewhere), or memory does not know it, from its row.
+   * Undefined when it is not open.
+   */
+  function endOpenHold<T>(holdId: string, write: (hold: OpenHoldRow) => T): T | undefined {
+    const known = heldHere.get(holdId);
+    if (known) {
+      heldHere.delete(holdId);
+      try {
+        return write(known);
+      } catch (error) {
+        if (!isNotOpen(error)) throw error;
+      }
+    }
+    const row = openHold(holdId);
+    return row && write(row);
+  }
 
   function covers(e: HoldEntry): boolean {
     const funds = sql.accountFunds.get(e.accountId) as { balance_micros: number } | undefined;
@@ -114,18 +152,26 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
   function hold(e: HoldEntry): boolean {
     if (!covers(e)) return false; // no such account, or not enough: nothing written
     sql.writeHold.run(e.holdId, e.accountId, e.keyId, e.amountMicros, e.requestId, e.model, e.endpoint, e.now, e.instanceId, e.clientRequestId);
+    if (heldHere.size >= HELD_HERE_LIMIT) heldHere.clear(); // ends of holds ended elsewhere never come
+    heldHere.set(e.holdId, {
+      account_id: e.accountId,
+      amount_micros: e.amountMicros,
+      key_id: e.keyId,
+      request_id: e.requestId,
+      model: e.model,
+      endpoint: e.endpoint,
+      client_request_id: e.clientRequestId,
+    });
     return true;
   }
 
-  function settle(e: SettleEntry): SettleResult {
-    const closed = openHold(e.holdId);
-    if (!closed) return { kind: 'not-open' };
-    const { account_id: account } = closed;
+  function writeSettle(e: SettleEntry, held: OpenHoldRow): SettleResult {
+    const { account_id: account } = held;
     let funds = { balance_micros: 0, overdraft_micros: 0 };
-    if (e.chargeMicros > closed.amount_micros) funds = sql.accountFunds.get(account) as typeof funds;
+    if (e.chargeMicros > held.amount_micros) funds = sql.accountFunds.get(account) as typeof funds;
     const { chargedMicros, unbilledMicros } = capCharge({
       chargeMicros: e.chargeMicros,
-      heldMicros: closed.amount_micros,
+      heldMicros: held.amount_micros,
       balanceMicros: funds.balance_micros,
       overdraftMicros: funds.overdraft_micros,
     });
@@ -134,17 +180,17 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
       e.holdId,
       account,
       chargedMicros,
-      closed.amount_micros,
-      e.requestId ?? closed.request_id,
-      closed.model,
+      held.amount_micros,
+      e.requestId ?? held.request_id,
+      held.model,
       e.now,
       e.usageId,
-      closed.key_id,
-      closed.endpoint,
+      held.key_id,
+      held.endpoint,
       e.units,
       unbilledMicros,
       flags.length > 0 ? flags.join(',') : null,
-      closed.client_request_id,
+      held.client_request_id,
       e.upstreamMs ?? null,
       e.channel ?? null,
       e.attempts ?? null,
@@ -152,11 +198,14 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
     return { kind: 'applied', chargedMicros, unbilledMicros };
   }
 
+  const settle = (e: SettleEntry): SettleResult => endOpenHold(e.holdId, (held) => writeSettle(e, held)) ?? { kind: 'not-open' };
+
   function release(e: { holdId: string; note: string | null; now: number }): boolean {
-    const closed = openHold(e.holdId);
-    if (!closed) return false;
-    sql.writeRelease.run(e.holdId, closed.account_id, closed.amount_micros, closed.request_id, closed.model, e.note, e.now);
-    return true;
+    const write = (held: OpenHoldRow) => {
+      sql.writeRelease.run(e.holdId, held.account_id, held.amount_micros, held.request_id, held.model, e.note, e.now);
+      return true;
+    };
+    return endOpenHold(e.holdId, write) ?? false;
   }
 
   return { covers, hold, settle, release };
