@@ -50,6 +50,13 @@ const holdEntry = (accountId: string, holdId: string) => ({
   clientRequestId: null,
 });
 
+const settleEntry = (holdId: string, usageId: string) => ({ holdId, chargeMicros: 400, units: '{}', requestId: null, flags: [], usageId, now: 2 });
+const moneyOf = (sqlite: Database.Database, accountId: string) => ({
+  account: sqlite.prepare('select balance_micros, held_micros, last_ledger_id from accounts where id = ?').get(accountId),
+  ledger: sqlite.prepare('select count(*) as rows from ledger').get(),
+  usage: sqlite.prepare('select count(*) as rows from usage_recent').get(),
+});
+
 test('a settle whose usage row cannot be written leaves its hold open, its account and its ledger as they were', async () => {
   await withSteps((sqlite, steps, accountId) => {
     assert.equal(steps.hold(holdEntry(accountId, 'hold_a')), true);
@@ -59,21 +66,14 @@ test('a settle whose usage row cannot be written leaves its hold open, its accou
         `insert into usage_recent (id, account_id, hold_id, model, endpoint, units, amount_micros, created_at, unbilled_micros) values ('use_a', ?, 'hold_a', 'm', 'chat', '{}', 0, 1, 0)`,
       )
       .run(accountId);
-    const moneyNow = () => ({
-      account: sqlite.prepare('select balance_micros, held_micros, last_ledger_id from accounts where id = ?').get(accountId),
-      ledger: sqlite.prepare('select count(*) as rows from ledger').get(),
-    });
-    const before = moneyNow();
-    assert.throws(
-      () => steps.settle({ holdId: 'hold_a', chargeMicros: 400, units: '{}', requestId: null, flags: [], usageId: 'use_a', now: 2 }),
-      /UNIQUE|constraint/i,
-    );
+    const before = moneyOf(sqlite, accountId);
+    assert.throws(() => steps.settle(settleEntry('hold_a', 'use_a')), /UNIQUE|constraint/i);
     assert.deepEqual(sqlite.prepare('select state, charged_micros from holds where id = ?').get('hold_a'), { state: 'open', charged_micros: null });
-    const after = moneyNow();
+    const after = moneyOf(sqlite, accountId);
     assert.deepEqual(after.account, before.account);
     assert.deepEqual(after.ledger, before.ledger);
     // The same hold then settles once the way is clear.
-    assert.deepEqual(steps.settle({ holdId: 'hold_a', chargeMicros: 400, units: '{}', requestId: null, flags: [], usageId: 'use_b', now: 2 }), {
+    assert.deepEqual(steps.settle(settleEntry('hold_a', 'use_b')), {
       kind: 'applied',
       chargedMicros: 400,
       unbilledMicros: 0,
@@ -192,13 +192,6 @@ test('the step triggers are the connection’s own: the file holds none, and ano
   } finally {
     await store.close();
   }
-});
-
-const settleEntry = (holdId: string, usageId: string) => ({ holdId, chargeMicros: 400, units: '{}', requestId: null, flags: [], usageId, now: 2 });
-const moneyOf = (sqlite: Database.Database, accountId: string) => ({
-  account: sqlite.prepare('select balance_micros, held_micros, last_ledger_id from accounts where id = ?').get(accountId),
-  ledger: sqlite.prepare('select count(*) as rows from ledger').get(),
-  usage: sqlite.prepare('select count(*) as rows from usage_recent').get(),
 });
 
 test('a settle of a hold the connection took writes it from what the hold said, without reading the hold’s row', async () => {

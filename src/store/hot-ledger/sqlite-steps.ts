@@ -4,8 +4,6 @@
 // Each step chains its ledger row itself (migration 018, MOVE_FUNDS): the row's prev_id is the
 // account's last_ledger_id, read in the insert, and the account's one update points it at the new
 // row, so the account row and the ledger row are each written once.
-// Ending a hold this connection took needs no read of it: its fields are kept from the hold, and
-// the end's update only lands on a hold still open (NOT_OPEN_GUARD).
 import type Database from 'better-sqlite3';
 import { capCharge } from '../../billing/charge-cap.js';
 import { USAGE_COLUMNS } from '../usage-recent.js';
@@ -41,6 +39,9 @@ const MOVE_FUNDS = (kind: string, balanceDelta: string, heldDelta: string, note:
 // A step that ends a hold writes nothing unless its update found the hold open: the update's own
 // where clause is the exactly-once gate, so a step may end a hold it knows from memory (below)
 // without reading it first. changes() inside a trigger counts the trigger's last statement.
+// An open hold as the hot steps end it (a spend-capped one only the transaction step ends): the
+// one condition of the end's read and of its update.
+const isOpenHold = (id: string) => `id = ${id} and state = 'open' and cap_periods is null`;
 const NOT_OPEN = 'hold not open';
 const NOT_OPEN_GUARD = `select raise(abort, '${NOT_OPEN}') where changes() = 0;`;
 const isNotOpen = (error: unknown) => error instanceof Error && error.message === NOT_OPEN;
@@ -66,7 +67,7 @@ const STEP_TRIGGERS = `
   ${stepView('hot_settle', SETTLE_COLUMNS)}
   create temp trigger if not exists hot_settle_write instead of insert on hot_settle begin
     update holds set state = 'settled', charged_micros = new.charged, ended_at = new.now
-      where id = new.hold_id and state = 'open' and cap_periods is null;
+      where ${isOpenHold('new.hold_id')};
     ${NOT_OPEN_GUARD}
     ${MOVE_FUNDS("'settle'", 'new.held - new.charged', '-new.held', 'null')}
     insert into usage_recent (${USAGE_COLUMNS})
@@ -76,7 +77,7 @@ const STEP_TRIGGERS = `
   ${stepView('hot_release', RELEASE_COLUMNS)}
   create temp trigger if not exists hot_release_write instead of insert on hot_release begin
     update holds set state = 'released', charged_micros = null, ended_at = new.now
-      where id = new.hold_id and state = 'open' and cap_periods is null;
+      where ${isOpenHold('new.hold_id')};
     ${NOT_OPEN_GUARD}
     ${MOVE_FUNDS("'release'", 'new.held', '-new.held', 'new.note')}
   end;`;
@@ -99,7 +100,7 @@ function statements(sqlite: Database.Database) {
     /** id */
     openHold: sqlite.prepare(
       `select account_id, amount_micros, key_id, request_id, model, endpoint, client_request_id from holds
-       where id = ? and state = 'open' and cap_periods is null`,
+       where ${isOpenHold('?')}`,
     ),
     accountFunds: sqlite.prepare('select balance_micros, overdraft_micros from accounts where id = ?'),
   };
