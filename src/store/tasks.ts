@@ -117,6 +117,17 @@ export async function listAccountGallery(
 }
 
 /**
+ * Whether a claim at `now` could take anything: a live task due to be polled, leased or not (a
+ * superset of what the claim takes), read through the index by status and poll time. The engine
+ * asks this before its claim, an update under the write lock built by the query builder, so that
+ * a pass with nothing due costs the read alone.
+ */
+export async function mayHaveDueTasks(db: Kysely<DB>, now: number): Promise<boolean> {
+  const { rows } = await sql`select 1 from tasks where status in (${sql.join(LIVE_STATUSES)}) and next_poll_at <= ${now} limit 1`.execute(db);
+  return rows.length > 0;
+}
+
+/**
  * Leases up to `limit` live tasks that are due. On PostgreSQL the candidates are locked with SKIP
  * LOCKED, so two instances take disjoint sets and no task is claimed twice; on SQLite the
  * statement runs under the single write lock.

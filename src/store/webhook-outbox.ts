@@ -87,6 +87,17 @@ export async function enqueueWebhook(
 }
 
 /**
+ * Whether a claim at `now` could take anything: a pending row already due, leased or not (so a
+ * superset of what the claim takes). One read of the index of pending rows by due time, where the
+ * claim is an update under the write lock, built by the query builder: a poll with nothing due,
+ * four times a second on every instance, costs a busy gateway's event loop the read alone.
+ */
+export async function mayHaveDueWebhooks(db: Kysely<DB>, now: number): Promise<boolean> {
+  const { rows } = await sql`select 1 from webhook_outbox where state = 'pending' and next_attempt_at <= ${now} limit 1`.execute(db);
+  return rows.length > 0;
+}
+
+/**
  * Leases up to `limit` pending rows due at `now` whose lease is absent or expired, until
  * `now + leaseMs`, and at most `perReceiver` per receiver counting the rows it already has
  * under an unexpired lease (in flight here or on another instance): a receiver's backlog beyond

@@ -13,7 +13,7 @@ import { insertAssets } from '../store/assets.js';
 import { newId } from '../store/ids.js';
 import type { Store } from '../store/open.js';
 import type { TaskKind } from '../store/schema.js';
-import { claimDueTasks, finishTask, recordPoll, startGenerationAttempt, type TaskRow } from '../store/tasks.js';
+import { claimDueTasks, finishTask, mayHaveDueTasks, recordPoll, startGenerationAttempt, type TaskRow } from '../store/tasks.js';
 import { enqueueWebhook } from '../store/webhook-outbox.js';
 import type { PollOutcome, TaskError, TaskKindHandler } from './types.js';
 import { webhookPayload } from './webhook-payload.js';
@@ -237,7 +237,9 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
   }
 
   async function runOnce(): Promise<number> {
-    const tasks = await claimDueTasks(store.db, { dialect: store.dialect, now: now(), leaseMs: options.leaseMs, owner, limit: CLAIM_LIMIT });
+    const at = now();
+    if (!(await mayHaveDueTasks(store.db, at))) return 0;
+    const tasks = await claimDueTasks(store.db, { dialect: store.dialect, now: at, leaseMs: options.leaseMs, owner, limit: CLAIM_LIMIT });
     await Promise.all(
       tasks.map((task) =>
         work(task).catch((error) => log.error({ err: error, taskId: task.id }, 'task step failed; its lease will expire and it will be retried')),

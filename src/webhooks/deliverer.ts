@@ -9,7 +9,7 @@
 // its backlog stays unclaimed in the store, and everyone else's rows go out when they are due.
 import { findAccount } from '../store/accounts.js';
 import type { Store } from '../store/open.js';
-import { claimDueWebhooks, type DeliveryOutcome, recordDeliveryAttempt, type WebhookRow } from '../store/webhook-outbox.js';
+import { claimDueWebhooks, type DeliveryOutcome, mayHaveDueWebhooks, recordDeliveryAttempt, type WebhookRow } from '../store/webhook-outbox.js';
 import { sendSignedWebhook } from './send.js';
 
 /** What the deliverer logs with; a pino logger fits. */
@@ -85,8 +85,10 @@ export function createWebhookDeliverer({
   async function claimAndStart(): Promise<Promise<void>[]> {
     const limit = maxInFlight - inFlight.size;
     if (limit <= 0) return [];
+    const at = now();
+    if (!(await mayHaveDueWebhooks(store.db, at))) return [];
     const rows = await claimDueWebhooks(store.db, {
-      now: now(),
+      now: at,
       leaseMs,
       limit,
       perReceiver: perReceiverConcurrency,

@@ -9,7 +9,8 @@ import { findApiKeyByHash, revokeApiKey } from '../../src/store/api-keys.js';
 import { abandonIdempotent, beginIdempotent, completeIdempotent, IDEMPOTENCY_TTL_MS } from '../../src/store/idempotency.js';
 import { migrateToLatest } from '../../src/store/migrations.js';
 import { openStore, type Store } from '../../src/store/open.js';
-import { claimDueTasks, findTask, insertTask, startGenerationAttempt } from '../../src/store/tasks.js';
+import type { TaskStatus } from '../../src/store/schema.js';
+import { claimDueTasks, findTask, insertTask, mayHaveDueTasks, startGenerationAttempt } from '../../src/store/tasks.js';
 import type { StoreContext } from './store-context.js';
 
 // In the order they ran on a new store.
@@ -238,6 +239,35 @@ export function queryContract(ctx: StoreContext): void {
         { attempts: task.generation_attempts, status: task.status, updated: task.updated_at },
         { attempts: 1, status: 'processing', updated: 12 },
       );
+    });
+  });
+
+  describe('tasks due to be polled', () => {
+    const insertDueAt = async (id: string, status: TaskStatus, nextPollAt: number) => {
+      const { id: accountId } = await createAccount(ctx.store(), { name: 'due', now: 1 });
+      await insertTask(ctx.store().db, {
+        ...{ id, account_id: accountId, key_id: null, request_id: null, kind: 'image', model: 'm', status, upstream_id: null, hold_id: null },
+        ...{ request: '{}', result: null, error: null, upstream_record: null, callback_url: null, attempts: 0 },
+        ...{ next_poll_at: nextPollAt, lease_until: null, lease_owner: null, created_at: 1, updated_at: 1, finished_at: null },
+      });
+    };
+
+    test('a claim could take a task only when a live one is due: the engine asks first, leases aside', async () => {
+      const db = ctx.store().db;
+      const mayHave = (now: number) => mayHaveDueTasks(db, now);
+      assert.equal(await mayHave(100), false, 'no tasks');
+      await insertDueAt('img_done', 'succeeded', 0);
+      await insertDueAt('img_failed', 'failed', 0);
+      assert.equal(await mayHave(100), false, 'finished tasks are never polled');
+      await insertDueAt('img_later', 'queued', 50);
+      assert.deepEqual([await mayHave(49), await mayHave(50)], [false, true]);
+      const claimed = await claimDueTasks(db, { dialect: ctx.store().dialect, now: 50, leaseMs: 100, owner: 'engine_a', limit: 5 });
+      assert.deepEqual(
+        claimed.map((t) => t.id),
+        ['img_later'],
+      );
+      // Leased, still due: the engine's next pass still runs its claim, which finds nothing to take.
+      assert.equal(await mayHave(60), true);
     });
   });
 }

@@ -3,8 +3,8 @@
 import { CompiledQuery, type Kysely, type KyselyPlugin } from 'kysely';
 import type { DB } from '../../src/store/schema.js';
 
-/** The plan of every statement `run` makes on `db`, one line per step. */
-export async function plansOf(db: Kysely<DB>, run: (db: Kysely<DB>) => Promise<unknown>): Promise<string[]> {
+/** Every statement `run` makes on `db`, as compiled. */
+export async function statementsOf(db: Kysely<DB>, run: (db: Kysely<DB>) => Promise<unknown>): Promise<CompiledQuery[]> {
   const compiled: CompiledQuery[] = [];
   const capture: KyselyPlugin = {
     transformQuery: (args) => {
@@ -14,6 +14,12 @@ export async function plansOf(db: Kysely<DB>, run: (db: Kysely<DB>) => Promise<u
     transformResult: async (args) => args.result,
   };
   await run(db.withPlugin(capture));
+  return compiled;
+}
+
+/** The plan of every statement `run` makes on `db`, one line per step. */
+export async function plansOf(db: Kysely<DB>, run: (db: Kysely<DB>) => Promise<unknown>): Promise<string[]> {
+  const compiled = await statementsOf(db, run);
   const plans: string[] = [];
   for (const query of compiled) {
     const { rows } = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${query.sql}`, [...query.parameters]));

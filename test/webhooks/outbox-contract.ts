@@ -10,6 +10,7 @@ import {
   findAccountWebhook,
   findWebhook,
   listWebhooksForTask,
+  mayHaveDueWebhooks,
   rearmDroppedWebhook,
   recordDeliveryAttempt,
   type WebhookRow,
@@ -142,6 +143,18 @@ export function runOutboxContract(label: string, makeUrl: () => string): void {
       // busy.example has one in flight; quiet.example's row fills a first slot, busy.example's a second
       assert.deepEqual(ids(await claim(T0 + 20, 1, 4)), ['evt_5']);
       assert.deepEqual(ids(await claim(T0 + 20, 10, 4)), ['evt_2', 'evt_3', 'evt_4']);
+    });
+
+    test('a claim could take a row only when a pending one is due: the poll asks first, leases aside', async () => {
+      const mayHave = (now: number) => mayHaveDueWebhooks(db(), now);
+      assert.equal(await mayHave(T0), false, 'an empty outbox');
+      const row = await enqueue(1, { now: T0 + 10 });
+      assert.deepEqual([await mayHave(T0 + 9), await mayHave(T0 + 10)], [false, true]);
+      assert.deepEqual(ids(await claim(T0 + 10)), ['evt_1']);
+      // Leased, still pending and due: the next poll still runs its claim, which takes nothing.
+      assert.equal(await mayHave(T0 + 11), true);
+      await recordDeliveryAttempt(db(), { id: row.id, attempts: 1, outcome: 'delivered', lastStatus: 204, now: T0 + 12 });
+      assert.equal(await mayHave(T0 + 20), false, 'a delivered row is final');
     });
 
     test('a leased row is not claimed again until its lease expires (a crashed deliverer)', async () => {
