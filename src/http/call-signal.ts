@@ -12,6 +12,7 @@
 // response has closed).
 import { getEventListeners } from 'node:events';
 import type { ServerResponse } from 'node:http';
+import { abortSlotFree, addAbortSlot } from '../abort-slot.js';
 
 export interface CallSignal {
   signal: AbortSignal;
@@ -30,12 +31,20 @@ const spare: AbortController[] = [];
 
 function handBack(controller: AbortController) {
   const { signal } = controller;
-  if (signal.aborted || spare.length >= SPARE_LIMIT || getEventListeners(signal, 'abort').length > 0) return;
+  // Its own lasting listener (abort-slot.ts) aside, none may be left.
+  if (signal.aborted || spare.length >= SPARE_LIMIT || !abortSlotFree(signal) || getEventListeners(signal, 'abort').length > 1) return;
   spare.push(controller);
 }
 
+/** A controller for a call answered in one piece: its signal has a slot that upstream requests listen through. */
+function newReusableController(): AbortController {
+  const controller = new AbortController();
+  addAbortSlot(controller.signal);
+  return controller;
+}
+
 export function callSignal(raw: ServerResponse, { timeoutMs, stopsWhenCallerLeaves }: { timeoutMs: number; stopsWhenCallerLeaves: boolean }): CallSignal {
-  const controller = (!stopsWhenCallerLeaves && spare.pop()) || new AbortController();
+  const controller = stopsWhenCallerLeaves ? new AbortController() : (spare.pop() ?? newReusableController());
   const timer = setTimeout(() => controller.abort(deadlinePassed()), timeoutMs);
   timer.unref();
   const done = () => clearTimeout(timer);

@@ -3,6 +3,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
+import { listenForAbort } from '../abort-slot.js';
 import type { Upstream } from './pool.js';
 
 const ERROR_BODY_LIMIT = 64 * 1024;
@@ -104,6 +105,7 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
   private size = 0;
   private abort: ((reason?: Error) => void) | undefined;
   private readonly onAbort = () => this.abort?.(abortReason(this.signal) as Error);
+  private stopListening: (() => void) | undefined;
 
   constructor(
     private readonly signal: AbortSignal,
@@ -114,8 +116,8 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
   onConnect(abort: (reason?: Error) => void) {
     if (this.signal.aborted) return abort(abortReason(this.signal) as Error);
     this.abort = abort;
-    // once per listener: undici may connect a request again, and adding it twice adds it once
-    this.signal.addEventListener('abort', this.onAbort, { once: true });
+    // undici may connect a request again: it is listened for once
+    this.stopListening ??= listenForAbort(this.signal, this.onAbort);
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[]) {
@@ -134,7 +136,7 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
   }
 
   onComplete() {
-    this.signal.removeEventListener('abort', this.onAbort);
+    this.stopListening?.();
     const body = Buffer.concat(this.chunks, this.size);
     if (this.succeeded()) return this.resolve(body.toString('utf8'));
     const text = body.subarray(0, ERROR_BODY_LIMIT).toString('utf8');
@@ -142,7 +144,7 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
   }
 
   onError(error: Error) {
-    this.signal.removeEventListener('abort', this.onAbort);
+    this.stopListening?.();
     this.reject(error);
   }
 

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { EventEmitter } from 'node:events';
+import { EventEmitter, getEventListeners } from 'node:events';
 import type { ServerResponse } from 'node:http';
 import { beforeEach, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { listenForAbort } from '../../src/abort-slot.js';
 import { callSignal, spareControllers } from '../../src/http/call-signal.js';
 
 const LONG = 60_000;
@@ -59,6 +60,24 @@ describe('the signal a call runs under', () => {
     first.answered();
     assert.equal(spareControllers(), 0);
     assert.notEqual(oneShot().signal, first.signal);
+  });
+
+  it('a signal whose slot still has a request listening is not handed back', () => {
+    const first = oneShot();
+    listenForAbort(first.signal, () => {});
+    first.answered();
+    assert.equal(spareControllers(), 0);
+    assert.notEqual(oneShot().signal, first.signal);
+  });
+
+  it('an upstream request listens through the slot of a reused signal, and hears the deadline of the call now under it', async () => {
+    oneShot().answered();
+    const next = oneShot(20);
+    let heard = 0;
+    listenForAbort(next.signal, () => heard++);
+    assert.equal(getEventListeners(next.signal, 'abort').length, 1, 'the slot’s own listener only');
+    await sleep(60);
+    assert.equal(heard, 1);
   });
 
   it('a signal aborted at its deadline is not handed back', async () => {

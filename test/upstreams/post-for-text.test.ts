@@ -6,6 +6,7 @@ import { getEventListeners, once } from 'node:events';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
+import { abortSlotFree, addAbortSlot } from '../../src/abort-slot.js';
 import { postForText, UpstreamHttpError } from '../../src/upstreams/http.js';
 import type { Upstream } from '../../src/upstreams/pool.js';
 import { LeftBeforeSendError, WaitBoundedPool } from '../../src/upstreams/wait-bounded-pool.js';
@@ -136,6 +137,41 @@ test('after the answer, the call keeps no listener on the caller’s signal', as
     const caller = new AbortController();
     assert.equal(await post(upstream, '/ok', caller.signal), '{"ok":true}');
     assert.equal(getEventListeners(caller.signal, 'abort').length, 0);
+  } finally {
+    await upstream.pool.close();
+  }
+});
+
+test('a call’s reused signal is listened to through its slot: no listener added, the slot free after the answer', async () => {
+  routes.set('/base/ok', (_req, res) => res.end('{"ok":true}'));
+  const upstream = upstreamOf();
+  try {
+    const caller = new AbortController();
+    addAbortSlot(caller.signal);
+    const call = post(upstream, '/ok', caller.signal);
+    assert.equal(await call, '{"ok":true}');
+    assert.equal(getEventListeners(caller.signal, 'abort').length, 1, 'the slot’s own listener only');
+    assert.equal(abortSlotFree(caller.signal), true);
+  } finally {
+    await upstream.pool.close();
+  }
+});
+
+test('a caller who leaves mid-answer stops the call through the signal’s slot', async () => {
+  routes.set('/base/slow-slotted', (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{"part":');
+  });
+  const upstream = upstreamOf();
+  try {
+    const caller = new AbortController();
+    addAbortSlot(caller.signal);
+    const call = post(upstream, '/slow-slotted', caller.signal);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(abortSlotFree(caller.signal), false, 'the request listens through the slot');
+    caller.abort(new Error('caller left'));
+    await assert.rejects(call, /caller left/);
+    assert.equal(abortSlotFree(caller.signal), true);
   } finally {
     await upstream.pool.close();
   }
