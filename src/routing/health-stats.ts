@@ -5,13 +5,6 @@
 const WINDOW_SIZE = 100;
 const WINDOW_MS = 60_000;
 
-interface Outcome {
-  at: number;
-  ok: boolean;
-  /** Only successful attempts carry a latency (a failure's time says little about the upstream). */
-  latencyMs: number | undefined;
-}
-
 export interface StatsView {
   requests: number;
   /** Failed attempts over all attempts in the window (0 when there were none). */
@@ -21,34 +14,50 @@ export interface StatsView {
 }
 
 export class RollingStats {
-  private outcomes: Outcome[] = [];
+  // The last WINDOW_SIZE attempts in a ring written in place: every call's attempt is recorded
+  // twice (its channel's and its key's), and this way allocates nothing and shifts nothing.
+  private readonly at = new Float64Array(WINDOW_SIZE);
+  /** A successful attempt's latency; NaN for a failure (a failure's time says little about the upstream). */
+  private readonly latencyMs = new Float64Array(WINDOW_SIZE);
+  private next = 0;
+  private count = 0;
   private lastError: { message: string; at: number } | undefined;
 
   succeeded(now: number, latencyMs: number): void {
-    this.push({ at: now, ok: true, latencyMs });
+    this.push(now, latencyMs);
   }
 
   /** `message` is the gateway's own description of what failed: never an upstream body or a key. */
   failed(now: number, message: string): void {
-    this.push({ at: now, ok: false, latencyMs: undefined });
+    this.push(now, Number.NaN);
     this.lastError = { message, at: now };
   }
 
   view(now: number): StatsView {
-    const recent = this.outcomes.filter((outcome) => outcome.at > now - WINDOW_MS);
-    const failures = recent.filter((outcome) => !outcome.ok).length;
-    const latencies = recent.flatMap((outcome) => (outcome.latencyMs === undefined ? [] : [outcome.latencyMs])).sort((a, b) => a - b);
+    let requests = 0;
+    let failures = 0;
+    const latencies: number[] = [];
+    for (let i = 0; i < this.count; i++) {
+      if (this.at[i]! <= now - WINDOW_MS) continue;
+      requests++;
+      const latency = this.latencyMs[i]!;
+      if (Number.isNaN(latency)) failures++;
+      else latencies.push(latency);
+    }
+    latencies.sort((a, b) => a - b);
     return {
-      requests: recent.length,
-      error_rate: recent.length === 0 ? 0 : round(failures / recent.length, 3),
+      requests,
+      error_rate: requests === 0 ? 0 : round(failures / requests, 3),
       latency_ms: { p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) },
       last_error: this.lastError ? { message: this.lastError.message, at: new Date(this.lastError.at).toISOString() } : null,
     };
   }
 
-  private push(outcome: Outcome): void {
-    this.outcomes.push(outcome);
-    if (this.outcomes.length > WINDOW_SIZE) this.outcomes.shift();
+  private push(at: number, latencyMs: number): void {
+    this.at[this.next] = at;
+    this.latencyMs[this.next] = latencyMs;
+    this.next = (this.next + 1) % WINDOW_SIZE;
+    if (this.count < WINDOW_SIZE) this.count++;
   }
 }
 

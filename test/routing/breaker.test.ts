@@ -216,6 +216,17 @@ test('the view keeps recent requests, error rate, latency percentiles and the la
   assert.equal(later.last_error?.message, 'upstream answered 502'); // kept past the window
 });
 
+test('the view forgets a failure once a hundred later attempts have followed it, but keeps it as the last error', () => {
+  const b = breaker();
+  b.failA('ka', { kind: 'server_error', status: 503 });
+  for (let i = 1; i <= 99; i++) b.okA('ka', i);
+  assert.deepEqual([b.health.view('a')!.requests, b.health.view('a')!.error_rate], [100, 0.01]);
+  b.okA('ka', 100);
+  const view = b.health.view('a')!;
+  assert.deepEqual([view.requests, view.error_rate, view.latency_ms], [100, 0, { p50: 50, p99: 99 }]);
+  assert.equal(view.last_error?.message, 'upstream answered 503');
+});
+
 test('the observer hears every attempt and each circuit transition', () => {
   const attempts: string[] = [];
   const transitions: string[] = [];
