@@ -204,6 +204,46 @@ test('a settle of a hold the connection took writes it from what the hold said, 
   });
 });
 
+/** The statements the steps run on `sqlite`, by their first words, in order. */
+function countingRuns(sqlite: Database.Database): { connection: Database.Database; runs: string[] } {
+  const runs: string[] = [];
+  const counted = (text: string, statement: Database.Statement) =>
+    new Proxy(statement, {
+      get(target, name) {
+        const value = Reflect.get(target, name, target);
+        if (typeof value !== 'function') return value;
+        if (name !== 'run' && name !== 'get' && name !== 'all') return value.bind(target);
+        return (...args: unknown[]) => {
+          runs.push(text.trim().split(/\s+/).slice(0, 3).join(' '));
+          return value.apply(target, args);
+        };
+      },
+    });
+  const connection = new Proxy(sqlite, {
+    get(target, name) {
+      if (name === 'prepare') return (text: string) => counted(text, target.prepare(text));
+      const value = Reflect.get(target, name, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { connection, runs };
+}
+
+test('a hold is one statement: its write checks the balance, with no read before it, and a refused one writes nothing', async () => {
+  await withSteps((sqlite, _steps, accountId) => {
+    const { connection, runs } = countingRuns(sqlite);
+    const steps = sqliteSteps(connection);
+    const held = [
+      steps.hold(holdEntry(accountId, 'hold_one')),
+      steps.hold({ ...holdEntry(accountId, 'hold_short'), amountMicros: 999_001 }),
+      steps.hold({ ...holdEntry('acct_missing', 'hold_nobody'), amountMicros: 0 }),
+    ];
+    assert.deepEqual(held, [true, false, false]);
+    assert.deepEqual(runs, ['insert into hot_hold', 'insert into hot_hold', 'insert into hot_hold']);
+    assert.deepEqual(sqlite.prepare('select id from holds').all(), [{ id: 'hold_one' }]);
+  });
+});
+
 test('a hold the connection took, then ended by another writer, is not ended again: its settle and release write nothing', async () => {
   await withSteps((sqlite, steps, accountId) => {
     steps.hold(holdEntry(accountId, 'hold_s'));

@@ -45,6 +45,13 @@ const isOpenHold = (id: string) => `id = ${id} and state = 'open' and cap_period
 const NOT_OPEN = 'hold not open';
 const NOT_OPEN_GUARD = `select raise(abort, '${NOT_OPEN}') where changes() = 0;`;
 const isNotOpen = (error: unknown) => error instanceof Error && error.message === NOT_OPEN;
+// A hold writes nothing unless the account exists and its balance covers the amount: checked by the
+// step's own statement, so a hold is one statement and not a read before it. raise(abort) undoes
+// the statement alone, never the transaction it runs in.
+const NOT_COVERED = 'hold not covered';
+const COVERS_GUARD = `select raise(abort, '${NOT_COVERED}')
+    where coalesce((select balance_micros from accounts where id = new.account_id), -1) < new.amount;`;
+const isNotCovered = (error: unknown) => error instanceof Error && error.message === NOT_COVERED;
 
 /** A view of the named columns that holds no rows: only its trigger does anything. */
 const stepView = (name: string, columns: string[]) =>
@@ -60,6 +67,7 @@ const RELEASE_COLUMNS = ['hold_id', 'account_id', 'held', 'request_id', 'model',
 const STEP_TRIGGERS = `
   ${stepView('hot_hold', HOLD_COLUMNS)}
   create temp trigger if not exists hot_hold_write instead of insert on hot_hold begin
+    ${COVERS_GUARD}
     insert into holds (id, account_id, key_id, amount_micros, state, request_id, model, endpoint, task_id, charged_micros, created_at, ended_at, instance_id, progress, client_request_id)
       values (new.hold_id, new.account_id, new.key_id, new.amount, 'open', new.request_id, new.model, new.endpoint, null, null, new.now, null, new.instance_id, null, new.client_request_id);
     ${MOVE_FUNDS("'hold'", '-new.amount', 'new.amount', 'null')}
@@ -151,8 +159,12 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
   }
 
   function hold(e: HoldEntry): boolean {
-    if (!covers(e)) return false; // no such account, or not enough: nothing written
-    sql.writeHold.run(e.holdId, e.accountId, e.keyId, e.amountMicros, e.requestId, e.model, e.endpoint, e.now, e.instanceId, e.clientRequestId);
+    try {
+      sql.writeHold.run(e.holdId, e.accountId, e.keyId, e.amountMicros, e.requestId, e.model, e.endpoint, e.now, e.instanceId, e.clientRequestId);
+    } catch (error) {
+      if (isNotCovered(error)) return false; // no such account, or not enough: nothing written
+      throw error;
+    }
     if (heldHere.size >= HELD_HERE_LIMIT) heldHere.clear(); // ends of holds ended elsewhere never come
     heldHere.set(e.holdId, {
       account_id: e.accountId,
