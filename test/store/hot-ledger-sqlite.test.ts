@@ -172,6 +172,19 @@ describe('SQLite hot ledger', () => {
       assert.equal(otherConnectionBalance(account.id), 6_000);
     }));
 
+  test('a hold asked for alone that the balance cannot cover, or for no account, is refused at once with nothing to commit', () =>
+    withStore(async (store) => {
+      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+      const short = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_short', 10_001));
+      const nobody = store.hotLedger!.holdAtOnce!(hotHold('acct_missing', 'hold_nobody', 0));
+      assert.deepEqual([short?.held, nobody?.held], [false, false]);
+      await Promise.all([short!.committed, nobody!.committed]);
+      const exact = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_exact', 10_000));
+      assert.equal(exact?.held, true, 'a balance equal to the hold covers it');
+      await exact!.committed;
+      assert.equal(otherConnectionBalance(account.id), 0);
+    }));
+
   test("a hold's commit waits one turn, so a request written from an immediate after the hold (undici's, on a reused connection) goes first", () =>
     withStore(async (store) => {
       const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });

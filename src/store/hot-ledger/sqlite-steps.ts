@@ -111,6 +111,9 @@ function statements(sqlite: Database.Database) {
        where ${isOpenHold('?')}`,
     ),
     accountFunds: sqlite.prepare('select balance_micros, overdraft_micros from accounts where id = ?'),
+    // The value alone (pluck): no row object built for the one number a hold's decision reads.
+    /** id */
+    accountBalance: sqlite.prepare('select balance_micros from accounts where id = ?').pluck(),
   };
 }
 
@@ -154,8 +157,8 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
   }
 
   function covers(e: HoldEntry): boolean {
-    const funds = sql.accountFunds.get(e.accountId) as { balance_micros: number } | undefined;
-    return funds !== undefined && funds.balance_micros >= e.amountMicros;
+    const balance = sql.accountBalance.get(e.accountId) as number | undefined;
+    return balance !== undefined && balance >= e.amountMicros;
   }
 
   function hold(e: HoldEntry): boolean {
