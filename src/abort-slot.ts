@@ -21,7 +21,7 @@ export function addAbortSlot(signal: AbortSignal): void {
 export const abortSlotFree = (signal: AbortSignal): boolean => slots.get(signal)?.handler === undefined;
 
 /**
- * Calls `onAbort` when `signal` aborts, until the returned function stops it. Through the signal's
+ * Calls `handler` when `signal` aborts, until the returned function stops it. Through the signal's
  * slot when it has a free one, else as an ordinary listener.
  */
 export function listenForAbort(signal: AbortSignal, handler: () => void): () => void {

@@ -52,9 +52,10 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
   let queue: PendingStep[] = [];
   let scheduled = false;
 
-  // Immediate: a step may read before it writes (a hold reads the balance), and a transaction that
-  // takes the write lock at its first write would fail, not wait, if another process (the CLI, a
-  // second instance) committed in between. Every batch writes, so the lock is taken at once.
+  // Immediate: a step may read before it writes (a settle, its hold or the account's funds), and a
+  // transaction that takes the write lock at its first write would fail, not wait, if another
+  // process (the CLI, a second instance) committed in between. Every batch writes, so the lock is
+  // taken at once.
   const writeAll = sqlite.transaction((steps: PendingStep[]) => steps.map((step) => step.run())).immediate;
   const writeOne = sqlite.transaction((step: PendingStep) => step.run()).immediate;
   const begin = sqlite.prepare('begin immediate');
