@@ -12,6 +12,7 @@ import { type Sandbox, startSandbox } from '../sandbox/server.js';
 import { findAccountByName } from '../store/accounts.js';
 import { findApiKeyByHash } from '../store/api-keys.js';
 import type { Store } from '../store/open.js';
+import { boundHeapGrowth } from './heap-growth.js';
 
 const DEMO_ACCOUNT = 'demo';
 const DEMO_CREDIT_MICROS = 100_000_000; // 100 units: thousands of sandbox calls
@@ -34,6 +35,7 @@ async function demoKey(store: Store, dataDir: string): Promise<{ key: string; ac
 }
 
 export async function serve(loaded: LoadedConfig, logger: FastifyBaseLogger): Promise<void> {
+  boundHeapGrowth();
   const { config } = loaded;
   let sandbox: Sandbox | undefined;
   if (config.sandbox.enabled) {
