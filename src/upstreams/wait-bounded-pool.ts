@@ -7,6 +7,7 @@
 // when a connection is free for it; until then it can time out or be abandoned without a trace.
 import type { Duplex } from 'node:stream';
 import { type Dispatcher, Pool } from 'undici';
+import { listenForAbort } from '../abort-slot.js';
 
 /** The call waited `connection_wait_ms` for a connection of the channel and was not sent. */
 export class ConnectionWaitTimeoutError extends Error {
@@ -90,11 +91,10 @@ export class WaitBoundedPool extends Pool {
       handler.onError?.(abortReason(signal));
       return true;
     }
-    const queued: QueuedRequest = { options, handler, startedAt, timer: undefined, signal, onAbort: undefined };
+    const queued: QueuedRequest = { options, handler, startedAt, timer: undefined, stopListening: undefined };
     queued.timer = setTimeout(() => this.#timeOut(queued), this.#maxWaitMs);
     if (signal) {
-      queued.onAbort = () => this.#leave(queued, new LeftBeforeSendError(abortReason(signal)));
-      signal.addEventListener('abort', queued.onAbort, { once: true });
+      queued.stopListening = listenForAbort(signal, () => this.#leave(queued, new LeftBeforeSendError(abortReason(signal))));
     }
     this.#queue.add(queued);
     // true, not false: false promises a 'drain' event, and callers of request() never wait for one
@@ -122,7 +122,7 @@ export class WaitBoundedPool extends Pool {
   #unqueue(queued: QueuedRequest) {
     this.#queue.delete(queued);
     clearTimeout(queued.timer);
-    if (queued.onAbort) queued.signal?.removeEventListener('abort', queued.onAbort);
+    queued.stopListening?.();
   }
 
   #timeOut(queued: QueuedRequest) {
@@ -154,8 +154,8 @@ interface QueuedRequest {
   handler: Handler;
   startedAt: number;
   timer: NodeJS.Timeout | undefined;
-  signal: AbortSignal | undefined;
-  onAbort: (() => void) | undefined;
+  /** Stops hearing the caller's signal (abort-slot.ts), once the request leaves the queue. */
+  stopListening: (() => void) | undefined;
 }
 
 /** Passes every event on; measures the wait at the first connect and frees the slot when the request ends. */

@@ -37,6 +37,11 @@ const upstreamOf = (connections = 4): Upstream => ({
   pool: new WaitBoundedPool(origin, { channel: 'test-channel', connections, maxWaitMs: 5_000 }),
   basePath: '/base',
 });
+/** An answer begun and never finished: the caller is mid-answer until it leaves. */
+const startAnswerNeverEnding = (res: ServerResponse) => {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.write('{"part":');
+};
 const post = (upstream: Upstream, path: string, signal = new AbortController().signal) =>
   postForText(upstream, { path, body: { n: 1 }, headers: { 'x-k': 'v' }, signal });
 
@@ -95,8 +100,7 @@ test('a caller who has already left sends nothing', async () => {
 
 test('a caller who leaves while the answer arrives stops it: the call fails with their reason and the connection closes', async () => {
   routes.set('/base/slow', (_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.write('{"part":');
+    startAnswerNeverEnding(res);
     res.on('close', () => void closedMidAnswer++);
   });
   const upstream = upstreamOf();
@@ -158,10 +162,7 @@ test('a call’s reused signal is listened to through its slot: no listener adde
 });
 
 test('a caller who leaves mid-answer stops the call through the signal’s slot', async () => {
-  routes.set('/base/slow-slotted', (_req, res) => {
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.write('{"part":');
-  });
+  routes.set('/base/slow-slotted', (_req, res) => startAnswerNeverEnding(res));
   const upstream = upstreamOf();
   try {
     const caller = new AbortController();

@@ -36,22 +36,23 @@ const MOVE_FUNDS = (kind: string, balanceDelta: string, heldDelta: string, note:
   update accounts set balance_micros = balance_micros + (${balanceDelta}), held_micros = held_micros + (${heldDelta}),
     last_ledger_id = last_insert_rowid() where id = new.account_id;`;
 
-// A step that ends a hold writes nothing unless its update found the hold open: the update's own
-// where clause is the exactly-once gate, so a step may end a hold it knows from memory (below)
-// without reading it first. changes() inside a trigger counts the trigger's last statement.
-// An open hold as the hot steps end it (a spend-capped one only the transaction step ends): the
-// one condition of the end's read and of its update.
+// A step's guard: its statement stops with `message` when `condition` holds. raise(abort) undoes
+// that statement alone, never the transaction it runs in, and the step reads the message.
+const abortWhen = (message: string, condition: string) => `select raise(abort, '${message}') where ${condition};`;
+const raised = (error: unknown, message: string) => error instanceof Error && error.message === message;
+
+// An open hold as the hot steps end it (a spend-capped one only the transaction step ends): the one
+// condition of the end's read and of its update. A step that ends a hold writes nothing unless its
+// update found the hold open: the update's own where clause is the exactly-once gate, so a step may
+// end a hold it knows from memory (below) without reading it first. changes() inside a trigger
+// counts the trigger's last statement.
 const isOpenHold = (id: string) => `id = ${id} and state = 'open' and cap_periods is null`;
 const NOT_OPEN = 'hold not open';
-const NOT_OPEN_GUARD = `select raise(abort, '${NOT_OPEN}') where changes() = 0;`;
-const isNotOpen = (error: unknown) => error instanceof Error && error.message === NOT_OPEN;
-// A hold writes nothing unless the account exists and its balance covers the amount: checked by the
-// step's own statement, so a hold is one statement and not a read before it. raise(abort) undoes
-// the statement alone, never the transaction it runs in.
+const NOT_OPEN_GUARD = abortWhen(NOT_OPEN, 'changes() = 0');
+// A hold writes nothing unless the account exists and its balance covers the amount, checked by the
+// hold's own statement: a hold is one statement, with no read before it.
 const NOT_COVERED = 'hold not covered';
-const COVERS_GUARD = `select raise(abort, '${NOT_COVERED}')
-    where coalesce((select balance_micros from accounts where id = new.account_id), -1) < new.amount;`;
-const isNotCovered = (error: unknown) => error instanceof Error && error.message === NOT_COVERED;
+const COVERS_GUARD = abortWhen(NOT_COVERED, 'coalesce((select balance_micros from accounts where id = new.account_id), -1) < new.amount');
 
 /** A view of the named columns that holds no rows: only its trigger does anything. */
 const stepView = (name: string, columns: string[]) =>
@@ -149,7 +150,7 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
       try {
         return write(known);
       } catch (error) {
-        if (!isNotOpen(error)) throw error;
+        if (!raised(error, NOT_OPEN)) throw error;
       }
     }
     const row = openHold(holdId);
@@ -165,7 +166,7 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
     try {
       sql.writeHold.run(e.holdId, e.accountId, e.keyId, e.amountMicros, e.requestId, e.model, e.endpoint, e.now, e.instanceId, e.clientRequestId);
     } catch (error) {
-      if (isNotCovered(error)) return false; // no such account, or not enough: nothing written
+      if (raised(error, NOT_COVERED)) return false; // no such account, or not enough: nothing written
       throw error;
     }
     if (heldHere.size >= HELD_HERE_LIMIT) heldHere.clear(); // ends of holds ended elsewhere never come
