@@ -36,3 +36,27 @@ export function walkNesting(text: string, from: number, to: number, depth: numbe
   }
   return depth;
 }
+
+/**
+ * `text`, a JSON object, with its top-level `key` set from the string `from` to the string `to`,
+ * changed in place: the rest of the text stays byte for byte as it was. Undefined when that cannot
+ * be done safely (the key written otherwise, with spaces or escapes; written more than once; or not
+ * at the top level), and the caller then builds the object instead.
+ */
+export function withTopLevelString(text: string, key: string, from: string, to: string): string | undefined {
+  const field = `${JSON.stringify(key)}:`;
+  const at = text.indexOf(field);
+  if (at === -1 || text.indexOf(field, at + 1) !== -1) return undefined;
+  const value = JSON.stringify(from);
+  if (!text.startsWith(value, at + field.length)) return undefined;
+  if (text.charCodeAt(0) !== OPEN_BRACE || walkNesting(text, 0, at, 0, () => true) !== 1) return undefined;
+  return `${text.slice(0, at + field.length)}${JSON.stringify(to)}${text.slice(at + field.length + value.length)}`;
+}
+
+/** A JSON body already written as text (an upstream's answer passed on): sent as it is, never serialized again. */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
+/** A JSON body as the bytes of its answer: its text when it has one, else what JSON.stringify writes. */
+export const jsonBodyText = (body: unknown): string => (body instanceof JsonText ? body.text : JSON.stringify(body));

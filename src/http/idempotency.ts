@@ -3,13 +3,21 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { conflict, invalidRequest, unprocessable } from '../errors.js';
+import { JsonText, jsonBodyText } from '../json-text.js';
 import { abandonIdempotent, beginIdempotent, completeIdempotent } from '../store/idempotency.js';
 import type { Store } from '../store/open.js';
 import { requireCaller } from './auth.js';
 
 export interface JsonResult {
   statusCode: number;
+  /** The answer's value, or its text already written (JsonText). */
   body: unknown;
+}
+
+/** Sends a JSON answer: text already written goes out as it is, any other value through the route's serializer. */
+export function sendJson(reply: FastifyReply, result: JsonResult): FastifyReply {
+  reply.code(result.statusCode);
+  return result.body instanceof JsonText ? reply.type('application/json; charset=utf-8').send(result.body.text) : reply.send(result.body);
 }
 
 const MAX_KEY_LENGTH = 255;
@@ -34,7 +42,7 @@ export async function runIdempotent(
   const key = keyOf(request);
   if (key === undefined) {
     const result = await call();
-    return reply.code(result.statusCode).send(result.body);
+    return sendJson(reply, result);
   }
   const accountId = requireCaller(request).accountId;
   // The route is part of the fingerprint: one key reused on another endpoint is a different request.
@@ -56,7 +64,7 @@ export async function runIdempotent(
     await abandonIdempotent(store.db, { accountId, key }).catch(() => {});
     throw error;
   }
-  const text = JSON.stringify(result.body);
+  const text = jsonBodyText(result.body);
   await completeIdempotent(store.db, { accountId, key, statusCode: result.statusCode, body: text });
   return reply.code(result.statusCode).type('application/json').send(text);
 }

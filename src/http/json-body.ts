@@ -19,9 +19,26 @@ export function jsonDepth(text: string): number {
   return deepest;
 }
 
+const OPEN_BRACKET = 0x5b;
+const OPEN_BRACE = 0x7b;
+
+/**
+ * Whether `text` holds more than `depth` opening brackets and braces, strings included: a bound on
+ * its nesting that a tight loop finds, so that only text that may nest that deep is walked.
+ */
+export function mayNestDeeperThan(text: string, depth: number): boolean {
+  let openers = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if ((code === OPEN_BRACKET || code === OPEN_BRACE) && ++openers > depth) return true;
+  }
+  return false;
+}
+
 export function parseJsonBody(text: string): unknown {
   if (text.trim() === '') return undefined;
-  if (jsonDepth(text) > MAX_JSON_DEPTH) throw invalidRequest(`invalid JSON body: nested deeper than ${MAX_JSON_DEPTH} levels`);
+  if (mayNestDeeperThan(text, MAX_JSON_DEPTH) && jsonDepth(text) > MAX_JSON_DEPTH)
+    throw invalidRequest(`invalid JSON body: nested deeper than ${MAX_JSON_DEPTH} levels`);
   try {
     return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch (error) {

@@ -9,7 +9,7 @@ import type { MeteredEndpoint, StreamAnswer } from '../pipeline/types.js';
 import type { Store } from '../store/open.js';
 import { requireCaller } from './auth.js';
 import { callSignal } from './call-signal.js';
-import { runIdempotent } from './idempotency.js';
+import { runIdempotent, sendJson } from './idempotency.js';
 import { addToLogLine } from './metrics.js';
 
 export interface MeteredRoute<Body> extends MeteredEndpoint<Body> {
@@ -122,7 +122,7 @@ export function meteredHandler<Body>(deps: { pipeline: Pipeline; store: Store },
 
     const answer = await call();
     request.upstreamMs = answer.upstreamMs;
-    if (answer.kind === 'json') return reply.code(answer.statusCode ?? 200).send(answer.body);
+    if (answer.kind === 'json') return sendJson(reply, { statusCode: answer.statusCode ?? 200, body: answer.body });
     reply.hijack();
     reply.raw.writeHead(answer.statusCode ?? 200, {
       'content-type': answer.contentType,

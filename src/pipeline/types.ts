@@ -35,6 +35,7 @@ export interface ResolvedModel {
 export interface JsonAnswer {
   kind: 'json';
   statusCode?: number;
+  /** The answer's value, or its text as the upstream wrote it (JsonText), sent without serializing it again. */
   body: unknown;
   /** The upstream's usage, or the gateway's own count of the answer when the upstream gave none. */
   units: Units;

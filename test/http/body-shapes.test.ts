@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
-import { jsonDepth, MAX_JSON_DEPTH } from '../../src/http/json-body.js';
+import { jsonDepth, MAX_JSON_DEPTH, mayNestDeeperThan, parseJsonBody } from '../../src/http/json-body.js';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 describe('request bodies', () => {
@@ -81,6 +81,22 @@ test('the nesting depth of JSON text is counted without parsing it, strings skip
   assert.equal(jsonDepth('{"a":[1,{"b":"[[[{{{"}]}'), 3);
   assert.equal(jsonDepth('"\\\\"'), 0);
   assert.equal(jsonDepth('[[["\\"]"]]]'), 3);
+});
+
+test('text with no more openers than the limit is never walked, and the count includes those inside strings', () => {
+  assert.equal(mayNestDeeperThan('{"a":[1,{"b":2}]}', 3), false);
+  assert.equal(mayNestDeeperThan('{"a":[1,{"b":2}]}', 2), true);
+  assert.equal(mayNestDeeperThan('{"a":"[[[["}', 4), true, 'a bound, strings counted');
+  assert.equal(mayNestDeeperThan('{"a":"[[[["}', 5), false);
+});
+
+test('text deep enough is refused and text with many brackets inside strings but shallow is parsed', () => {
+  const deep = `${'['.repeat(MAX_JSON_DEPTH + 1)}${']'.repeat(MAX_JSON_DEPTH + 1)}`;
+  assert.throws(() => parseJsonBody(deep), /nested deeper than 64 levels/);
+  const shallow = JSON.stringify({ text: '['.repeat(500), list: [[1]] });
+  assert.deepEqual(parseJsonBody(shallow), { text: '['.repeat(500), list: [[1]] });
+  const exactlyAtLimit = `${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`;
+  assert.ok(Array.isArray(parseJsonBody(exactlyAtLimit)));
 });
 
 describe('fields of several forms', () => {

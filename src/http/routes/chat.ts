@@ -3,10 +3,11 @@ import type { FastifyPluginAsync } from 'fastify';
 import { chatPromptTokens, outputTokenCap } from '../../billing/estimates.js';
 import { countTokens } from '../../billing/tokens.js';
 import { MESSAGES } from '../../errors.js';
+import { JsonText, withTopLevelString } from '../../json-text.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import type { Store } from '../../store/open.js';
-import { createChatCompletion, streamChatCompletion } from '../../upstreams/openai-chat/client.js';
-import type { ChatRequest } from '../../upstreams/openai-chat/types.js';
+import { chatCompletionWithText, streamChatCompletion } from '../../upstreams/openai-chat/client.js';
+import type { ChatCompletion, ChatRequest } from '../../upstreams/openai-chat/types.js';
 import { completionText, tokensOf } from '../../upstreams/openai-chat/usage.js';
 import { meteredHandler } from '../metered-handler.js';
 import { ChatCompletionSchema } from '../schemas/chat.js';
@@ -40,13 +41,26 @@ export const chatRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }
           });
           return { kind: 'stream', contentType: 'text/event-stream; charset=utf-8', body: stream, meter };
         }
-        const completion = await createChatCompletion(model.upstream, upstreamBody, signal);
-        // The caller sees the public model id, not the channel's (streams too). No usage: the gateway counts the answer.
+        const { completion, text } = await chatCompletionWithText(model.upstream, upstreamBody, signal);
+        // No usage: the gateway counts the answer.
         const units = completion.usage
           ? tokensOf(completion.usage)
           : { input_token: estimate.input_token ?? 0, output_token: countTokens(completionText(completion), model.config.tokenizer) };
-        return { kind: 'json', body: { ...completion, model: model.id }, units };
+        return { kind: 'json', body: publicAnswer(text, completion, model.id), units };
       },
     }),
   });
 };
+
+/**
+ * The answer as the caller sees it, with the public model id, not the channel's (streams too): the
+ * upstream's own text, its model changed in place, so it is neither built again nor serialized
+ * again; the object rebuilt when the text cannot be changed in place.
+ */
+export function publicAnswer(text: string, completion: ChatCompletion, publicModel: string): unknown {
+  if (typeof completion === 'object' && completion !== null && typeof completion.model === 'string') {
+    const renamed = completion.model === publicModel ? text : withTopLevelString(text, 'model', completion.model, publicModel);
+    if (renamed !== undefined) return new JsonText(renamed);
+  }
+  return { ...completion, model: publicModel };
+}

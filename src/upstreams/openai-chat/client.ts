@@ -11,8 +11,17 @@ import { ChatStreamMeter } from './usage.js';
 const authHeaders = (upstream: Upstream) => (upstream.channel.api_key ? { authorization: `Bearer ${upstream.channel.api_key}` } : undefined);
 
 export async function createChatCompletion(upstream: Upstream, body: ChatRequest, signal: AbortSignal): Promise<ChatCompletion> {
+  return (await chatCompletionWithText(upstream, body, signal)).completion;
+}
+
+/** A whole completion, and the text it came in (which a caller may pass on as it is). */
+export async function chatCompletionWithText(
+  upstream: Upstream,
+  body: ChatRequest,
+  signal: AbortSignal,
+): Promise<{ completion: ChatCompletion; text: string }> {
   const text = await postForText(upstream, { path: '/v1/chat/completions', body: withFields(body, { stream: false }), headers: authHeaders(upstream), signal });
-  return JSON.parse(text) as ChatCompletion;
+  return { completion: JSON.parse(text) as ChatCompletion, text };
 }
 
 export interface ChatStream {
