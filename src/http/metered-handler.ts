@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { invalidRequest } from '../errors.js';
 import type { Pipeline } from '../pipeline/metered-call.js';
-import type { MeteredEndpoint, StreamAnswer } from '../pipeline/types.js';
+import type { MeteredAnswer, MeteredEndpoint, StreamAnswer } from '../pipeline/types.js';
 import type { Store } from '../store/open.js';
 import { requireCaller } from './auth.js';
 import { callSignal } from './call-signal.js';
@@ -106,16 +106,18 @@ export function meteredHandler<Body>(deps: { pipeline: Pipeline; store: Store },
     };
 
     if (!streams) {
+      const jsonResult = (answer: MeteredAnswer) => {
+        if (answer.kind !== 'json') throw new Error(`${route.endpoint}: expected a JSON answer`);
+        request.upstreamMs = answer.upstreamMs;
+        return { statusCode: answer.statusCode ?? 200, body: answer.body };
+      };
+      // Without an Idempotency-Key the call is simply run: no wrapper's promises on the way.
+      if (request.headers['idempotency-key'] === undefined) return sendJson(reply, jsonResult(await call()));
       return runIdempotent(
         { store: deps.store, instanceId: deps.pipeline.instanceId },
         request,
         reply,
-        async () => {
-          const answer = await call();
-          if (answer.kind !== 'json') throw new Error(`${route.endpoint}: expected a JSON answer`);
-          request.upstreamMs = answer.upstreamMs;
-          return { statusCode: answer.statusCode ?? 200, body: answer.body };
-        },
+        async () => jsonResult(await call()),
         route.fingerprint ? route.fingerprint(body) : body,
       );
     }

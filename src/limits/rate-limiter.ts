@@ -8,6 +8,8 @@ export interface Take {
 export interface RateLimiter {
   /** Takes one token from `key`'s bucket; refused when the bucket holds less than one. */
   take(key: string, rpm: number): Promise<Take>;
+  /** `take` answered at once, by a limiter that decides in this process alone (no promise on the hot path). */
+  takeNow?(key: string, rpm: number): Take;
   close(): Promise<void>;
 }
 

@@ -7,10 +7,10 @@ import type { ProgressRecorder } from '../billing/progress.js';
 import type { HoldEnd, Settlements } from '../billing/settlements.js';
 import type { ModelConfig } from '../config/schema.js';
 import { clientClosed, GatewayError, rateLimited, unavailable, upstream as upstreamError } from '../errors.js';
-import type { RateLimiter } from '../limits/index.js';
-import { callWithFailover, type FailedAttempt, NoChannelAvailableError } from '../routing/failover.js';
+import type { RateLimiter, Take } from '../limits/index.js';
+import { callWithFailover, type FailedAttempt, NoChannelAvailableError, type Served } from '../routing/failover.js';
 import type { RouteHealth } from '../routing/health.js';
-import type { Planner } from '../routing/plan.js';
+import type { Attempt, Planner } from '../routing/plan.js';
 import type { StoreHealth } from '../store/health.js';
 import type { Store } from '../store/open.js';
 import { withFields } from '../with-fields.js';
@@ -82,6 +82,10 @@ export interface Pipeline {
   routing: Routing;
 }
 
+const requireAllowed = (take: Take) => {
+  if (!take.allowed) throw rateLimited({ retryAfterMs: take.retryAfterMs });
+};
+
 /** The call's own deadline (AbortSignal.timeout), as against a client that left. */
 const isDeadline = (reason: unknown) => reason instanceof DOMException && reason.name === 'TimeoutError';
 const callerLeft = (signal: AbortSignal) => signal.aborted && !isDeadline(signal.reason);
@@ -122,8 +126,14 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
   // Never fails open: with Redis down the limiter decides from this instance's own buckets (limits/failover.ts).
   async function admit(caller: MeteredRequest<unknown>['caller'], _log: PipelineLogger) {
-    const take = await limiter.take(caller.keyId, caller.rpm ?? deps.defaultRpm);
-    if (!take.allowed) throw rateLimited({ retryAfterMs: take.retryAfterMs });
+    requireAllowed(await limiter.take(caller.keyId, caller.rpm ?? deps.defaultRpm));
+  }
+
+  /** As admit, answered at once (undefined) when the limiter decides in this process alone. */
+  function admitNow(caller: MeteredRequest<unknown>['caller'], log: PipelineLogger): Promise<void> | undefined {
+    if (!limiter.takeNow) return admit(caller, log);
+    requireAllowed(limiter.takeNow(caller.keyId, caller.rpm ?? deps.defaultRpm));
+    return undefined;
   }
 
   function requireWritableStore() {
@@ -272,15 +282,26 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     return { answer: withFields(answer, { body }), follow };
   }
 
+  /** The attempts along the call's plan; a planner that throws rejects them, so the hold is ended as for any failure. */
+  function servedBy(model: ResolvedModel, attempt: (plan: Attempt[]) => Promise<Served<MeteredAnswer>>): Promise<Served<MeteredAnswer>> {
+    let plan: Attempt[];
+    try {
+      plan = routing.plan(model.routes);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return attempt(plan);
+  }
+
   async function run<Body>(endpoint: MeteredEndpoint<Body>, request: MeteredRequest<Body>, log: PipelineLogger): Promise<MeteredAnswer> {
     requireWritableStore();
     // Before anything is held: a test key without a sandbox is refused here with a 503.
     const model = catalogueFor(request.caller.livemode).resolve(request.modelId, endpoint.modelType);
     requireModelAllowed(request.caller.limits, request.modelId, model.id);
-    if (!endpoint.admitsBeforeBody) await admit(request.caller, log);
+    if (!endpoint.admitsBeforeBody) await admitNow(request.caller, log);
 
     const estimate = endpoint.estimate(request.body, model);
-    const hold = await holdFundsAtOnce(store, {
+    const decided = holdFundsAtOnce(store, {
       accountId: request.caller.accountId,
       keyId: request.caller.keyId,
       amountMicros: holdFor(model.config, estimate),
@@ -291,6 +312,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       instanceId: deps.instanceId,
       keyLimits: request.caller.limits,
     });
+    const hold = decided instanceof Promise ? await decided : decided;
 
     const startedAt = performance.now();
     const ending = holdEnding(model, hold.holdId, estimate, request, log, startedAt);
@@ -300,11 +322,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     // Each attempt goes to one (channel, key); one that fails before its first data, with nothing
     // sent to the caller, moves to the next (routing/failover.ts). The hold stays the same one.
     // The call goes upstream now, while the hold's commit (when still to come) is being written.
-    // (Inside an async function: a planner that throws rejects `serving`, and the hold is ended below.)
-    const serving = (async () =>
+    const serving = servedBy(model, (plan) =>
       callWithFailover(
         model,
-        routing.plan(model.routes),
+        plan,
         async (view, attempts) => {
           tried = view;
           let attempt = await endpoint.call({ body: request.body, model: view, estimate, signal: request.signal });
@@ -322,9 +343,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           return attempt;
         },
         { health: routing.health, maxAttempts: routing.maxAttempts, signal: request.signal, onFailedAttempt: logFailedAttempt(model, log) },
-      ))();
+      ),
+    );
     serving.catch(() => {}); // heard below, once the hold's commit is known
-    await holdCommitted(hold.committed, serving, () => ending.abandon());
+    if (hold.committed) await holdCommitted(hold.committed, serving, () => ending.abandon());
     try {
       const served = await serving;
       answer = served.result;
