@@ -298,7 +298,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     // Before anything is held: a test key without a sandbox is refused here with a 503.
     const model = catalogueFor(request.caller.livemode).resolve(request.modelId, endpoint.modelType);
     requireModelAllowed(request.caller.limits, request.modelId, model.id);
-    if (!endpoint.admitsBeforeBody) await admitNow(request.caller, log);
+    const admitting = endpoint.admitsBeforeBody ? undefined : admitNow(request.caller, log);
+    if (admitting) await admitting; // (no await when decided at once: an await of nothing still waits a turn)
 
     const estimate = endpoint.estimate(request.body, model);
     const decided = holdFundsAtOnce(store, {
