@@ -5,7 +5,7 @@ export const QUOTE = 34;
 export const BACKSLASH = 92;
 export const OPEN_BRACE = 123;
 export const CLOSE_BRACE = 125;
-const OPEN_BRACKET = 91;
+export const OPEN_BRACKET = 91;
 const CLOSE_BRACKET = 93;
 
 /** The index of the quote that closes the string opening at `open`, or `end` when none does before it. */

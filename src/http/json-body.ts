@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { invalidRequest } from '../errors.js';
-import { walkNesting } from '../json-text.js';
+import { OPEN_BRACE, OPEN_BRACKET, walkNesting } from '../json-text.js';
 
 /** Deeper than any real request; deep enough nesting would overflow whatever walks the value. */
 export const MAX_JSON_DEPTH = 64;
@@ -18,9 +18,6 @@ export function jsonDepth(text: string): number {
   });
   return deepest;
 }
-
-const OPEN_BRACKET = 0x5b;
-const OPEN_BRACE = 0x7b;
 
 /**
  * Whether `text` holds more than `depth` opening brackets and braces, strings included: a bound on
