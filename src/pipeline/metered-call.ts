@@ -209,7 +209,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
   function track(work: Promise<unknown>) {
     pendingSettlements.add(work);
-    void work.finally(() => pendingSettlements.delete(work));
+    const forget = () => pendingSettlements.delete(work);
+    work.then(forget, forget); // (not finally(): two promises more a call, and a rejection passed on unheard)
   }
 
   /** Ends one call's hold exactly once, whichever way of ending gets there first. */
