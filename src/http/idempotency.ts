@@ -31,8 +31,8 @@ function keyOf(request: FastifyRequest): string | undefined {
 }
 
 /** Runs `call` once per (account, Idempotency-Key); without the header it simply runs it. */
-export async function runIdempotent(
-  { store, instanceId }: { store: Store; instanceId: string },
+export function runIdempotent(
+  deps: { store: Store; instanceId: string },
   request: FastifyRequest,
   reply: FastifyReply,
   call: () => Promise<JsonResult>,
@@ -40,10 +40,19 @@ export async function runIdempotent(
   fingerprint: unknown = request.body,
 ): Promise<unknown> {
   const key = keyOf(request);
-  if (key === undefined) {
-    const result = await call();
-    return sendJson(reply, result);
-  }
+  // Without the header (most calls) the call simply runs, with no async frame of this one's around it.
+  if (key === undefined) return call().then((result) => sendJson(reply, result));
+  return runOnce(deps, request, reply, call, key, fingerprint);
+}
+
+async function runOnce(
+  { store, instanceId }: { store: Store; instanceId: string },
+  request: FastifyRequest,
+  reply: FastifyReply,
+  call: () => Promise<JsonResult>,
+  key: string,
+  fingerprint: unknown,
+): Promise<unknown> {
   const accountId = requireCaller(request).accountId;
   // The route is part of the fingerprint: one key reused on another endpoint is a different request.
   const bodyHash = createHash('sha256')

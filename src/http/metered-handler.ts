@@ -111,13 +111,11 @@ export function meteredHandler<Body>(deps: { pipeline: Pipeline; store: Store },
         request.upstreamMs = answer.upstreamMs;
         return { statusCode: answer.statusCode ?? 200, body: answer.body };
       };
-      // Without an Idempotency-Key the call is simply run: no wrapper's promises on the way.
-      if (request.headers['idempotency-key'] === undefined) return sendJson(reply, jsonResult(await call()));
       return runIdempotent(
         { store: deps.store, instanceId: deps.pipeline.instanceId },
         request,
         reply,
-        async () => jsonResult(await call()),
+        () => call().then(jsonResult),
         route.fingerprint ? route.fingerprint(body) : body,
       );
     }

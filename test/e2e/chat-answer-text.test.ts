@@ -2,10 +2,10 @@
 // model changed to the public id; text that cannot be changed in place is rebuilt as before. (The
 // compact answer holds what a parse and JSON.stringify would write otherwise: 1.0, 2e3, \u00e9.)
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { type ScriptedUpstream, startScriptedUpstream } from '../helpers/scripted-upstream.js';
 
 const CHOICES = '[{"index":0,"message":{"role":"assistant","content":"a \\"model\\": quoted"},"finish_reason":"stop"}]';
 const USAGE = '{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}';
@@ -18,26 +18,15 @@ const ANSWERS: Record<string, (model: string) => string> = {
   nested: (model) => `{"id":"c1","model":"${model}","choices":${CHOICES},"usage":${USAGE},"routing":{"model":"${model}"}}`,
 };
 
-async function startScriptedUpstream(): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c) => (raw += c));
-    req.on('end', () => {
-      const body = JSON.parse(raw);
+describe('plain chat answers as the upstream wrote them', () => {
+  let gw: TestGateway;
+  let upstream: ScriptedUpstream;
+  let key: string;
+  before(async () => {
+    upstream = await startScriptedUpstream((body, res) => {
       res.setHeader('content-type', 'application/json');
       res.end(ANSWERS[body.messages.at(-1).content]!(body.model));
     });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, server };
-}
-
-describe('plain chat answers as the upstream wrote them', () => {
-  let gw: TestGateway;
-  let upstream: { url: string; server: Server };
-  let key: string;
-  before(async () => {
-    upstream = await startScriptedUpstream();
     const price = { input_token: 2_000_000, output_token: 8_000_000 };
     gw = await startTestGateway({
       channels: { scripted: { kind: 'openai', base_url: upstream.url, api_key: 'sk-scripted' } },
@@ -50,8 +39,7 @@ describe('plain chat answers as the upstream wrote them', () => {
   });
   after(async () => {
     await gw.close();
-    upstream.server.closeAllConnections();
-    upstream.server.close();
+    upstream.close();
   });
 
   const chat = async (model: string, script: string, headers: Record<string, string> = {}) => {

@@ -1,80 +1,73 @@
 // Upstreams that misbehave: broken usage numbers, an error as the first event, an empty 200,
 // a call that outruns its deadline, and a client that leaves an idempotent call. Money stays right.
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { chatPromptTokens } from '../../src/billing/estimates.js';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { type ScriptedUpstream, startScriptedUpstream } from '../helpers/scripted-upstream.js';
 import { postForEvents } from '../helpers/sse.js';
 
 /** An OpenAI-style upstream whose answer each test scripts through the user message. */
-async function startHostileUpstream(): Promise<{ url: string; server: Server }> {
-  const server = createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c) => (raw += c));
-    req.on('end', () => {
-      const body = JSON.parse(raw);
-      const script = body.messages.at(-1).content as string;
-      const chunk = (delta: object, extra: object = {}) =>
-        `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: body.model, choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`;
-      if (script === 'bad usage json') {
-        res.setHeader('content-type', 'application/json');
-        res.end(
-          JSON.stringify({
-            id: 'c1',
-            object: 'chat.completion',
-            model: body.model,
-            choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
-            usage: { prompt_tokens: 3, completion_tokens: 'n/a' },
-          }),
-        );
-      } else if (script === 'bad usage stream') {
-        res.setHeader('content-type', 'text/event-stream');
-        res.write(chunk({ role: 'assistant', content: 'hi' }));
-        res.end(
-          `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: -5, completion_tokens: 1e300 } })}\n\ndata: [DONE]\n\n`,
-        );
-      } else if (script === 'huge usage') {
-        res.setHeader('content-type', 'application/json');
-        res.end(
-          JSON.stringify({
-            id: 'c1',
-            object: 'chat.completion',
-            model: body.model,
-            choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
-            usage: { prompt_tokens: 1e15, completion_tokens: 1e15 },
-          }),
-        );
-      } else if (script === 'slow close') {
-        // The whole answer and its end marker at once, then the connection held open a while.
-        res.setHeader('content-type', 'text/event-stream');
-        res.write(chunk({ role: 'assistant', content: 'hi' }));
-        res.write(
-          `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 3, completion_tokens: 1 } })}\n\ndata: [DONE]\n\n`,
-        );
-        setTimeout(() => res.end(), 1_500);
-      } else if (script === 'error first') {
-        res.setHeader('content-type', 'text/event-stream');
-        res.end(`data: ${JSON.stringify({ error: { message: 'overloaded', type: 'server_error' } })}\n\n`);
-      } else if (script === 'empty') {
-        res.setHeader('content-type', 'text/event-stream');
-        res.end();
-      } else {
-        res.statusCode = 400;
-        res.end('{}');
-      }
-    });
+function startHostileUpstream(): Promise<ScriptedUpstream> {
+  return startScriptedUpstream((body, res) => {
+    const script = body.messages.at(-1).content as string;
+    const chunk = (delta: object, extra: object = {}) =>
+      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: body.model, choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`;
+    if (script === 'bad usage json') {
+      res.setHeader('content-type', 'application/json');
+      res.end(
+        JSON.stringify({
+          id: 'c1',
+          object: 'chat.completion',
+          model: body.model,
+          choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 3, completion_tokens: 'n/a' },
+        }),
+      );
+    } else if (script === 'bad usage stream') {
+      res.setHeader('content-type', 'text/event-stream');
+      res.write(chunk({ role: 'assistant', content: 'hi' }));
+      res.end(
+        `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: -5, completion_tokens: 1e300 } })}\n\ndata: [DONE]\n\n`,
+      );
+    } else if (script === 'huge usage') {
+      res.setHeader('content-type', 'application/json');
+      res.end(
+        JSON.stringify({
+          id: 'c1',
+          object: 'chat.completion',
+          model: body.model,
+          choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 1e15, completion_tokens: 1e15 },
+        }),
+      );
+    } else if (script === 'slow close') {
+      // The whole answer and its end marker at once, then the connection held open a while.
+      res.setHeader('content-type', 'text/event-stream');
+      res.write(chunk({ role: 'assistant', content: 'hi' }));
+      res.write(
+        `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 3, completion_tokens: 1 } })}\n\ndata: [DONE]\n\n`,
+      );
+      setTimeout(() => res.end(), 1_500);
+    } else if (script === 'error first') {
+      res.setHeader('content-type', 'text/event-stream');
+      res.end(`data: ${JSON.stringify({ error: { message: 'overloaded', type: 'server_error' } })}\n\n`);
+    } else if (script === 'empty') {
+      res.setHeader('content-type', 'text/event-stream');
+      res.end();
+    } else {
+      res.statusCode = 400;
+      res.end('{}');
+    }
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, server };
 }
 
 const hostileModel = { id: 'hostile', config: { tokenizer: 'o200k_base', image_input_tokens: 1_600, max_output_tokens: 4_096 } } as const;
 
 describe('misbehaving upstreams', () => {
   let gw: TestGateway;
-  let upstream: { url: string; server: Server };
+  let upstream: ScriptedUpstream;
   before(async () => {
     upstream = await startHostileUpstream();
     gw = await startTestGateway({
@@ -84,8 +77,7 @@ describe('misbehaving upstreams', () => {
   });
   after(async () => {
     await gw.close();
-    upstream.server.closeAllConnections();
-    upstream.server.close();
+    upstream.close();
   });
 
   const chat = (key: string, content: string, stream = false) =>
