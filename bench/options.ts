@@ -14,6 +14,8 @@ export interface BenchOptions {
   instructions: boolean;
   /** --relays: plain chat through the floor, two minimal JSON relays and the gateway: where a call's cost lies. */
   relays: boolean;
+  /** --compare <git ref>: the working tree's gateway against the one built from that commit, side by side. */
+  compare: string | undefined;
   /** --write-docs: results into docs/benchmarks.json and docs/benchmarks.md. */
   writeDocs: boolean;
   /** --only a,b: run only the scenarios so named (for development; never with --write-docs). */
@@ -47,7 +49,7 @@ function envNumber(name: string, fallback: number, { min = 0, integer = false } 
   return value;
 }
 
-export const USAGE = `usage: npm run bench -- [--sweep] [--ledger] [--slow-streams] [--hot-account] [--instructions] [--relays] [--write-docs] [--only name,name]
+export const USAGE = `usage: npm run bench -- [--sweep] [--ledger] [--slow-streams] [--hot-account] [--instructions] [--relays] [--compare <git ref>] [--write-docs] [--only name,name]
 
   (no flag)     the default scenarios: direct, floor and gateway, round by round
   --sweep       the sweep scenarios instead (connections, stream length, request size)
@@ -56,6 +58,8 @@ export const USAGE = `usage: npm run bench -- [--sweep] [--ledger] [--slow-strea
   --hot-account   one account billed by two gateway processes on one PostgreSQL: calls/s, the balance exact
   --instructions  instructions per call of the floor and the gateway under valgrind: repeatable where times are not
   --relays      plain chat through the floor, two minimal JSON relays on the gateway's stack, and the gateway
+  --compare REF   the gateway built from the working tree against the one built from commit REF, rounds
+                alternated (plain chat at 1 and 50 connections, or the --only scenarios)
   --write-docs  write the results into docs/benchmarks.json and docs/benchmarks.md
   --only a,b    run only these scenarios (while developing)
 
@@ -69,9 +73,12 @@ environment: BENCH_ROUNDS (3), BENCH_SECONDS (8), BENCH_WARMUP_SECONDS (2), BENC
 export function parseOptions(argv: string[]): BenchOptions {
   const flags = new Set<string>();
   let only: string[] = [];
+  let compare: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (arg === '--only') only = (argv[++i] ?? '').split(',').filter(Boolean);
+    if (arg === '--compare') compare = argv[++i] || undefined;
+    else if (arg.startsWith('--compare=')) compare = arg.slice('--compare='.length) || undefined;
+    else if (arg === '--only') only = (argv[++i] ?? '').split(',').filter(Boolean);
     else if (arg.startsWith('--only=')) only = arg.slice('--only='.length).split(',').filter(Boolean);
     else if (['--sweep', '--ledger', '--slow-streams', '--hot-account', '--instructions', '--relays', '--write-docs'].includes(arg)) flags.add(arg);
     else throw new Error(`unknown argument ${arg}\n${USAGE}`);
@@ -83,6 +90,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     hotAccount: flags.has('--hot-account'),
     instructions: flags.has('--instructions'),
     relays: flags.has('--relays'),
+    compare,
     writeDocs: flags.has('--write-docs'),
     only,
     rounds: envNumber('BENCH_ROUNDS', 3, { min: 1, integer: true }),
@@ -101,5 +109,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     instructionIdleSeconds: envNumber('BENCH_INSTRUCTION_IDLE_SECONDS', 10, { min: 1 }),
   };
   if (options.writeDocs && only.length > 0) throw new Error('--only runs a part of the bench: it cannot --write-docs');
+  if (argv.some((arg) => arg === '--compare' || arg.startsWith('--compare=')) && !compare) throw new Error(`--compare needs a git ref\n${USAGE}`);
+  if (compare && options.writeDocs) throw new Error('--compare writes nothing to the docs: it cannot --write-docs');
   return options;
 }

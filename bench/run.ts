@@ -3,8 +3,9 @@
 // as absolute pass/fail timings. `--sweep` runs the scenarios of "How cost grows" instead, and
 // `--ledger` the store micro-bench, `--slow-streams` many slow streams at once, `--hot-account` one
 // account billed by two gateways on PostgreSQL, `--instructions` each call's instructions under
-// valgrind, `--relays` plain chat through two minimal JSON relays beside the floor and the gateway.
-// See docs/benchmarks.md.
+// valgrind, `--relays` plain chat through two minimal JSON relays beside the floor and the gateway,
+// `--compare <ref>` the working tree's gateway against a commit's. See docs/benchmarks.md.
+import { runCompareBench } from './compare.js';
 import { runHotAccountBench } from './hot-account.js';
 import { runHttpBench } from './http-bench.js';
 import { runInstructionsBench } from './instructions.js';
@@ -33,6 +34,7 @@ async function main(): Promise<number> {
     if (options.hotAccount) return await runHotAccountBench(options, interrupted);
     if (options.instructions) return await runInstructionsBench(options, interrupted);
     if (options.relays) return await runRelaysBench(options, interrupted);
+    if (options.compare) return await runCompareBench(options, interrupted);
     return await runHttpBench(options, interrupted);
   } catch (error) {
     process.stderr.write(`bench: ${error instanceof Error ? error.message : String(error)}\n`);

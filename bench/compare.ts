@@ -1,0 +1,181 @@
+// `npm run bench -- --compare <git ref>`: the gateway as built from the working tree ("after")
+// against the gateway built from a commit ("before"), side by side on one sandbox, each with a
+// store of its own. Both run through the same rounds in the order A B, B A, A B, … so that neither
+// always runs first: measured here, the second of two gateways alternated in a fixed order looked
+// 3 to 7 % cheaper whichever build it was (docs/benchmarks.md, "Two builds compared"). CPU time on
+// these machines swings more between minutes than a change to the hot path moves it; two builds
+// measured in the same minutes can be compared to a few per cent. Nothing is written to the docs.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type RunEnvironment, runEnvironment, writeJson } from './docs.js';
+import type { LoadRun } from './load-run.js';
+import type { BenchOptions } from './options.js';
+import { cpuMeter } from './proc-stats.js';
+import { type BenchChild, ROOT, startNode } from './processes.js';
+import { buildScenarios } from './scenarios.js';
+import { median } from './stats.js';
+import { ratio, textTable } from './table.js';
+import { buildDist, issueKey, prepareTargets } from './targets.js';
+import { findWrk, runWrk } from './wrk.js';
+
+export const BUILDS = ['before', 'after'] as const;
+export type Build = (typeof BUILDS)[number];
+
+/** Plain chat at one and at 50 connections, unless --only names others. */
+const DEFAULT_SCENARIOS = ['chat-plain-c1', 'chat-plain-c50'];
+
+export interface CompareRun {
+  round: number;
+  requestsPerSecond: number;
+  cpuMsPerRequest: number | null;
+  p50Ms: number;
+  p99Ms: number;
+  errors: number;
+}
+
+export interface CompareResults {
+  environment: RunEnvironment;
+  before: string;
+  settings: { rounds: number; seconds: number; warmupSeconds: number };
+  scenarios: Record<string, Record<Build, CompareRun[]>>;
+}
+
+/** Round `round` (from 1) runs the builds in this order: before first in odd rounds, after first in even ones. */
+export const roundOrder = (round: number): readonly Build[] => (round % 2 === 1 ? BUILDS : [...BUILDS].reverse());
+
+/** The commit `ref` names, built into `dir/dist` from a worktree of it (the working tree's node_modules lent). */
+function buildCommit(ref: string, dir: string): string {
+  const commit = execFileSync('git', ['rev-parse', '--verify', `${ref}^{commit}`], { cwd: ROOT, encoding: 'utf8' }).trim();
+  const tree = path.join(dir, 'tree');
+  execFileSync('git', ['worktree', 'add', '--detach', tree, commit], { cwd: ROOT, stdio: 'ignore' });
+  try {
+    symlinkSync(path.join(ROOT, 'node_modules'), path.join(tree, 'node_modules'));
+    process.stdout.write(`building ${ref} (${commit.slice(0, 12)}) for comparison…\n`);
+    execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json', '--outDir', path.join(dir, 'dist')], { cwd: tree, stdio: 'inherit' });
+  } finally {
+    execFileSync('git', ['worktree', 'remove', '--force', tree], { cwd: ROOT, stdio: 'ignore' });
+  }
+  // dist/ finds its packages from where it lies: a link beside it, as in the repository.
+  symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
+  return commit;
+}
+
+export async function runCompareBench(options: BenchOptions, interrupted: Promise<never>): Promise<number> {
+  const wrk = findWrk();
+  if (!wrk) throw new Error('--compare needs wrk (apt-get install wrk)');
+  if (!options.compare) throw new Error('--compare needs a git ref');
+  buildDist();
+  const workDir = mkdtempSync(path.join(os.tmpdir(), 'tollroute-compare-'));
+  const started: BenchChild[] = [];
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  try {
+    const beforeDir = path.join(workDir, 'before');
+    mkdirSync(beforeDir);
+    const beforeCommit = buildCommit(options.compare, beforeDir);
+    const files = await prepareTargets(workDir);
+    const sandbox = await startNode('sandbox', [files.entry, 'sandbox', '--config', files.configFile]);
+    started.push(sandbox);
+    const base = JSON.parse(readFileSync(files.configFile, 'utf8'));
+    const entries: Record<Build, string> = { before: path.join(beforeDir, 'dist', 'main.js'), after: files.entry };
+    const ports: Record<Build, number> = { before: files.ports.floor, after: files.ports.gateway }; // the floor's port is free: no floor here
+    const gateways = {} as Record<Build, { child: BenchChild; url: string; key: string }>;
+    for (const build of BUILDS) {
+      const dir = path.join(workDir, build);
+      mkdirSync(dir, { recursive: true });
+      const configFile = path.join(dir, 'tollroute.json');
+      writeFileSync(configFile, JSON.stringify({ ...base, port: ports[build], data_dir: dir, store: `sqlite:${path.join(dir, 'tollroute.db')}` }));
+      const child = await startNode(`gateway ${build}`, [entries[build], 'serve', '--config', configFile], { stdoutFile: path.join(dir, 'gateway.log') });
+      started.push(child);
+      const url = `http://127.0.0.1:${ports[build]}`;
+      gateways[build] = { child, url, key: await issueKey(url, files.adminToken) };
+    }
+    const broken = Promise.race([interrupted, ...started.map((child) => child.died)]);
+    broken.catch(() => {});
+
+    const names = options.only.length > 0 ? options.only : DEFAULT_SCENARIOS;
+    const scenarioFor = (build: Build, name: string) => {
+      const scenario = buildScenarios(gateways[build].key).defaults.find((s) => s.name === name);
+      if (!scenario) throw new Error(`no default scenario ${name}`);
+      return scenario;
+    };
+    const load = (build: Build, name: string, seconds: number): Promise<LoadRun> => {
+      const scenario = scenarioFor(build, name);
+      return runWrk(scenario.gateway, {
+        wrk,
+        threads: options.wrkThreads,
+        workDir,
+        broken,
+        url: gateways[build].url,
+        connections: scenario.connections,
+        seconds,
+      });
+    };
+    const settings = { rounds: options.rounds, seconds: options.seconds, warmupSeconds: options.warmupSeconds };
+    const results: CompareResults = { environment: runEnvironment(), before: `${options.compare} (${beforeCommit.slice(0, 12)})`, settings, scenarios: {} };
+    out(`tollroute bench (compare): before = ${results.before}, after = the working tree; ${settings.rounds} rounds of ${settings.seconds} s`);
+    for (const name of names) {
+      const runs: Record<Build, CompareRun[]> = { before: [], after: [] };
+      for (const build of BUILDS) await load(build, name, options.warmupSeconds);
+      for (let round = 1; round <= options.rounds; round++) {
+        for (const build of roundOrder(round)) {
+          const cpu = cpuMeter(gateways[build].child.pid);
+          const run = await load(build, name, options.seconds);
+          const figures = {
+            round,
+            requestsPerSecond: run.requestsPerSecond,
+            cpuMsPerRequest: cpu.perRequest(run.requests),
+            p50Ms: run.latencyMs.p50,
+            p99Ms: run.latencyMs.p99,
+            errors: run.errors,
+          };
+          runs[build].push(figures);
+          out(
+            `  ${name} round ${round}/${options.rounds} ${build.padEnd(6)} ${figures.requestsPerSecond.toFixed(0).padStart(6)} req/s  cpu ${figures.cpuMsPerRequest?.toFixed(3) ?? '?'} ms/req  p50 ${figures.p50Ms.toFixed(2)}  p99 ${figures.p99Ms.toFixed(2)} ms`,
+          );
+        }
+      }
+      results.scenarios[name] = runs;
+    }
+    out(`\n${compareTable(results)}`);
+    out(`\nresults written to ${writeJson('compare', results, false)}`);
+    return Object.values(results.scenarios).some((runs) => BUILDS.some((b) => runs[b].some((r) => r.errors > 0))) ? 1 : 0;
+  } finally {
+    await Promise.allSettled(started.reverse().map((child) => child.stop()));
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+/** Per scenario, each build's medians, after ÷ before, and in how many rounds after used less CPU a call. */
+export function compareTable(results: CompareResults): string {
+  const rows: string[][] = [];
+  for (const [name, runs] of Object.entries(results.scenarios)) {
+    const figures = (build: Build) => ({
+      rps: median(runs[build].map((r) => r.requestsPerSecond)),
+      cpu: median(runs[build].map((r) => r.cpuMsPerRequest ?? Number.NaN)),
+      p50: median(runs[build].map((r) => r.p50Ms)),
+      p99: median(runs[build].map((r) => r.p99Ms)),
+    });
+    const before = figures('before');
+    const after = figures('after');
+    // Rounds pair up by number: the two builds of a round ran back to back.
+    const cheaper = runs.after.filter((r, i) => {
+      const then = runs.before[i]?.cpuMsPerRequest;
+      return r.cpuMsPerRequest !== null && then !== null && then !== undefined && r.cpuMsPerRequest < then;
+    }).length;
+    rows.push([name, 'before', before.rps.toFixed(0), (before.cpu * 1000).toFixed(1), before.p50.toFixed(2), before.p99.toFixed(2), '']);
+    rows.push(['', 'after', after.rps.toFixed(0), (after.cpu * 1000).toFixed(1), after.p50.toFixed(2), after.p99.toFixed(2), '']);
+    const over = (a: number, b: number) => ratio(a / b);
+    rows.push([
+      '',
+      'after ÷ before',
+      over(after.rps, before.rps),
+      over(after.cpu, before.cpu),
+      over(after.p50, before.p50),
+      over(after.p99, before.p99),
+      `${cheaper} of ${runs.after.length}`,
+    ]);
+  }
+  return textTable(['scenario', 'build', 'req/s', 'CPU µs/req', 'p50 ms', 'p99 ms', 'rounds after used less CPU'], rows, 2);
+}
