@@ -1,7 +1,7 @@
 // Schema changes, in order, inline so the built package needs no migration folder on disk.
 import { type DatabaseIntrospector, type Kysely, type Migration, Migrator, sql } from 'kysely';
 import type { DB } from './schema.js';
-import { rebuildForFewerPages, rebuildHoldsWithoutRowid } from './sqlite-pages.js';
+import { rebuildForFewerPages, rebuildHoldsWithoutRowid, rebuildRecentUsageUnkeyed } from './sqlite-pages.js';
 import { createRecentUsage } from './usage-recent.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -30,6 +30,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '019_one_open_holds_index': { up: (db) => indexOpenHoldsOnce(db) },
     '020_no_ledger_hold_index': { up: (db) => dropLedgerHoldIndex(db) },
     '021_sqlite_holds_without_rowid': { up: (db) => (dialect === 'sqlite' ? rebuildHoldsWithoutRowid(db) : Promise.resolve()) },
+    '022_sqlite_recent_usage_unkeyed': { up: (db) => (dialect === 'sqlite' ? rebuildRecentUsageUnkeyed(db) : Promise.resolve()) },
   };
 }
 

@@ -6,7 +6,7 @@
 //   plus one) gives the same increasing ids, which the account chain (ledger-rows.ts) relies on.
 // - usage_recent, keyed by text, was a rowid table with an index for its key beside it. WITHOUT
 //   ROWID keeps the rows in their key's order in one b-tree; the key grows with time, so a settle's
-//   row is still an append.
+//   row is still an append. (Migration 022 has since dropped its key altogether, below.)
 // The ledger bench then took 15 to 34 % more pairs a second on 1 000 accounts (docs/benchmarks.md).
 import { type Kysely, sql } from 'kysely';
 import { createUsageAllView } from './usage-recent.js';
@@ -17,13 +17,33 @@ export async function rebuildForFewerPages(db: Kysely<any>): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await rebuildTable(trx, 'ledger', (create) => create.replace(/\s+autoincrement\b/i, ''));
     await sql`drop view if exists usage_all`.execute(trx);
-    await rebuildTable(trx, 'usage_recent', withoutRowid);
+    // Only a keyed usage_recent: one that 022 left without a key stays so (WITHOUT ROWID needs a key).
+    await rebuildTable(trx, 'usage_recent', (create) => (KEYED_BY_ID.test(create) ? withoutRowid(create) : create));
     await createUsageAllView(trx);
   });
 }
 
 /** A create statement with WITHOUT ROWID, as it is when it has it already (so a rebuild copies nothing). */
 const withoutRowid = (create: string) => (/without\s+rowid\s*$/i.test(create) ? create : `${create} without rowid`);
+
+const KEYED_BY_ID = /"id" text primary key/i;
+
+/**
+ * SQLite only (migration 022): usage_recent without a key. Nothing looks a row of it up by id (the
+ * readers scan it by account, the mover copies it whole into `usage`, whose own key is the id), and
+ * as a WITHOUT ROWID table keyed by text a settle's row went into a b-tree of text keys whose full
+ * leaves split by rebalancing with their siblings: about four pages of the log a commit, more than
+ * the ledger's three. As a plain rowid table an insert appends to the last page. Measured
+ * alternated on one sandbox: 3.4 % less CPU a plain call at 50 connections (docs/benchmarks.md,
+ * "usage rows appended").
+ */
+export async function rebuildRecentUsageUnkeyed(db: Kysely<any>): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await sql`drop view if exists usage_all`.execute(trx);
+    await rebuildTable(trx, 'usage_recent', (create) => create.replace(KEYED_BY_ID, '"id" text not null').replace(/\s*without\s+rowid\s*$/i, ''));
+    await createUsageAllView(trx);
+  });
+}
 
 /**
  * SQLite only (migration 021): holds, keyed by text, was a rowid table with an index for its key

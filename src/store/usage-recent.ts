@@ -13,7 +13,7 @@ import { type Kysely, sql } from 'kysely';
 export const USAGE_COLUMNS =
   'id, account_id, key_id, hold_id, request_id, model, endpoint, units, amount_micros, created_at, unbilled_micros, flags, client_request_id, upstream_ms, channel, attempts';
 
-/** Migration: the table (the columns of `usage`; its key is an id, which grows with time, so an insert stays an append) and the view. */
+/** Migration 016: the table (the columns of `usage`, keyed by id until 022 dropped the key: sqlite-pages.ts) and the view. */
 export async function createRecentUsage(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('usage_recent')

@@ -34,10 +34,8 @@ const hotHold = (accountId: string, holdId: string, amountMicros: number) => ({
   now: 1,
 });
 const settleOf = (holdId: string) => ({ holdId, chargeMicros: 100, units: '{}', requestId: null, flags: [], usageId: 'use_taken', now: 1 });
-const takeUsageId = (store: Store, accountId: string) =>
-  sql`insert into usage_recent (id, account_id, model, endpoint, units, amount_micros, created_at) values ('use_taken', ${accountId}, 'm', 'chat', '{}', 0, 0)`.execute(
-    store.db,
-  );
+/** A settle whose usage row has no units (NOT NULL): its insert, the step's last write, fails after the hold was closed. */
+const unwritableSettleOf = (holdId: string) => ({ ...settleOf(holdId), units: null as unknown as string });
 
 /** The balance as a second connection reads it: what has been committed. */
 function otherConnectionBalance(accountId: string): number {
@@ -87,7 +85,7 @@ interface FailingSettle {
   accountId: string;
   /** The open hold of 1 000 on the account (of 10 000). */
   holdId: string;
-  /** Settles that hold; it fails, as a usage row already has the id the settle uses. */
+  /** Settles that hold; it fails, as its usage row cannot be written. */
   settle(): Promise<unknown>;
   /** What the store warned of. */
   warnings: ReturnType<typeof recordingLog>['warnings'];
@@ -99,9 +97,7 @@ async function withFailingSettle(run: (setup: FailingSettle) => Promise<void>) {
     async (store) => {
       const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
       const hold = await holdFunds(store, holdOf(account.id, 1_000));
-      // The settle's insert of its usage row then fails, after the hold was closed.
-      await takeUsageId(store, account.id);
-      const settle = () => store.hotLedger!.settle(settleOf(hold.holdId));
+      const settle = () => store.hotLedger!.settle(unwritableSettleOf(hold.holdId));
       await run({ store, accountId: account.id, holdId: hold.holdId, settle, warnings: recorded.warnings });
     },
     '',

@@ -60,14 +60,9 @@ const moneyOf = (sqlite: Database.Database, accountId: string) => ({
 test('a settle whose usage row cannot be written leaves its hold open, its account and its ledger as they were', async () => {
   await withSteps((sqlite, steps, accountId) => {
     assert.equal(steps.hold(holdEntry(accountId, 'hold_a')), true);
-    // A usage row already bears the settle's id: its insert, the step's last write, fails.
-    sqlite
-      .prepare(
-        `insert into usage_recent (id, account_id, hold_id, model, endpoint, units, amount_micros, created_at, unbilled_micros) values ('use_a', ?, 'hold_a', 'm', 'chat', '{}', 0, 1, 0)`,
-      )
-      .run(accountId);
     const before = moneyOf(sqlite, accountId);
-    assert.throws(() => steps.settle(settleEntry('hold_a', 'use_a')), /UNIQUE|constraint/i);
+    // A usage row without its units (NOT NULL): its insert, the step's last write, fails.
+    assert.throws(() => steps.settle({ ...settleEntry('hold_a', 'use_a'), units: null as unknown as string }), /NOT NULL|constraint/i);
     assert.deepEqual(sqlite.prepare('select state, charged_micros from holds where id = ?').get('hold_a'), { state: 'open', charged_micros: null });
     const after = moneyOf(sqlite, accountId);
     assert.deepEqual(after.account, before.account);

@@ -36,6 +36,7 @@ const EVERY_MIGRATION = [
   '019_one_open_holds_index',
   '020_no_ledger_hold_index',
   '021_sqlite_holds_without_rowid',
+  '022_sqlite_recent_usage_unkeyed',
 ].map((name) => ({ name }));
 
 const appliedMigrations = (store: Store) =>

@@ -32,15 +32,19 @@ async function billCalls(store: Store, accountId: string, calls: number) {
   }
 }
 
-/** The schema as it was before 017: the ledger with AUTOINCREMENT, usage_recent with a rowid. */
+/**
+ * The schema as it was before 017: the ledger with AUTOINCREMENT, usage_recent keyed by id with a
+ * rowid (and the index for its key beside it). 022, which drops that key, is undone with it, so a
+ * store opened again runs both.
+ */
 async function undo017(db: Kysely<any>) {
   await dropTempObjects(db);
   await db.transaction().execute(async (trx) => {
     await rebuildTable(trx, 'ledger', (create) => create.replace(/"id" integer primary key/i, '"id" integer primary key autoincrement'));
     await sql`drop view usage_all`.execute(trx);
-    await rebuildTable(trx, 'usage_recent', (create) => create.replace(/\s*without rowid\s*$/i, ''));
+    await rebuildTable(trx, 'usage_recent', (create) => create.replace('"id" text not null', '"id" text primary key'));
     await createUsageAllView(trx);
-    await sql`delete from kysely_migration where name = '017_sqlite_fewer_pages'`.execute(trx);
+    await sql`delete from kysely_migration where name in ('017_sqlite_fewer_pages', '022_sqlite_recent_usage_unkeyed')`.execute(trx);
   });
 }
 
@@ -57,10 +61,10 @@ test('a store from before 017 keeps every ledger and usage row, with its id, and
   assert.equal(usageBefore.length, 5);
   await store.close();
 
-  store = await open(file); // runs 017
+  store = await open(file); // runs 017, then 022
   try {
     assert.doesNotMatch(await tableSql(store.db, 'ledger'), /autoincrement/i);
-    assert.match(await tableSql(store.db, 'usage_recent'), /without rowid\s*$/i);
+    assert.doesNotMatch(await tableSql(store.db, 'usage_recent'), /primary key|without rowid/i);
     assert.deepEqual(await rowsOf(store.db, 'ledger'), ledgerBefore);
     assert.deepEqual(await rowsOf(store.db, 'usage_recent'), usageBefore);
     await checkAccountBalance(store, account.id);
