@@ -33,8 +33,8 @@ const KEYED_BY_ID = /"id" text primary key/i;
  * readers scan it by account, the mover copies it whole into `usage`, whose own key is the id), and
  * as a WITHOUT ROWID table keyed by text a settle's row went into a b-tree of text keys whose full
  * leaves split by rebalancing with their siblings: about four pages of the log a commit, more than
- * the ledger's three. As a plain rowid table an insert appends to the last page. Measured
- * alternated on one sandbox: 3.4 % less CPU a plain call at 50 connections (docs/benchmarks.md,
+ * the ledger's three. As a plain rowid table an insert appends to the last page. Measured with
+ * `npm run bench -- --compare`: 2 to 6 % less CPU a plain call at 50 connections (docs/benchmarks.md,
  * "usage rows appended").
  */
 export async function rebuildRecentUsageUnkeyed(db: Kysely<any>): Promise<void> {
