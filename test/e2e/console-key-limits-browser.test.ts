@@ -163,8 +163,13 @@ describe('key limits in the account console', { skip, timeout: 180_000 }, () => 
 
     watch.expect(403, '/v1/account/keys');
     const name = page.getByLabel('Name of a new key');
-    await name.fill('unlimited, I hope');
-    assert.equal(await name.inputValue(), 'unlimited, I hope');
+    // Under load the field was once found empty right after it was filled (a full run, CI, not
+    // alone): filled again until it holds the name, so the test goes on to what it is about.
+    for (let tries = 0; (await name.inputValue()) !== 'unlimited, I hope'; tries++) {
+      assert.ok(tries < 20, 'the name field never kept the name');
+      if (tries > 0) await page.waitForTimeout(100);
+      await name.fill('unlimited, I hope');
+    }
     await page.getByRole('button', { name: 'Create key' }).click();
     // Seen once in a full run under load: the alert never came. Say what the page showed instead.
     await page
