@@ -16,11 +16,16 @@ export async function rebuildForFewerPages(db: Kysely<any>): Promise<void> {
   // A table that has its change already is left as it is, so running this again copies nothing.
   await db.transaction().execute(async (trx) => {
     await rebuildTable(trx, 'ledger', (create) => create.replace(/\s+autoincrement\b/i, ''));
-    await sql`drop view if exists usage_all`.execute(trx);
     // Only a keyed usage_recent: one that 022 left without a key stays so (WITHOUT ROWID needs a key).
-    await rebuildTable(trx, 'usage_recent', (create) => (KEYED_BY_ID.test(create) ? withoutRowid(create) : create));
-    await createUsageAllView(trx);
+    await rebuildRecentUsage(trx, (create) => (KEYED_BY_ID.test(create) ? withoutRowid(create) : create));
   });
+}
+
+/** Rebuilds usage_recent as `change` rewrites it, with the view over it (which names it) made again. */
+async function rebuildRecentUsage(trx: Kysely<any>, change: (create: string) => string): Promise<void> {
+  await sql`drop view if exists usage_all`.execute(trx);
+  await rebuildTable(trx, 'usage_recent', change);
+  await createUsageAllView(trx);
 }
 
 /** A create statement with WITHOUT ROWID, as it is when it has it already (so a rebuild copies nothing). */
@@ -38,11 +43,9 @@ const KEYED_BY_ID = /"id" text primary key/i;
  * "usage rows appended").
  */
 export async function rebuildRecentUsageUnkeyed(db: Kysely<any>): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await sql`drop view if exists usage_all`.execute(trx);
-    await rebuildTable(trx, 'usage_recent', (create) => create.replace(KEYED_BY_ID, '"id" text not null').replace(/\s*without\s+rowid\s*$/i, ''));
-    await createUsageAllView(trx);
-  });
+  await db
+    .transaction()
+    .execute((trx) => rebuildRecentUsage(trx, (create) => create.replace(KEYED_BY_ID, '"id" text not null').replace(/\s*without\s+rowid\s*$/i, '')));
 }
 
 /**

@@ -14,41 +14,27 @@ function startHostileUpstream(): Promise<ScriptedUpstream> {
     const script = body.messages.at(-1).content as string;
     const chunk = (delta: object, extra: object = {}) =>
       `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: body.model, choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`;
-    if (script === 'bad usage json') {
+    /** A stream's last chunk, reporting `usage`, and its end marker. */
+    const usageEnd = (usage: object) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [], usage })}\n\ndata: [DONE]\n\n`;
+    /** A whole answer of "hi" that reports `usage`. */
+    const completion = (usage: object) => {
       res.setHeader('content-type', 'application/json');
-      res.end(
-        JSON.stringify({
-          id: 'c1',
-          object: 'chat.completion',
-          model: body.model,
-          choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
-          usage: { prompt_tokens: 3, completion_tokens: 'n/a' },
-        }),
-      );
+      const message = { role: 'assistant', content: 'hi' };
+      res.end(JSON.stringify({ id: 'c1', object: 'chat.completion', model: body.model, choices: [{ index: 0, message, finish_reason: 'stop' }], usage }));
+    };
+    if (script === 'bad usage json') {
+      completion({ prompt_tokens: 3, completion_tokens: 'n/a' });
     } else if (script === 'bad usage stream') {
       res.setHeader('content-type', 'text/event-stream');
       res.write(chunk({ role: 'assistant', content: 'hi' }));
-      res.end(
-        `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: -5, completion_tokens: 1e300 } })}\n\ndata: [DONE]\n\n`,
-      );
+      res.end(usageEnd({ prompt_tokens: -5, completion_tokens: 1e300 }));
     } else if (script === 'huge usage') {
-      res.setHeader('content-type', 'application/json');
-      res.end(
-        JSON.stringify({
-          id: 'c1',
-          object: 'chat.completion',
-          model: body.model,
-          choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
-          usage: { prompt_tokens: 1e15, completion_tokens: 1e15 },
-        }),
-      );
+      completion({ prompt_tokens: 1e15, completion_tokens: 1e15 });
     } else if (script === 'slow close') {
       // The whole answer and its end marker at once, then the connection held open a while.
       res.setHeader('content-type', 'text/event-stream');
       res.write(chunk({ role: 'assistant', content: 'hi' }));
-      res.write(
-        `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 3, completion_tokens: 1 } })}\n\ndata: [DONE]\n\n`,
-      );
+      res.write(usageEnd({ prompt_tokens: 3, completion_tokens: 1 }));
       setTimeout(() => res.end(), 1_500);
     } else if (script === 'error first') {
       res.setHeader('content-type', 'text/event-stream');

@@ -33,7 +33,7 @@ const hotHold = (accountId: string, holdId: string, amountMicros: number) => ({
   clientRequestId: null,
   now: 1,
 });
-const settleOf = (holdId: string) => ({ holdId, chargeMicros: 100, units: '{}', requestId: null, flags: [], usageId: 'use_taken', now: 1 });
+const settleOf = (holdId: string) => ({ holdId, chargeMicros: 100, units: '{}', requestId: null, flags: [], usageId: 'use_1', now: 1 });
 /** A settle whose usage row has no units (NOT NULL): its insert, the step's last write, fails after the hold was closed. */
 const unwritableSettleOf = (holdId: string) => ({ ...settleOf(holdId), units: null as unknown as string });
 

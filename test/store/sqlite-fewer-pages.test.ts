@@ -2,17 +2,16 @@
 // a rowid, so that a hold and its settle write fewer pages of SQLite's log; rows, ids, the account
 // chain and the triggers come through the rebuild unchanged.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import Database from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
 import { checkAccountBalance, createAccount, holdFunds, settleHold } from '../../src/billing/ledger.js';
-import { sqliteSteps } from '../../src/store/hot-ledger/sqlite-steps.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import { rebuildForFewerPages, rebuildTable } from '../../src/store/sqlite-pages.js';
 import { createUsageAllView } from '../../src/store/usage-recent.js';
+import { holdEntry, settleEntry, withCountedLog } from './counted-log.js';
 import { dropTempObjects, indexesAndTriggers, tableSql } from './sqlite-schema.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tollroute-fewer-pages-'));
@@ -107,44 +106,21 @@ test('running the rebuild again (two processes migrating at once) changes nothin
 
 /** Pages each commit adds to the log, for hold and settle pairs written one commit each (as calls one at a time are). */
 function pagesPerCommit(file: string, pairs: number): { hold: number; settle: number } {
-  const sqlite = new Database(file);
-  try {
-    sqlite.pragma('journal_mode = WAL');
-    sqlite.pragma('wal_autocheckpoint = 0'); // the log only grows while it is measured
-    const steps = sqliteSteps(sqlite);
-    const accountId = (sqlite.prepare('select id from accounts limit 1').get() as { id: string }).id;
-    const frames = () => (statSync(`${file}-wal`).size - 32) / (4096 + 24);
+  return withCountedLog(file, ({ sqlite, steps, accountId, frames }) => {
     const hold: number[] = [];
     const settle: number[] = [];
     for (let i = 0; i < pairs; i++) {
       const id = String(i).padStart(6, '0');
       let before = frames();
-      sqlite.transaction(() =>
-        steps.hold({
-          accountId,
-          holdId: `hold_p${id}`,
-          amountMicros: 1_000,
-          keyId: null,
-          requestId: 'r',
-          model: 'm',
-          endpoint: 'chat',
-          now: 1 + i,
-          instanceId: 'inst',
-          clientRequestId: null,
-        }),
-      )();
+      sqlite.transaction(() => steps.hold(holdEntry(accountId, `hold_p${id}`, 1 + i)))();
       hold.push(frames() - before);
       before = frames();
-      sqlite.transaction(() =>
-        steps.settle({ holdId: `hold_p${id}`, chargeMicros: 10, units: '{}', requestId: null, flags: [], usageId: `use_p${id}`, now: 1 + i }),
-      )();
+      sqlite.transaction(() => steps.settle(settleEntry(`hold_p${id}`, `use_p${id}`, 1 + i)))();
       settle.push(frames() - before);
     }
     const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
     return { hold: median(hold), settle: median(settle) };
-  } finally {
-    sqlite.close();
-  }
+  });
 }
 
 test('a hold and its settle each write fewer pages of the log than before 017 (8 and 9)', async () => {

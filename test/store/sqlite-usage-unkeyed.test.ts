@@ -2,18 +2,17 @@
 // a settle's usage row is appended to the last page instead of going into a b-tree of text keys.
 // Rows waiting there come through the rebuild, and the readers and the mover go on as before.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import Database from 'better-sqlite3';
 import { type Kysely, sql } from 'kysely';
 import { createAccount, holdFunds, settleHold } from '../../src/billing/ledger.js';
-import { sqliteSteps } from '../../src/store/hot-ledger/sqlite-steps.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import { rebuildTable } from '../../src/store/sqlite-pages.js';
 import { listUsage } from '../../src/store/usage.js';
 import { createUsageAllView } from '../../src/store/usage-recent.js';
+import { holdEntry, settleEntry, withCountedLog } from './counted-log.js';
 import { dropTempObjects, tableSql } from './sqlite-schema.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tollroute-usage-unkeyed-'));
@@ -81,33 +80,19 @@ test('a store from before 022 keeps its waiting usage rows: the readers find the
 
 /** Frames the log gains for `pairs` holds and settles written `batch` steps to a commit, as a busy gateway batches them. */
 function framesForBatches(file: string, pairs: number, batch: number): number {
-  const sqlite = new Database(file);
-  try {
-    sqlite.pragma('journal_mode = WAL');
-    sqlite.pragma('wal_autocheckpoint = 0'); // the log only grows while it is measured
-    const steps = sqliteSteps(sqlite);
-    const accountId = (sqlite.prepare('select id from accounts limit 1').get() as { id: string }).id;
-    const frames = () => (statSync(`${file}-wal`).size - 32) / (4096 + 24);
+  return withCountedLog(file, ({ sqlite, steps, accountId, frames }) => {
     const before = frames();
     for (let first = 0; first < pairs; first += batch) {
       const ids = Array.from({ length: batch }, (_, i) => String(first + i).padStart(8, '0'));
       sqlite.transaction(() => {
-        for (const id of ids) {
-          const hold = { accountId, holdId: `hold_${id}`, amountMicros: 1_000, keyId: null, requestId: `req_${id}`, model: 'm', endpoint: 'chat' };
-          steps.hold({ ...hold, now: 1, instanceId: 'inst', clientRequestId: null });
-        }
+        for (const id of ids) steps.hold(holdEntry(accountId, `hold_${id}`, 1, `req_${id}`));
       })();
       sqlite.transaction(() => {
-        for (const id of ids) {
-          const units = '{"input_token":6,"output_token":7}';
-          steps.settle({ holdId: `hold_${id}`, chargeMicros: 10, units, requestId: null, flags: [], usageId: `use_${id}`, now: 2 });
-        }
+        for (const id of ids) steps.settle(settleEntry(`hold_${id}`, `use_${id}`, 2, '{"input_token":6,"output_token":7}'));
       })();
     }
     return frames() - before;
-  } finally {
-    sqlite.close();
-  }
+  });
 }
 
 test('settles batched as under load write fewer pages of the log than with usage_recent keyed by id', async () => {
