@@ -4,13 +4,15 @@
 // always runs first: measured here, the second of two gateways alternated in a fixed order looked
 // 3 to 7 % cheaper whichever build it was (docs/benchmarks.md, "Two builds compared"). CPU time on
 // these machines swings more between minutes than a change to the hot path moves it; two builds
-// measured in the same minutes can be compared to a few per cent. Nothing is written to the docs.
+// measured in the same minutes can be compared to a few per cent. After each run, the time to the
+// first byte at one connection, as the full bench measures it. Nothing is written to the docs.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type RunEnvironment, runEnvironment, writeJson } from './docs.js';
 import type { LoadRun } from './load-run.js';
+import { TTFB_MAX_REQUESTS } from './measure.js';
 import type { BenchOptions } from './options.js';
 import { cpuMeter } from './proc-stats.js';
 import { type BenchChild, ROOT, startNode } from './processes.js';
@@ -18,6 +20,7 @@ import { buildScenarios } from './scenarios.js';
 import { median } from './stats.js';
 import { ratio, textTable } from './table.js';
 import { buildDist, issueKey, prepareTargets } from './targets.js';
+import { measureTtfb } from './ttfb.js';
 import { findWrk, runWrk } from './wrk.js';
 
 export const BUILDS = ['before', 'after'] as const;
@@ -32,13 +35,15 @@ export interface CompareRun {
   cpuMsPerRequest: number | null;
   p50Ms: number;
   p99Ms: number;
+  /** The median time to the first body byte at one connection, after the run. */
+  ttfbMs: number;
   errors: number;
 }
 
 export interface CompareResults {
   environment: RunEnvironment;
   before: string;
-  settings: { rounds: number; seconds: number; warmupSeconds: number };
+  settings: { rounds: number; seconds: number; warmupSeconds: number; ttfbSeconds: number };
   scenarios: Record<string, Record<Build, CompareRun[]>>;
 }
 
@@ -112,7 +117,7 @@ export async function runCompareBench(options: BenchOptions, interrupted: Promis
         seconds,
       });
     };
-    const settings = { rounds: options.rounds, seconds: options.seconds, warmupSeconds: options.warmupSeconds };
+    const settings = { rounds: options.rounds, seconds: options.seconds, warmupSeconds: options.warmupSeconds, ttfbSeconds: options.ttfbSeconds };
     const results: CompareResults = { environment: runEnvironment(), before: `${options.compare} (${beforeCommit.slice(0, 12)})`, settings, scenarios: {} };
     out(`tollroute bench (compare): before = ${results.before}, after = the working tree; ${settings.rounds} rounds of ${settings.seconds} s`);
     for (const name of names) {
@@ -122,17 +127,23 @@ export async function runCompareBench(options: BenchOptions, interrupted: Promis
         for (const build of roundOrder(round)) {
           const cpu = cpuMeter(gateways[build].child.pid);
           const run = await load(build, name, options.seconds);
+          const ttfb = await measureTtfb(gateways[build].url, scenarioFor(build, name).gateway, {
+            seconds: options.ttfbSeconds,
+            maxRequests: TTFB_MAX_REQUESTS,
+            broken,
+          });
           const figures = {
             round,
             requestsPerSecond: run.requestsPerSecond,
             cpuMsPerRequest: cpu.perRequest(run.requests),
             p50Ms: run.latencyMs.p50,
             p99Ms: run.latencyMs.p99,
-            errors: run.errors,
+            ttfbMs: ttfb.firstByteMs.p50,
+            errors: run.errors + ttfb.errors,
           };
           runs[build].push(figures);
           out(
-            `  ${name} round ${round}/${options.rounds} ${build.padEnd(6)} ${figures.requestsPerSecond.toFixed(0).padStart(6)} req/s  cpu ${figures.cpuMsPerRequest?.toFixed(3) ?? '?'} ms/req  p50 ${figures.p50Ms.toFixed(2)}  p99 ${figures.p99Ms.toFixed(2)} ms`,
+            `  ${name} round ${round}/${options.rounds} ${build.padEnd(6)} ${figures.requestsPerSecond.toFixed(0).padStart(6)} req/s  cpu ${figures.cpuMsPerRequest?.toFixed(3) ?? '?'} ms/req  p50 ${figures.p50Ms.toFixed(2)}  p99 ${figures.p99Ms.toFixed(2)} ms  ttfb ${figures.ttfbMs.toFixed(3)} ms`,
           );
         }
       }
@@ -156,6 +167,7 @@ export function compareTable(results: CompareResults): string {
       cpu: median(runs[build].map((r) => r.cpuMsPerRequest ?? Number.NaN)),
       p50: median(runs[build].map((r) => r.p50Ms)),
       p99: median(runs[build].map((r) => r.p99Ms)),
+      ttfb: median(runs[build].map((r) => r.ttfbMs)),
     });
     const before = figures('before');
     const after = figures('after');
@@ -164,8 +176,9 @@ export function compareTable(results: CompareResults): string {
       const then = runs.before[i]?.cpuMsPerRequest;
       return r.cpuMsPerRequest !== null && then !== null && then !== undefined && r.cpuMsPerRequest < then;
     }).length;
-    rows.push([name, 'before', before.rps.toFixed(0), (before.cpu * 1000).toFixed(1), before.p50.toFixed(2), before.p99.toFixed(2), '']);
-    rows.push(['', 'after', after.rps.toFixed(0), (after.cpu * 1000).toFixed(1), after.p50.toFixed(2), after.p99.toFixed(2), '']);
+    const cells = (f: typeof before) => [f.rps.toFixed(0), (f.cpu * 1000).toFixed(1), f.p50.toFixed(2), f.p99.toFixed(2), f.ttfb.toFixed(3)];
+    rows.push([name, 'before', ...cells(before), '']);
+    rows.push(['', 'after', ...cells(after), '']);
     const over = (a: number, b: number) => ratio(a / b);
     rows.push([
       '',
@@ -174,8 +187,9 @@ export function compareTable(results: CompareResults): string {
       over(after.cpu, before.cpu),
       over(after.p50, before.p50),
       over(after.p99, before.p99),
+      over(after.ttfb, before.ttfb),
       `${cheaper} of ${runs.after.length}`,
     ]);
   }
-  return textTable(['scenario', 'build', 'req/s', 'CPU µs/req', 'p50 ms', 'p99 ms', 'rounds after used less CPU'], rows, 2);
+  return textTable(['scenario', 'build', 'req/s', 'CPU µs/req', 'p50 ms', 'p99 ms', 'TTFB ms', 'rounds after used less CPU'], rows, 2);
 }

@@ -12,7 +12,7 @@ import type { Targets } from './targets.js';
 import { measureTtfb, type TtfbFigures } from './ttfb.js';
 import { runWrk } from './wrk.js';
 
-const TTFB_MAX_REQUESTS = 2_000;
+export const TTFB_MAX_REQUESTS = 2_000;
 
 export interface MeasureSettings {
   rounds: number;

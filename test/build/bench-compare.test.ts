@@ -11,20 +11,21 @@ test('the builds take turns at going first, round by round', () => {
   for (const round of [1, 2, 3]) assert.deepEqual([...roundOrder(round)].sort(), [...BUILDS].sort(), 'both run in every round');
 });
 
-test('the table gives each build its medians, after ÷ before, and the rounds in which after used less CPU', () => {
-  const run = (round: number, requestsPerSecond: number, cpuMsPerRequest: number | null): CompareRun => ({
+test('the table gives each build its medians (the first byte at one connection too), after ÷ before, and the rounds in which after used less CPU', () => {
+  const run = (round: number, requestsPerSecond: number, cpuMsPerRequest: number | null, ttfbMs: number): CompareRun => ({
     round,
     requestsPerSecond,
     cpuMsPerRequest,
     p50Ms: 1,
     p99Ms: 4,
+    ttfbMs,
     errors: 0,
   });
   const results = {
     scenarios: {
       'chat-plain-c50': {
-        before: [run(1, 1000, 0.2), run(2, 1100, 0.22), run(3, 900, 0.18)],
-        after: [run(1, 1200, 0.1), run(2, 1000, 0.3), run(3, 1400, 0.12)],
+        before: [run(1, 1000, 0.2, 1.2), run(2, 1100, 0.22, 1.0), run(3, 900, 0.18, 1.4)],
+        after: [run(1, 1200, 0.1, 0.9), run(2, 1000, 0.3, 0.5), run(3, 1400, 0.12, 0.6)],
       },
     },
   } as unknown as CompareResults;
@@ -34,9 +35,9 @@ test('the table gives each build its medians, after ÷ before, and the rounds in
     .slice(2)
     .map((line) => line.trim().split(/\s{2,}/));
   const row = (label: string) => rows.find((cells) => cells.includes(label));
-  assert.deepEqual(row('before'), ['chat-plain-c50', 'before', '1000', '200.0', '1.00', '4.00']);
-  assert.deepEqual(row('after'), ['after', '1200', '120.0', '1.00', '4.00']);
-  assert.deepEqual(row('after ÷ before'), ['after ÷ before', '1.20×', '0.60×', '1.00×', '1.00×', '2 of 3']);
+  assert.deepEqual(row('before'), ['chat-plain-c50', 'before', '1000', '200.0', '1.00', '4.00', '1.200']);
+  assert.deepEqual(row('after'), ['after', '1200', '120.0', '1.00', '4.00', '0.600']);
+  assert.deepEqual(row('after ÷ before'), ['after ÷ before', '1.20×', '0.60×', '1.00×', '1.00×', '0.50×', '2 of 3']);
 });
 
 test('--compare takes the ref that follows it, and refuses to go without one or to write the docs', () => {

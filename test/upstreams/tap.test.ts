@@ -180,6 +180,48 @@ test('the chunks that come with the first output wait one turn, so the first can
   assert.deepEqual(received, ['one'], 'the first output is readable before the others are read');
 
   await tick();
-  assert.deepEqual(steps, ['one', 'two', 'three']);
-  assert.deepEqual(received, ['one', 'two', 'three']);
+  assert.deepEqual(steps, ['one', 'twothree'], 'the two that waited are read as one');
+  assert.deepEqual(received, ['one', 'twothree']);
+});
+
+test('chunks that arrive while the tap reads the one before are read in one pass and go on as one write', async () => {
+  const steps: string[] = [];
+  const tap = new PassThroughTap((chunk) => {
+    if (chunk) steps.push(String(chunk));
+    return chunk && String(chunk);
+  });
+  const received: string[] = [];
+  tap.on('data', (chunk) => received.push(String(chunk)));
+  tap.write('first');
+  await tick();
+
+  for (const event of ['a', 'b', 'c', 'd']) tap.write(event); // one socket read's chunks, handed over in one go
+  assert.deepEqual(steps, ['first', 'a'], 'the first of them is read at once');
+  assert.deepEqual(received, ['first', 'a'], 'and goes on at once');
+  await Promise.resolve();
+  assert.deepEqual(steps, ['first', 'a', 'bcd'], 'the rest, queued behind it, in one pass before the turn ends');
+  assert.deepEqual(received, ['first', 'a', 'bcd']);
+});
+
+test('a burst of events read in one pass reaches the caller byte for byte, and each event is observed', async () => {
+  const upstream = new PassThrough();
+  const seen: number[] = [];
+  const body = observeSseJson(upstream, (value) => {
+    seen.push((value as { n: number }).n);
+    return undefined;
+  });
+  const received: Buffer[] = [];
+  body.on('data', (chunk) => received.push(Buffer.from(chunk)));
+  const events = Array.from({ length: 50 }, (_, n) => `data: {"n":${n},"text":"é"}\n\n`);
+  const bytes = Buffer.from(events.join(''));
+  // Cut at odd places (inside a character too), all handed over in one turn.
+  for (let at = 0; at < bytes.length; at += 37) upstream.write(bytes.subarray(at, at + 37));
+  upstream.end();
+  await once(body, 'end');
+  assert.equal(Buffer.concat(received).toString(), events.join(''));
+  assert.deepEqual(
+    seen,
+    events.map((_, n) => n),
+  );
+  assert.ok(received.length <= 3, `the burst went on in a few writes, not one per chunk (${received.length})`);
 });
