@@ -12,7 +12,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { type RunEnvironment, runEnvironment, writeJson } from './docs.js';
 import type { LoadRun } from './load-run.js';
-import { TTFB_MAX_REQUESTS } from './measure.js';
 import type { BenchOptions } from './options.js';
 import { cpuMeter } from './proc-stats.js';
 import { type BenchChild, ROOT, startNode } from './processes.js';
@@ -128,11 +127,7 @@ export async function runCompareBench(options: BenchOptions, interrupted: Promis
           const cpu = cpuMeter(gateways[build].child.pid);
           const run = await load(build, name, options.seconds);
           const cpuMsPerRequest = cpu.perRequest(run.requests); // before the first-byte run, whose calls it does not count
-          const ttfb = await measureTtfb(gateways[build].url, scenarioFor(build, name).gateway, {
-            seconds: options.ttfbSeconds,
-            maxRequests: TTFB_MAX_REQUESTS,
-            broken,
-          });
+          const ttfb = await measureTtfb(gateways[build].url, scenarioFor(build, name).gateway, { seconds: options.ttfbSeconds, broken });
           const figures = {
             round,
             requestsPerSecond: run.requestsPerSecond,

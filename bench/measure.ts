@@ -12,8 +12,6 @@ import type { Targets } from './targets.js';
 import { measureTtfb, type TtfbFigures } from './ttfb.js';
 import { runWrk } from './wrk.js';
 
-export const TTFB_MAX_REQUESTS = 2_000;
-
 export interface MeasureSettings {
   rounds: number;
   seconds: number;
@@ -128,7 +126,7 @@ export class ScenarioMeasurer {
     const peak = peakRssBytes(pid);
     const rssAfter = rssBytes(pid);
 
-    const ttfb = await measureTtfb(spec.url, request, { seconds: this.settings.ttfbSeconds, maxRequests: TTFB_MAX_REQUESTS, broken: this.targets.broken });
+    const ttfb = await measureTtfb(spec.url, request, { seconds: this.settings.ttfbSeconds, broken: this.targets.broken });
     return { round, load, ttfb, cpuMsPerRequest, sandboxCpuMsPerRequest, mainThreadBusy, peakRssBytes: peak, rssAfterBytes: rssAfter, peakIsPerRun };
   }
 

@@ -8,6 +8,8 @@ import { percentile } from './stats.js';
 
 /** The first few requests open the connection and warm it; they are not counted. */
 const UNCOUNTED = 5;
+/** A run ends after this many counted requests even before its time is up. */
+const MAX_REQUESTS = 2_000;
 
 export interface TtfbFigures {
   requests: number;
@@ -45,11 +47,7 @@ function timeOne(agent: http.Agent, origin: URL, request: BenchRequest): Promise
   });
 }
 
-export async function measureTtfb(
-  url: string,
-  request: BenchRequest,
-  { seconds, maxRequests, broken }: { seconds: number; maxRequests: number; broken: Promise<never> },
-): Promise<TtfbFigures> {
+export async function measureTtfb(url: string, request: BenchRequest, { seconds, broken }: { seconds: number; broken: Promise<never> }): Promise<TtfbFigures> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const origin = new URL(url);
   const timings: Timing[] = [];
@@ -57,7 +55,7 @@ export async function measureTtfb(
   let sent = 0;
   const deadline = performance.now() + seconds * 1000;
   try {
-    while (sent < maxRequests + UNCOUNTED && (performance.now() < deadline || sent < UNCOUNTED + 1)) {
+    while (sent < MAX_REQUESTS + UNCOUNTED && (performance.now() < deadline || sent < UNCOUNTED + 1)) {
       sent += 1;
       // A failed request is counted; a void run (a target died) ends the measurement.
       const outcome = await Promise.race([timeOne(agent, origin, request).catch((error: Error) => error), broken]);

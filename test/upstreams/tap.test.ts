@@ -165,7 +165,8 @@ test('a tap takes one gate only', () => {
   assert.throws(() => tap.gateForwarding(gate), /already has a gate/);
 });
 
-test('the chunks that come with the first output wait one turn, so the first can reach the caller before they are read', async () => {
+/** A tap whose step passes each chunk on as text: what each step read, and what the caller received. */
+function recordingTap() {
   const steps: string[] = [];
   const tap = new PassThroughTap((chunk) => {
     if (chunk) steps.push(String(chunk));
@@ -173,6 +174,11 @@ test('the chunks that come with the first output wait one turn, so the first can
   });
   const received: string[] = [];
   tap.on('data', (chunk) => received.push(String(chunk)));
+  return { tap, steps, received };
+}
+
+test('the chunks that come with the first output wait one turn, so the first can reach the caller before they are read', async () => {
+  const { tap, steps, received } = recordingTap();
 
   for (const event of ['one', 'two', 'three']) tap.write(event); // as one socket read hands them over
   assert.deepEqual(steps, ['one'], 'only the first chunk is read in the turn it came in');
@@ -185,13 +191,7 @@ test('the chunks that come with the first output wait one turn, so the first can
 });
 
 test('chunks that arrive while the tap reads the one before are read in one pass and go on as one write', async () => {
-  const steps: string[] = [];
-  const tap = new PassThroughTap((chunk) => {
-    if (chunk) steps.push(String(chunk));
-    return chunk && String(chunk);
-  });
-  const received: string[] = [];
-  tap.on('data', (chunk) => received.push(String(chunk)));
+  const { tap, steps, received } = recordingTap();
   tap.write('first');
   await tick();
 
