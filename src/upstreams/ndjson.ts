@@ -10,9 +10,15 @@ import { type EventRead, feedTap, PassThroughTap } from './tap.js';
 /** Called for every parsed line; throw to fail the stream (an upstream error object, say). */
 export type NdjsonObserver = (value: any) => void;
 
+/**
+ * Reads a line (`bytes[start, end)`) without decoding or parsing it, when its shape is one it knows:
+ * true when it has seen all the observer would have, false to parse the line as usual.
+ */
+export type NdjsonSkimmer = (bytes: Buffer, start: number, end: number) => boolean;
+
 const NEWLINE = 0x0a;
 
-export function observeNdjson(body: Readable, observe: NdjsonObserver): Readable {
+export function observeNdjson(body: Readable, observe: NdjsonObserver, skim?: NdjsonSkimmer): Readable {
   /** The partial line after the last newline so far, copied out of its chunk. */
   let pending: Buffer | undefined;
   const look = (line: string) => {
@@ -33,7 +39,7 @@ export function observeNdjson(body: Readable, observe: NdjsonObserver): Readable
       const newline = lines.indexOf(NEWLINE, start);
       const end = newline === -1 ? lines.length : newline;
       if (end > start) {
-        look(lines.toString('utf8', start, end));
+        if (!skim?.(lines, start, end)) look(lines.toString('utf8', start, end));
         eventRead(start);
       }
       start = end + 1;

@@ -68,3 +68,21 @@ test('bytes that are not valid UTF-8 go on as the upstream sent them', async () 
   const out = await readAll(observeNdjson(Readable.from([body]), () => {}));
   assert.ok(out.equals(body));
 });
+
+test('a line the skimmer reads is neither parsed nor shown to the observer, and its bytes go on unchanged', async () => {
+  for (const size of [1, 7, WHOLE.length]) {
+    const seen: unknown[] = [];
+    const skimmed: string[] = [];
+    // Skims the audio lines of LINES (those with a data string), as the speech client does.
+    const skim = (bytes: Buffer, start: number, end: number) => {
+      const line = bytes.toString('utf8', start, end);
+      if (!/"data":"/.test(line)) return false;
+      skimmed.push(line);
+      return true;
+    };
+    const out = await readAll(observeNdjson(Readable.from(cut(WHOLE, size)), (line) => seen.push(line), skim));
+    assert.ok(out.equals(WHOLE));
+    assert.deepEqual(skimmed, [LINES[0], LINES[1], LINES[3]]);
+    assert.deepEqual(seen, [JSON.parse(LINES[4]!)]);
+  }
+});
