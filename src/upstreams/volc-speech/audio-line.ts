@@ -30,3 +30,15 @@ export function isAudioLine(bytes: Buffer, start: number, end: number): boolean 
   while (close - 1 - backslashes >= open && bytes[close - 1 - backslashes] === BACKSLASH) backslashes++;
   return backslashes % 2 === 0;
 }
+
+/**
+ * The audio of an audio line, decoded from its base64 without parsing the line; undefined for any
+ * other line, and for one with an escape in its audio (`\/`, say), which only a parse reads right.
+ */
+export function audioOf(bytes: Buffer, start: number, end: number): Buffer | undefined {
+  if (!isAudioLine(bytes, start, end)) return undefined;
+  const open = start + AUDIO_LINE_HEAD.length;
+  const close = end - 2;
+  if (close === open || bytes.subarray(open, close).indexOf(BACKSLASH) !== -1) return undefined;
+  return Buffer.from(bytes.toString('latin1', open, close), 'base64');
+}

@@ -1,5 +1,6 @@
 // The OpenAI-compatible speech answer: audio bytes decoded from the line stream as they arrive.
 import { Transform, type TransformCallback } from 'node:stream';
+import { audioOf } from './audio-line.js';
 
 /** OpenAI response_format → the upstream's audio format and our content type. */
 export const AUDIO_FORMATS = {
@@ -30,39 +31,63 @@ export function streamingWavHeader(sampleRate: number): Buffer {
   return header;
 }
 
-/** Turns the upstream's JSON lines (read by the meter tap before) into the audio they carry. */
+const NEWLINE = 0x0a;
+
+/** JSON's whitespace, which may surround a line. */
+const isBlank = (byte: number | undefined) => byte === 0x20 || byte === 0x09 || byte === 0x0d || byte === NEWLINE;
+
+/** A line's audio: an audio line's read from its bytes, any other line's through a parse of it. */
+function lineAudio(bytes: Buffer, start: number, end: number): Buffer | undefined {
+  let from = start;
+  let to = end;
+  while (from < to && isBlank(bytes[from])) from++;
+  while (to > from && isBlank(bytes[to - 1])) to--;
+  const audio = audioOf(bytes, from, to);
+  if (audio) return audio;
+  const text = bytes.toString('utf8', start, end).trim();
+  if (!text.startsWith('{')) return undefined;
+  const data = (JSON.parse(text) as { data?: unknown }).data;
+  return typeof data === 'string' && data.length > 0 ? Buffer.from(data, 'base64') : undefined;
+}
+
+/**
+ * Turns the upstream's JSON lines (read by the meter tap before, which passes them on cut after a
+ * newline) into the audio they carry. Bytes, not text: an audio line is read without decoding or
+ * parsing it (audio-line.ts).
+ */
 export function linesToAudio(prefix?: Buffer): Transform {
-  let pending = '';
+  /** The partial line after the last newline so far. */
+  let pending: Buffer | undefined;
   let prefixSent = false;
-  const decodeLines = (text: string, final: boolean): Buffer[] => {
-    pending += text;
-    const end = final ? pending.length : pending.lastIndexOf('\n') + 1;
-    const complete = pending.slice(0, end);
-    pending = pending.slice(end);
+  const decodeLines = (chunk: Buffer | undefined): Buffer[] => {
+    const bytes = pending && chunk ? Buffer.concat([pending, chunk]) : (pending ?? chunk ?? Buffer.alloc(0));
+    const end = chunk ? bytes.lastIndexOf(NEWLINE) + 1 : bytes.length;
+    pending = end < bytes.length ? Buffer.from(bytes.subarray(end)) : undefined;
     const audio: Buffer[] = [];
-    if (prefix && !prefixSent && complete.length > 0) {
+    if (prefix && !prefixSent && end > 0) {
       audio.push(prefix);
       prefixSent = true;
     }
-    for (const line of complete.split('\n')) {
-      const trimmed = line.trim();
-      if (!trimmed.startsWith('{')) continue;
-      const data = (JSON.parse(trimmed) as { data?: unknown }).data;
-      if (typeof data === 'string' && data.length > 0) audio.push(Buffer.from(data, 'base64'));
+    for (let start = 0; start < end; ) {
+      const newline = bytes.indexOf(NEWLINE, start);
+      const lineEnd = newline === -1 || newline >= end ? end : newline;
+      const piece = lineAudio(bytes, start, lineEnd);
+      if (piece) audio.push(piece);
+      start = lineEnd + 1;
     }
     return audio;
   };
   return new Transform({
     transform(chunk: Buffer, _encoding, callback: TransformCallback) {
       try {
-        callback(null, Buffer.concat(decodeLines(chunk.toString('utf8'), false)));
+        callback(null, Buffer.concat(decodeLines(chunk)));
       } catch (error) {
         callback(error as Error);
       }
     },
     flush(callback: TransformCallback) {
       try {
-        callback(null, Buffer.concat(decodeLines('', true)));
+        callback(null, Buffer.concat(decodeLines(undefined)));
       } catch (error) {
         callback(error as Error);
       }

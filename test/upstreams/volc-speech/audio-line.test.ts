@@ -1,7 +1,7 @@
 // An audio line of a speech stream is recognised on its bytes; every other shape is left to the parse.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AUDIO_LINE, isAudioLine } from '../../../src/upstreams/volc-speech/audio-line.js';
+import { AUDIO_LINE, audioOf, isAudioLine } from '../../../src/upstreams/volc-speech/audio-line.js';
 
 const AUDIO = '{"code":0,"message":"","data":"SUQzBAAAAAAAAP/zZKZDsgejIbYSBzw5fmQa6j2LoXukgl83eBJdKjD4=="}';
 
@@ -44,4 +44,13 @@ test('every other shape is left to the parse', () => {
   ]) {
     assert.equal(recognised(line), false, line);
   }
+});
+
+test('the audio of an audio line is read from its bytes; a line with an escape in it is left to the parse', () => {
+  const bytes = Buffer.from(AUDIO);
+  assert.deepEqual(audioOf(bytes, 0, bytes.length), Buffer.from(JSON.parse(AUDIO).data, 'base64'));
+  const escaped = Buffer.from('{"code":0,"message":"","data":"SUQz\\/BAAA"}');
+  assert.equal(audioOf(escaped, 0, escaped.length), undefined);
+  const empty = Buffer.from('{"code":0,"message":"","data":""}');
+  assert.equal(audioOf(empty, 0, empty.length), undefined);
 });
