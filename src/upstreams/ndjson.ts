@@ -5,7 +5,7 @@
 // multi-byte UTF-8 character, so a cut there never splits one.)
 
 import type { Readable } from 'node:stream';
-import { type EventRead, feedTap, PassThroughTap } from './tap.js';
+import { feedTap, PassThroughTap } from './tap.js';
 
 /** Called for every parsed line; throw to fail the stream (an upstream error object, say). */
 export type NdjsonObserver = (value: any) => void;
@@ -19,8 +19,6 @@ export type NdjsonSkimmer = (bytes: Buffer, start: number, end: number) => boole
 const NEWLINE = 0x0a;
 
 export function observeNdjson(body: Readable, observe: NdjsonObserver, skim?: NdjsonSkimmer): Readable {
-  /** The partial line after the last newline so far, copied out of its chunk. */
-  let pending: Buffer | undefined;
   const look = (line: string) => {
     // Some clients prefix lines with `data:`; the upstream documents plain lines.
     const text = line.replace(/^data:\s*/, '').trim();
@@ -33,33 +31,48 @@ export function observeNdjson(body: Readable, observe: NdjsonObserver, skim?: Nd
     }
     observe(value);
   };
-  // Lengths in bytes: the output is these very bytes.
-  const lookAll = (lines: Buffer, eventRead: EventRead) => {
-    for (let start = 0; start < lines.length; ) {
-      const newline = lines.indexOf(NEWLINE, start);
-      const end = newline === -1 ? lines.length : newline;
-      if (end > start) {
+  const cutter = new LineCutter();
+  const tap = new PassThroughTap((chunk, eventRead) => {
+    const lines = cutter.cut(chunk);
+    // Lengths in bytes: the output is these very bytes.
+    if (lines)
+      forEachLine(lines, (start, end) => {
         if (!skim?.(lines, start, end)) look(lines.toString('utf8', start, end));
         eventRead(start);
-      }
-      start = end + 1;
-    }
-  };
-  const tap = new PassThroughTap((chunk, eventRead) => {
-    if (!chunk) {
-      // The end: the last line, even without its newline.
-      const rest = pending;
-      pending = undefined;
-      if (rest) lookAll(rest, eventRead);
-      return rest;
-    }
-    const bytes = pending ? Buffer.concat([pending, chunk]) : chunk;
-    const end = bytes.lastIndexOf(NEWLINE) + 1;
-    pending = end < bytes.length ? Buffer.from(bytes.subarray(end)) : undefined;
-    if (end === 0) return undefined;
-    const complete = end === bytes.length ? bytes : bytes.subarray(0, end);
-    lookAll(complete, eventRead);
-    return complete;
+      });
+    return lines;
   });
   return feedTap(body, tap);
+}
+
+/** Cuts a byte stream after its newlines, holding back never more than one partial line (copied out of its chunk). */
+export class LineCutter {
+  private pending: Buffer | undefined;
+
+  /**
+   * The whole lines that `chunk` completes, newlines included, as the stream's own bytes; at the end
+   * (no chunk), the last line even without its newline. Undefined: nothing yet.
+   */
+  cut(chunk: Buffer | undefined): Buffer | undefined {
+    if (!chunk) {
+      const rest = this.pending;
+      this.pending = undefined;
+      return rest;
+    }
+    const bytes = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
+    const end = bytes.lastIndexOf(NEWLINE) + 1;
+    this.pending = end < bytes.length ? Buffer.from(bytes.subarray(end)) : undefined;
+    if (end === 0) return undefined;
+    return end === bytes.length ? bytes : bytes.subarray(0, end);
+  }
+}
+
+/** Calls `visit` with the bounds of each line of `lines` that is not empty, its newline left out. */
+export function forEachLine(lines: Buffer, visit: (start: number, end: number) => void): void {
+  for (let start = 0; start < lines.length; ) {
+    const newline = lines.indexOf(NEWLINE, start);
+    const end = newline === -1 ? lines.length : newline;
+    if (end > start) visit(start, end);
+    start = end + 1;
+  }
 }

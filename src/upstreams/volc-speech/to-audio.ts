@@ -1,5 +1,6 @@
 // The OpenAI-compatible speech answer: audio bytes decoded from the line stream as they arrive.
 import { Transform, type TransformCallback } from 'node:stream';
+import { forEachLine, LineCutter } from '../ndjson.js';
 import { audioOf } from './audio-line.js';
 
 /** OpenAI response_format → the upstream's audio format and our content type. */
@@ -31,10 +32,8 @@ export function streamingWavHeader(sampleRate: number): Buffer {
   return header;
 }
 
-const NEWLINE = 0x0a;
-
-/** JSON's whitespace, which may surround a line. */
-const isBlank = (byte: number | undefined) => byte === 0x20 || byte === 0x09 || byte === 0x0d || byte === NEWLINE;
+/** JSON's whitespace, which may surround a line (its newline is cut off already). */
+const isBlank = (byte: number | undefined) => byte === 0x20 || byte === 0x09 || byte === 0x0d;
 
 /** A line's audio: an audio line's read from its bytes, any other line's through a parse of it. */
 function lineAudio(bytes: Buffer, start: number, end: number): Buffer | undefined {
@@ -56,25 +55,20 @@ function lineAudio(bytes: Buffer, start: number, end: number): Buffer | undefine
  * parsing it (audio-line.ts).
  */
 export function linesToAudio(prefix?: Buffer): Transform {
-  /** The partial line after the last newline so far. */
-  let pending: Buffer | undefined;
+  const cutter = new LineCutter();
   let prefixSent = false;
   const decodeLines = (chunk: Buffer | undefined): Buffer[] => {
-    const bytes = pending && chunk ? Buffer.concat([pending, chunk]) : (pending ?? chunk ?? Buffer.alloc(0));
-    const end = chunk ? bytes.lastIndexOf(NEWLINE) + 1 : bytes.length;
-    pending = end < bytes.length ? Buffer.from(bytes.subarray(end)) : undefined;
+    const lines = cutter.cut(chunk);
     const audio: Buffer[] = [];
-    if (prefix && !prefixSent && end > 0) {
+    if (!lines) return audio;
+    if (prefix && !prefixSent) {
       audio.push(prefix);
       prefixSent = true;
     }
-    for (let start = 0; start < end; ) {
-      const newline = bytes.indexOf(NEWLINE, start);
-      const lineEnd = newline === -1 || newline >= end ? end : newline;
-      const piece = lineAudio(bytes, start, lineEnd);
+    forEachLine(lines, (start, end) => {
+      const piece = lineAudio(lines, start, end);
       if (piece) audio.push(piece);
-      start = lineEnd + 1;
-    }
+    });
     return audio;
   };
   return new Transform({
