@@ -5,6 +5,7 @@
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { StoreHealth } from '../store/health.js';
+import { UnwrittenHoldError } from '../store/hot-ledger/types.js';
 import type { Store } from '../store/open.js';
 import { releaseHold, type SettleOptions, type SettleOutcome, settleHold } from './ledger.js';
 
@@ -24,7 +25,11 @@ export interface SettlementMetrics {
 }
 
 export interface Settlements {
-  /** Ends the hold now; undefined when the store refused and the end was kept for a retry. */
+  /**
+   * Ends the hold now; undefined when the store refused and the end was kept for a retry. Rejects
+   * with UnwrittenHoldError for a hold decided in memory that could not be written with its settle:
+   * nothing was held, so there is nothing to keep.
+   */
   end(job: HoldEnd): Promise<SettleOutcome | { applied: boolean } | undefined>;
   /** Ends that are waiting for the store. */
   pending(): number;
@@ -123,6 +128,10 @@ export function createSettlements(deps: {
       try {
         return await apply(job);
       } catch (error) {
+        if (error instanceof UnwrittenHoldError) {
+          health.failed(error.cause);
+          throw error;
+        }
         health.failed(error);
         log.error({ err: error, holdId: job.holdId, kind: job.kind }, 'ending a hold failed; kept and retried until it lands');
         waiting.set(job.holdId, job);

@@ -6,12 +6,13 @@ import { priceMicros, type Units } from '../billing/prices.js';
 import type { ProgressRecorder } from '../billing/progress.js';
 import type { HoldEnd, Settlements } from '../billing/settlements.js';
 import type { ModelConfig } from '../config/schema.js';
-import { clientClosed, GatewayError, rateLimited, unavailable, upstream as upstreamError } from '../errors.js';
+import { billing, clientClosed, GatewayError, rateLimited, unavailable, upstream as upstreamError } from '../errors.js';
 import type { RateLimiter, Take } from '../limits/index.js';
 import { callWithFailover, type FailedAttempt, NoChannelAvailableError, type Served } from '../routing/failover.js';
 import type { RouteHealth } from '../routing/health.js';
 import type { Attempt, Planner } from '../routing/plan.js';
 import type { StoreHealth } from '../store/health.js';
+import { UnwrittenHoldError } from '../store/hot-ledger/types.js';
 import type { Store } from '../store/open.js';
 import { withFields } from '../with-fields.js';
 import { type Bill, made, priceUsage, streamBill, unansweredBill } from './bill.js';
@@ -89,6 +90,16 @@ const requireAllowed = (take: Take) => {
 /** The call's own deadline (AbortSignal.timeout), as against a client that left. */
 const isDeadline = (reason: unknown) => reason instanceof DOMException && reason.name === 'TimeoutError';
 const callerLeft = (signal: AbortSignal) => signal.aborted && !isDeadline(signal.reason);
+
+/**
+ * What the caller is told when its hold, decided in memory, could not be written (so nothing of the
+ * call may reach it, and nothing is charged): the store's failure (a 503), or a balance another
+ * writer spent meanwhile (a 402).
+ */
+function unwrittenHoldAnswer(error: unknown): unknown {
+  if (!(error instanceof UnwrittenHoldError)) return error;
+  return error.cause ?? billing();
+}
 
 /** One call's hold, ended once: `end` after the first returns the first end's promise. */
 interface HoldEnding {
@@ -320,6 +331,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const ending = holdEnding(model, hold.holdId, estimate, request, log, startedAt);
     let answer: MeteredAnswer;
     let followStream: (() => void) | undefined;
+    /** A deferred hold's write, asked for once the answer is a stream: nothing of it goes out before. */
+    let streamHoldWritten: Promise<void> | undefined;
     let tried = model;
     // Each attempt goes to one (channel, key); one that fails before its first data, with nothing
     // sent to the caller, moves to the next (routing/failover.ts). The hold stays the same one.
@@ -336,6 +349,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           ending.servedBy = { model: view, attempts };
           ending.upstreamMs = performance.now() - startedAt;
           if (attempt.kind === 'stream') {
+            if (hold.write && !streamHoldWritten) {
+              streamHoldWritten = hold.write();
+              streamHoldWritten.catch(() => {}); // heard below, once the stream is served
+            }
             const metered = meterStream(endpoint, view, hold.holdId, attempt, request, estimate, ending, log);
             attempt = metered.answer;
             followStream = metered.follow;
@@ -359,15 +376,20 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const left = callerLeft(request.signal);
       const sent = (error as { sent?: unknown } | null)?.sent !== false;
       const bill = unansweredBill({ callerLeft: left, sent, estimate, billsEstimateWhenLeft: endpoint.billsEstimateWhenLeft === true });
-      await ending.end(bill, left ? 'client_gone' : 'error');
+      // (a deferred hold that cannot be written with its settle charges nothing: the failure stands)
+      await ending.end(bill, left ? 'client_gone' : 'error').catch(() => {});
       throw left ? clientClosed() : upstreamFailure(error, tried, log);
     }
-
-    if (answer.kind === 'json') {
-      // Written before the answer goes out; a store that refuses keeps it for a retry, and the caller still gets what they paid for.
-      await ending.end({ kind: 'settle', units: answer.units, reason: 'answered' }, 'ok');
-      return answer;
+    try {
+      if (streamHoldWritten) await holdCommitted(streamHoldWritten, serving, () => ending.abandon());
+      // Written before the answer goes out; a store that refuses keeps it for a retry, and the caller
+      // still gets what they paid for. A deferred hold is written with it: if it cannot be, nothing
+      // was held or charged, and the answer is dropped unseen.
+      if (answer.kind === 'json') await ending.end({ kind: 'settle', units: answer.units, reason: 'answered' }, 'ok');
+    } catch (error) {
+      throw unwrittenHoldAnswer(error);
     }
+    if (answer.kind === 'json') return answer;
     followStream?.();
     return answer;
   }

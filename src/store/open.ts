@@ -33,6 +33,8 @@ export interface StoreOptions {
   log?: HotLedgerLog;
   /** SQLite: when usage_recent is moved into usage (store/usage-recent.ts); tests make it often. */
   moveUsage?: UsageMoveSchedule;
+  /** SQLite: how long a hold decided in memory may stay unwritten (hot-ledger/sqlite.ts); 50 ms. */
+  maxUnwrittenHoldMs?: number;
 }
 
 // `sqlite:./data/tollroute.db`, `sqlite::memory:`, `postgres://…?schema=name`, `postgresql://…`
@@ -95,7 +97,17 @@ function openSqlite(location: string, options: StoreOptions): Store {
     },
     // Its statements are prepared against the tables, so only once they exist.
     prepareHotLedger() {
-      const hotLedger = sqliteHotLedger(db, sqlite, { checkWritable, countCommit: checkpointer?.noteCommit, moveUsage: options.moveUsage }, options.log);
+      const hotLedger = sqliteHotLedger(
+        db,
+        sqlite,
+        {
+          checkWritable,
+          countCommit: checkpointer?.noteCommit,
+          moveUsage: options.moveUsage,
+          maxUnwrittenMs: options.maxUnwrittenHoldMs,
+        },
+        options.log,
+      );
       hotLedgerHook.beforeForeignStatement = hotLedger.beforeForeignStatement!;
       this.hotLedger = hotLedger;
     },

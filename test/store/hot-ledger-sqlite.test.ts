@@ -2,108 +2,27 @@
 // fails fails alone, a store fault fails the batch with nothing written, a step never lands inside
 // a transaction someone else has open, and the sync mode comes from the store URL.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
+import { describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { checkAccountBalance, createAccount, holdFunds, settleHold } from '../../src/billing/ledger.js';
 import { findAccount } from '../../src/store/accounts.js';
 import { findHold } from '../../src/store/holds.js';
-import { openStore, type Store } from '../../src/store/open.js';
+import type { Store } from '../../src/store/open.js';
+import {
+  balanceAndHeld,
+  freshStore,
+  holdOf,
+  hotHold,
+  otherConnectionBalance,
+  settleOf,
+  storeFile,
+  withFailingSettle,
+  withStore,
+  writeLockTakenBy,
+} from './hot-ledger-sqlite-fixture.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'tollroute-hot-ledger-'));
-let n = 0;
-after(() => rmSync(dir, { recursive: true, force: true }));
-let currentFile = '';
-const freshStore = (query = '', options = {}) => {
-  currentFile = join(dir, `s${++n}.db`);
-  return openStore(`sqlite:${currentFile}${query}`, options);
-};
-
-const holdOf = (accountId: string, amountMicros: number, requestId = 'req_1') =>
-  ({ accountId, amountMicros, requestId, model: 'm', endpoint: 'chat' }) as const;
-
-const hotHold = (accountId: string, holdId: string, amountMicros: number) => ({
-  ...holdOf(accountId, amountMicros),
-  holdId,
-  keyId: null,
-  instanceId: null,
-  clientRequestId: null,
-  now: 1,
-});
-const settleOf = (holdId: string) => ({ holdId, chargeMicros: 100, units: '{}', requestId: null, flags: [], usageId: 'use_1', now: 1 });
-/** A settle whose usage row has no units (NOT NULL): its insert, the step's last write, fails after the hold was closed. */
-const unwritableSettleOf = (holdId: string) => ({ ...settleOf(holdId), units: null as unknown as string });
-
-/** The balance as a second connection reads it: what has been committed. */
-function otherConnectionBalance(accountId: string): number {
-  const other = new Database(currentFile, { readonly: true });
-  try {
-    return (other.prepare('select balance_micros from accounts where id = ?').get(accountId) as { balance_micros: number }).balance_micros;
-  } finally {
-    other.close();
-  }
-}
-
-/** Whether a second writer (the CLI, another process) would find the write lock taken now. */
-function writeLockTakenBy(file: string): boolean {
-  const other = new Database(file, { timeout: 0 });
-  try {
-    other.prepare('begin immediate').run();
-    other.prepare('rollback').run();
-    return false;
-  } catch (error) {
-    if ((error as { code?: string }).code === 'SQLITE_BUSY') return true;
-    throw error;
-  } finally {
-    other.close();
-  }
-}
-
-/** What the store logged, each warning as its message and fields. */
-function recordingLog() {
-  const warnings: { msg: string; obj: Record<string, unknown> }[] = [];
-  return { warnings, log: { warn: (obj: object, msg: string) => warnings.push({ msg, obj: obj as Record<string, unknown> }) } };
-}
-
-async function withStore(run: (store: Store) => Promise<void>, query = '', log = recordingLog().log) {
-  const store = await freshStore(query, { log });
-  try {
-    await run(store);
-  } finally {
-    await store.close();
-  }
-}
-
-/** The account's balance and held amount, in that order. */
-const balanceAndHeld = (store: Store, accountId: string) => findAccount(store.db, accountId).then((a) => [a?.balance_micros, a?.held_micros]);
-
-interface FailingSettle {
-  store: Store;
-  accountId: string;
-  /** The open hold of 1 000 on the account (of 10 000). */
-  holdId: string;
-  /** Settles that hold; it fails, as its usage row cannot be written. */
-  settle(): Promise<unknown>;
-  /** What the store warned of. */
-  warnings: ReturnType<typeof recordingLog>['warnings'];
-}
-
-async function withFailingSettle(run: (setup: FailingSettle) => Promise<void>) {
-  const recorded = recordingLog();
-  await withStore(
-    async (store) => {
-      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
-      const hold = await holdFunds(store, holdOf(account.id, 1_000));
-      const settle = () => store.hotLedger!.settle(unwritableSettleOf(hold.holdId));
-      await run({ store, accountId: account.id, holdId: hold.holdId, settle, warnings: recorded.warnings });
-    },
-    '',
-    recorded.log,
-  );
-}
+/** A hold step asked for alone: it runs at once, in a transaction the next batch joins and commits. */
+const holdAtOnce = (store: Store, accountId: string, holdId: string, amountMicros: number) => store.hotLedger!.hold(hotHold(accountId, holdId, amountMicros));
 
 describe('SQLite hot ledger', () => {
   test('holds and settles asked for at once all land, and the ledger matches the balance', () =>
@@ -158,82 +77,14 @@ describe('SQLite hot ledger', () => {
       );
     }));
 
-  test('a hold asked for alone is decided at once, and written only at the commit its promise waits for', () =>
+  test('a hold step asked for alone runs at once, holding the write lock until its commit a turn later', () =>
     withStore(async (store) => {
       const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
-      const decided = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_a', 4_000));
-      assert.equal(decided?.held, true);
+      const held = holdAtOnce(store, account.id, 'hold_a', 4_000);
+      assert.equal(writeLockTakenBy(storeFile()), true, 'the statements have run: the write lock is taken');
       assert.equal(otherConnectionBalance(account.id), 10_000, 'not committed yet');
-      await decided!.committed;
+      assert.equal(await held, true);
       assert.equal(otherConnectionBalance(account.id), 6_000);
-    }));
-
-  test('a hold asked for alone that the balance cannot cover, or for no account, is refused at once with nothing to commit', () =>
-    withStore(async (store) => {
-      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
-      const short = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_short', 10_001));
-      const nobody = store.hotLedger!.holdAtOnce!(hotHold('acct_missing', 'hold_nobody', 0));
-      assert.deepEqual([short?.held, nobody?.held], [false, false]);
-      await Promise.all([short!.committed, nobody!.committed]);
-      const exact = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_exact', 10_000));
-      assert.equal(exact?.held, true, 'a balance equal to the hold covers it');
-      await exact!.committed;
-      assert.equal(otherConnectionBalance(account.id), 0);
-    }));
-
-  test("a hold's commit waits one turn, so a request written from an immediate after the hold (undici's, on a reused connection) goes first", () =>
-    withStore(async (store) => {
-      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
-      const decided = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_a', 4_000));
-      const seenByTheWrite = await new Promise((resolve) => setImmediate(() => resolve(otherConnectionBalance(account.id))));
-      assert.equal(seenByTheWrite, 10_000, 'the commit came before the write');
-      await decided!.committed;
-      assert.equal(otherConnectionBalance(account.id), 6_000);
-    }));
-
-  test('a hold decided at once takes no write lock until the next turn: its statements go after the upstream request', () =>
-    withStore(async (store) => {
-      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
-      const decided = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_a', 4_000));
-      assert.equal(decided?.held, true);
-      // Where undici writes the request: another writer (the CLI, a second process) is not kept waiting.
-      const lockedOut = await new Promise((resolve) => setImmediate(() => resolve(writeLockTakenBy(currentFile))));
-      assert.equal(lockedOut, false, 'the write lock was taken before the request could go out');
-      await decided!.committed;
-      assert.equal(otherConnectionBalance(account.id), 6_000);
-    }));
-
-  test('with another hold in flight, a hold decided at once writes its statements at once, for steps of that call to join', () =>
-    withStore(async (store) => {
-      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
-      await holdFunds(store, holdOf(account.id, 1_000));
-      const decided = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_a', 4_000));
-      assert.equal(decided?.held, true);
-      assert.equal(writeLockTakenBy(currentFile), true, 'the statements have run: the write lock is taken');
-      await decided!.committed;
-      assert.equal(otherConnectionBalance(account.id), 5_000);
-    }));
-
-  test('a hold decided at once whose balance another writer spends before its statements fails its commit, with nothing written', () =>
-    withStore(async (store) => {
-      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
-      const decided = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_a', 4_000));
-      assert.equal(decided?.held, true);
-      const other = new Database(currentFile);
-      try {
-        other.transaction(() => {
-          other
-            .prepare(`insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, created_at) values (?, 'debit', -9000, 0, 1)`)
-            .run(account.id);
-          other.prepare('update accounts set balance_micros = balance_micros - 9000 where id = ?').run(account.id);
-        })();
-      } finally {
-        other.close();
-      }
-      await assert.rejects(decided!.committed, /no longer covered/);
-      assert.equal(await findHold(store.db, 'hold_a'), undefined);
-      assert.deepEqual(await balanceAndHeld(store, account.id), [1_000, 0]);
-      assert.equal((await checkAccountBalance(store, account.id)).consistent, true);
     }));
 
   test('a settle of the only hold in flight commits before its promise is even returned', () =>
@@ -269,11 +120,10 @@ describe('SQLite hot ledger', () => {
   test('a step asked for while another is pending joins its batch, which sees the first step and commits both', () =>
     withStore(async (store) => {
       const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
-      const decided = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_a', 4_000));
-      assert.equal(store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_b', 1_000)), undefined, 'not decided at once');
+      const first = holdAtOnce(store, account.id, 'hold_a', 4_000);
       const refused = store.hotLedger!.hold(hotHold(account.id, 'hold_c', 7_000));
       const held = store.hotLedger!.hold(hotHold(account.id, 'hold_d', 6_000));
-      assert.deepEqual(await Promise.all([decided!.committed, refused, held]), [undefined, false, true]);
+      assert.deepEqual(await Promise.all([first, refused, held]), [true, false, true]);
       assert.equal(otherConnectionBalance(account.id), 0);
       assert.equal(await findHold(store.db, 'hold_c'), undefined);
     }));
@@ -281,9 +131,9 @@ describe('SQLite hot ledger', () => {
   test("a statement of Kysely's commits the open transaction before it runs", () =>
     withStore(async (store) => {
       const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
-      const decided = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_a', 4_000));
+      const first = holdAtOnce(store, account.id, 'hold_a', 4_000);
       let committed = false;
-      void decided!.committed.then(() => (committed = true));
+      void first.then(() => (committed = true));
       // Inside a transaction of Kysely's, where a hold can no longer be decided at once.
       await store.db.transaction().execute(async (trx) => {
         assert.equal(otherConnectionBalance(account.id), 6_000, 'committed before Kysely began');
@@ -302,10 +152,10 @@ describe('SQLite hot ledger', () => {
       const holding = store.db.connection().execute(() => released);
       let timer: NodeJS.Timeout | undefined;
       try {
-        const decided = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_a', 4_000));
+        const first = holdAtOnce(store, account.id, 'hold_a', 4_000);
         const joined = store.hotLedger!.hold(hotHold(account.id, 'hold_b', 1_000)); // a batch of its own, joining hold_a's transaction
         const timedOut = new Promise((resolve) => (timer = setTimeout(() => resolve('waited for the lock'), 2_000)));
-        assert.deepEqual(await Promise.race([Promise.all([decided!.committed, joined]), timedOut]), [undefined, true]);
+        assert.deepEqual(await Promise.race([Promise.all([first, joined]), timedOut]), [true, true]);
         assert.equal(otherConnectionBalance(account.id), 5_000);
       } finally {
         clearTimeout(timer);
@@ -316,8 +166,8 @@ describe('SQLite hot ledger', () => {
 
   test('a batch that fails inside the transaction of a step run at once is undone alone; that step still commits', () =>
     withFailingSettle(async ({ store, accountId, holdId, settle, warnings }) => {
-      const decided = store.hotLedger!.holdAtOnce!(hotHold(accountId, 'hold_a', 2_000));
-      const outcomes = await Promise.allSettled([decided!.committed, settle(), holdFunds(store, holdOf(accountId, 3_000, 'req_3'))]);
+      const first = holdAtOnce(store, accountId, 'hold_a', 2_000);
+      const outcomes = await Promise.allSettled([first, settle(), holdFunds(store, holdOf(accountId, 3_000, 'req_3'))]);
       assert.deepEqual(
         outcomes.map((o) => o.status),
         ['fulfilled', 'rejected', 'fulfilled'],
@@ -334,11 +184,10 @@ describe('SQLite hot ledger', () => {
   test('a commit that fails rejects every step run in its transaction, and none of them is written', () =>
     withStore(async (store) => {
       const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
-      const first = store.hotLedger!.holdAtOnce!(hotHold(account.id, 'hold_a', 1_000));
+      const first = holdAtOnce(store, account.id, 'hold_a', 1_000);
       const second = store.hotLedger!.hold(hotHold(account.id, 'hold_b', 1_000)); // joins the first's transaction
-      assert.equal(first?.held, true);
       store.failWrites!('SQLITE_FULL'); // the disk fills between the steps and their commit
-      const outcomes = await Promise.allSettled([first!.committed, second]);
+      const outcomes = await Promise.allSettled([first, second]);
       store.failWrites!(null);
       assert.deepEqual(
         outcomes.map((o) => (o.status === 'rejected' ? (o.reason as { code?: string }).code : 'written')),

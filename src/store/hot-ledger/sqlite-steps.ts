@@ -52,23 +52,29 @@ const NOT_OPEN_GUARD = abortWhen(NOT_OPEN, 'changes() = 0');
 // A hold writes nothing unless the account exists and its balance covers the amount, checked by the
 // hold's own statement: a hold is one statement, with no read before it.
 const NOT_COVERED = 'hold not covered';
-const COVERS_GUARD = abortWhen(NOT_COVERED, 'coalesce((select balance_micros from accounts where id = new.account_id), -1) < new.amount');
+// `reserved`: what holds decided in memory and not yet written keep of the balance (sqlite.ts).
+const coversGuard = (amount: string, reserved: string) =>
+  abortWhen(NOT_COVERED, `coalesce((select balance_micros from accounts where id = new.account_id), -1) - ${reserved} < ${amount}`);
 
 /** A view of the named columns that holds no rows: only its trigger does anything. */
 const stepView = (name: string, columns: string[]) =>
   `create temp view if not exists ${name} (${columns.join(', ')}) as select ${columns.map(() => 'null').join(', ')} where 0;`;
 
-const HOLD_COLUMNS = ['hold_id', 'account_id', 'key_id', 'amount', 'request_id', 'model', 'endpoint', 'now', 'instance_id', 'client_request_id'];
+const HOLD_COLUMNS = ['hold_id', 'account_id', 'key_id', 'amount', 'request_id', 'model', 'endpoint', 'now', 'instance_id', 'client_request_id', 'reserved'];
 const SETTLE_COLUMNS = [
   ...['hold_id', 'account_id', 'charged', 'held', 'request_id', 'model', 'now'],
   ...['usage_id', 'key_id', 'endpoint', 'units', 'unbilled', 'flags', 'client_request_id', 'upstream_ms', 'channel', 'attempts'],
 ];
 const RELEASE_COLUMNS = ['hold_id', 'account_id', 'held', 'request_id', 'model', 'note', 'now'];
+const HOLD_SETTLE_COLUMNS = [
+  ...['hold_id', 'account_id', 'key_id', 'held', 'request_id', 'model', 'endpoint', 'held_at', 'instance_id', 'client_request_id'],
+  ...['charged', 'settle_request_id', 'now', 'usage_id', 'units', 'unbilled', 'flags', 'upstream_ms', 'channel', 'attempts'],
+];
 
 const STEP_TRIGGERS = `
   ${stepView('hot_hold', HOLD_COLUMNS)}
   create temp trigger if not exists hot_hold_write instead of insert on hot_hold begin
-    ${COVERS_GUARD}
+    ${coversGuard('new.amount', 'new.reserved')}
     insert into holds (id, account_id, key_id, amount_micros, state, request_id, model, endpoint, task_id, charged_micros, created_at, ended_at, instance_id, progress, client_request_id)
       values (new.hold_id, new.account_id, new.key_id, new.amount, 'open', new.request_id, new.model, new.endpoint, null, null, new.now, null, new.instance_id, null, new.client_request_id);
     ${MOVE_FUNDS("'hold'", '-new.amount', 'new.amount', 'null')}
@@ -89,6 +95,21 @@ const STEP_TRIGGERS = `
       where ${isOpenHold('new.hold_id')};
     ${NOT_OPEN_GUARD}
     ${MOVE_FUNDS("'release'", 'new.held', '-new.held', 'new.note')}
+  end;
+  ${stepView('hot_hold_settle', HOLD_SETTLE_COLUMNS)}
+  create temp trigger if not exists hot_hold_settle_write instead of insert on hot_hold_settle begin
+    ${coversGuard('new.held', '0')}
+    insert into holds (id, account_id, key_id, amount_micros, state, request_id, model, endpoint, task_id, charged_micros, created_at, ended_at, instance_id, progress, client_request_id)
+      values (new.hold_id, new.account_id, new.key_id, new.held, 'settled', new.request_id, new.model, new.endpoint, null, new.charged, new.held_at, new.now, new.instance_id, null, new.client_request_id);
+    insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, hold_id, request_id, model, note, created_at, prev_id)
+      values (new.account_id, 'hold', -new.held, new.held, new.hold_id, new.request_id, new.model, null, new.held_at,
+              (select last_ledger_id from accounts where id = new.account_id));
+    insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, hold_id, request_id, model, note, created_at, prev_id)
+      values (new.account_id, 'settle', new.held - new.charged, -new.held, new.hold_id, new.settle_request_id, new.model, null, new.now, last_insert_rowid());
+    update accounts set balance_micros = balance_micros - new.charged, last_ledger_id = last_insert_rowid() where id = new.account_id;
+    insert into usage_recent (${USAGE_COLUMNS})
+      values (new.usage_id, new.account_id, new.key_id, new.hold_id, new.settle_request_id, new.model, new.endpoint, new.units, new.charged, new.now,
+              new.unbilled, new.flags, new.client_request_id, new.upstream_ms, new.channel, new.attempts);
   end;`;
 
 const insertInto = (view: string, columns: string[]) => `insert into ${view} values (${columns.map(() => '?').join(', ')})`;
@@ -97,12 +118,14 @@ const insertInto = (view: string, columns: string[]) => `insert into ${view} val
 function statements(sqlite: Database.Database) {
   sqlite.exec(STEP_TRIGGERS);
   return {
-    /** hold, account, key, amount, request, model, endpoint, now, instance, client request */
+    /** hold, account, key, amount, request, model, endpoint, now, instance, client request, reserved */
     writeHold: sqlite.prepare(insertInto('hot_hold', HOLD_COLUMNS)),
     /** hold, account, charged, held, request, model, now, usage, key, endpoint, units, unbilled, flags, client request, upstream ms, channel, attempts */
     writeSettle: sqlite.prepare(insertInto('hot_settle', SETTLE_COLUMNS)),
     /** hold, account, held, request, model, note, now */
     writeRelease: sqlite.prepare(insertInto('hot_release', RELEASE_COLUMNS)),
+    /** hold, account, key, held, request, model, endpoint, held at, instance, client request, charged, settle's request, now, usage, units, unbilled, flags, upstream ms, channel, attempts */
+    writeHoldSettle: sqlite.prepare(insertInto('hot_hold_settle', HOLD_SETTLE_COLUMNS)),
     // Read before the step's write (one synchronous step inside a transaction, so nothing comes
     // between): `update … returning` buffers its rows in an ephemeral table, which SQLite opens
     // and frees as a database of its own on every call.
@@ -119,9 +142,15 @@ function statements(sqlite: Database.Database) {
 }
 
 export interface SqliteSteps {
-  /** Whether the account exists and its balance covers the hold: the hold's decision, read without writing. */
-  covers(e: HoldEntry): boolean;
-  hold(e: HoldEntry): boolean;
+  /** The account's balance (undefined: no such account): a hold's decision, read without writing. */
+  balance(accountId: string): number | undefined;
+  /** False when the balance, less `reservedMicros`, does not cover the hold (nothing written). */
+  hold(e: HoldEntry, reservedMicros?: number): boolean;
+  /**
+   * A hold never written and its settle, as one step: the rows both would write, the hold row
+   * written once, already settled. 'not-covered' when the balance no longer covers the hold (nothing written).
+   */
+  holdAndSettle(h: HoldEntry, e: SettleEntry): SettleResult | { kind: 'not-covered' };
   settle(e: SettleEntry): SettleResult;
   release(e: { holdId: string; note: string | null; now: number }): boolean;
 }
@@ -157,14 +186,11 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
     return row && write(row);
   }
 
-  function covers(e: HoldEntry): boolean {
-    const balance = sql.accountBalance.get(e.accountId) as number | undefined;
-    return balance !== undefined && balance >= e.amountMicros;
-  }
+  const balance = (accountId: string) => sql.accountBalance.get(accountId) as number | undefined;
 
-  function hold(e: HoldEntry): boolean {
+  function hold(e: HoldEntry, reservedMicros = 0): boolean {
     try {
-      sql.writeHold.run(e.holdId, e.accountId, e.keyId, e.amountMicros, e.requestId, e.model, e.endpoint, e.now, e.instanceId, e.clientRequestId);
+      sql.writeHold.run(e.holdId, e.accountId, e.keyId, e.amountMicros, e.requestId, e.model, e.endpoint, e.now, e.instanceId, e.clientRequestId, reservedMicros);
     } catch (error) {
       if (raised(error, NOT_COVERED)) return false; // no such account, or not enough: nothing written
       throw error;
@@ -182,17 +208,26 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
     return true;
   }
 
-  function writeSettle(e: SettleEntry, held: OpenHoldRow): SettleResult {
-    const { account_id: account } = held;
+  /**
+   * The settle's charge capped (billing/charge-cap.ts) and its flags. The account is read only for a
+   * charge past the hold; `unwrittenHold`: the hold's amount when it is written with the settle.
+   */
+  function capped(e: SettleEntry, account: string, heldMicros: number, unwrittenHold = 0) {
     let funds = { balance_micros: 0, overdraft_micros: 0 };
-    if (e.chargeMicros > held.amount_micros) funds = sql.accountFunds.get(account) as typeof funds;
+    if (e.chargeMicros > heldMicros) funds = sql.accountFunds.get(account) as typeof funds;
     const { chargedMicros, unbilledMicros } = capCharge({
       chargeMicros: e.chargeMicros,
-      heldMicros: held.amount_micros,
-      balanceMicros: funds.balance_micros,
+      heldMicros,
+      balanceMicros: funds.balance_micros - unwrittenHold,
       overdraftMicros: funds.overdraft_micros,
     });
     const flags = unbilledMicros > 0 ? [...e.flags, 'capped'] : e.flags;
+    return { chargedMicros, unbilledMicros, flags: flags.length > 0 ? flags.join(',') : null };
+  }
+
+  function writeSettle(e: SettleEntry, held: OpenHoldRow): SettleResult {
+    const { account_id: account } = held;
+    const { chargedMicros, unbilledMicros, flags } = capped(e, account, held.amount_micros);
     sql.writeSettle.run(
       e.holdId,
       account,
@@ -206,7 +241,7 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
       held.endpoint,
       e.units,
       unbilledMicros,
-      flags.length > 0 ? flags.join(',') : null,
+      flags,
       held.client_request_id,
       e.upstreamMs ?? null,
       e.channel ?? null,
@@ -225,5 +260,20 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
     return endOpenHold(e.holdId, write) ?? false;
   }
 
-  return { covers, hold, settle, release };
+  function holdAndSettle(h: HoldEntry, e: SettleEntry): SettleResult | { kind: 'not-covered' } {
+    const { chargedMicros, unbilledMicros, flags } = capped(e, h.accountId, h.amountMicros, h.amountMicros);
+    try {
+      // biome-ignore format: the hold's columns, then the settle's
+      sql.writeHoldSettle.run(
+        h.holdId, h.accountId, h.keyId, h.amountMicros, h.requestId, h.model, h.endpoint, h.now, h.instanceId, h.clientRequestId,
+        chargedMicros, e.requestId ?? h.requestId, e.now, e.usageId, e.units, unbilledMicros, flags, e.upstreamMs ?? null, e.channel ?? null, e.attempts ?? null,
+      );
+    } catch (error) {
+      if (raised(error, NOT_COVERED)) return { kind: 'not-covered' };
+      throw error;
+    }
+    return { kind: 'applied', chargedMicros, unbilledMicros };
+  }
+
+  return { balance, hold, holdAndSettle, settle, release };
 }

@@ -7,16 +7,15 @@
 // A step asked for while nothing else is pending runs at once, in a transaction that the batch of
 // the same poll joins and commits. Steps that come while others are pending wait for the batch
 // instead, so that under load the statements run back to back (measured: interleaved with the
-// requests' own work they cost about twice as much). A hold decided at once commits one turn of the
-// event loop later unless a batch comes first: its call's upstream request is written in the next
-// check phase (undici writes on a reused idle connection from an immediate) and goes out first, so
-// the commit runs while the upstream works. When no other hold is in flight (one connection):
-// - holdAtOnce decides the hold by reading the balance alone, and its statements wait for its
-//   commit, so they too run while the upstream works. They check the balance again: if another
-//   writer spent it in between, the commit fails and the call, which nothing has reached yet, is
-//   dropped. (With others in flight the statements run at once: steps of theirs may join.)
-// - a settle or release commits at once: no other call can join its batch, so the turn it would
-//   wait costs its answer time and buys nothing.
+// requests' own work they cost about twice as much). A settle or release that ends the last hold in
+// flight (one connection) commits at once: no other call can join its batch, so the turn it would
+// wait costs its answer time and buys nothing.
+//
+// A metered call's hold is decided in memory (holdAtOnce: the balance read, less what holds not yet
+// written keep of it) and written with its settle, as one step (deferred-holds.ts): a call answered
+// in one piece writes its rows once and commits once. A stream's hold is written before its first
+// byte (writeHold); any hold still unwritten is written before any statement of Kysely's runs, and
+// by a timer once it is a few tens of ms old, so that other readers see it held.
 //
 // The connection is shared with Kysely: a batch never lands inside a transaction Kysely has open
 // (while one is, the batch waits for Kysely's connection lock), and any statement of Kysely's first
@@ -27,8 +26,9 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../schema.js';
 import { MOVE_USAGE, scheduledUsageMover, type UsageMoveSchedule } from '../usage-recent.js';
 import { type Deferred, deferred } from './deferred.js';
+import { type DeferredHold, deferredHolds } from './deferred-holds.js';
 import { sqliteSteps } from './sqlite-steps.js';
-import type { HotLedger, HotLedgerLog } from './types.js';
+import { type HotLedger, type HotLedgerLog, type SettleEntry, type SettleResult, UnwrittenHoldError } from './types.js';
 
 interface PendingStep {
   run(): unknown;
@@ -43,12 +43,16 @@ export interface SqliteHotLedgerHooks {
   countCommit?(): void;
   /** When usage_recent is moved into usage; the default suits a busy gateway (below). */
   moveUsage?: UsageMoveSchedule;
+  /** How long a hold decided in memory may stay unwritten before the timer writes it (50 ms). */
+  maxUnwrittenMs?: number;
 }
 
 export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks: SqliteHotLedgerHooks, log?: HotLedgerLog): HotLedger {
-  const { checkWritable, countCommit = () => {}, moveUsage = MOVE_USAGE } = hooks;
+  const { checkWritable, countCommit = () => {}, moveUsage = MOVE_USAGE, maxUnwrittenMs = 50 } = hooks;
   const usageMover = scheduledUsageMover(sqlite, moveUsage, checkWritable, log);
-  const { covers, hold, settle, release } = sqliteSteps(sqlite);
+  const { balance, hold, holdAndSettle, settle, release } = sqliteSteps(sqlite);
+  const unwritten = deferredHolds();
+  let ageTimer: NodeJS.Timeout | undefined;
   let queue: PendingStep[] = [];
   let scheduled = false;
 
@@ -62,36 +66,13 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
   const commit = sqlite.prepare('commit');
   const rollback = sqlite.prepare('rollback');
 
-  /**
-   * The step run at once whose transaction is still open, or a hold decided at once whose statements
-   * are still to be written (`written` false); the next batch joins it and commits it.
-   */
+  /** The step run at once whose transaction is still open: the next batch joins it and commits it. */
   let open: AtOnceStep | undefined;
   /**
    * Holds taken here and not yet ended here. An estimate (holds taken by the transaction step and
    * ended here are not counted): it only decides whether a lone settle waits for company.
    */
   let holdsInFlight = 0;
-
-  /**
-   * Writes the statements of a hold decided at once, in the transaction the batch then joins. When
-   * they cannot be written as decided (the store failed, or the balance no longer covers the hold),
-   * nothing is written and the hold's commit fails.
-   */
-  function writeOpen() {
-    const step = open;
-    if (!step || step.written) return;
-    step.written = true;
-    try {
-      if (runFirst(step.run) !== step.value) {
-        rollback.run();
-        throw new Error('the balance no longer covered the hold when it was written');
-      }
-    } catch (error) {
-      open = undefined;
-      failOpen(step, error);
-    }
-  }
 
   /** The open step's commit failed, so nothing of it was written: a hold it took is not in flight. */
   function failOpen(step: AtOnceStep, error: unknown) {
@@ -102,7 +83,7 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
   /** Commits the open transaction, if any: undefined when it committed, else why it did not (nothing of it was written). */
   function commitOpen(): unknown {
     const step = open;
-    if (!step?.written) return undefined;
+    if (!step) return undefined;
     open = undefined;
     try {
       checkWritable(); // a store that stopped taking writes since its steps ran (Store.failWrites)
@@ -136,10 +117,10 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
    * its answer with that commit; undefined when other steps are pending (it should join their batch)
    * or a transaction of Kysely's is open. Throws what the step threw, with nothing written.
    */
-  function runAtOnce<T>(run: () => T, { yieldsOnce = false } = {}): { value: T; committed: Promise<void> } | undefined {
+  function runAtOnce<T>(run: () => T): { value: T; committed: Promise<void> } | undefined {
     if (!aloneNow()) return undefined;
     const value = runFirst(run);
-    open = { run, value, committed: deferred(), yieldsOnce, written: true, takesHold: false };
+    open = { run, value, committed: deferred(), takesHold: false };
     schedule();
     return { value, committed: open.committed.promise };
   }
@@ -193,17 +174,11 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
   }
 
   async function flush() {
-    if (open?.yieldsOnce && queue.length === 0) {
-      open.yieldsOnce = false;
-      setImmediate(flush); // still scheduled: steps asked for meanwhile join this flush
-      return;
-    }
     scheduled = false;
     const steps = queue;
     queue = [];
     countCommit();
     const writeBatch = () => {
-      writeOpen(); // a hold decided at once was decided first: it is written first
       if (steps.length === 0) return commitAndMove();
       const outcomes = writeSteps(steps);
       const commitError = commitOpen(); // the open transaction, which the steps joined (if none, they committed already)
@@ -223,7 +198,7 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
     // one a step run at once began), the batch runs to its commit without yielding, so nothing of
     // Kysely's can land inside it, and taking the lock would only cost a Kysely instance and a few
     // turns of promises per batch.
-    if (open?.written || !sqlite.inTransaction) {
+    if (open || !sqlite.inTransaction) {
       try {
         writeBatch();
       } catch (error) {
@@ -284,38 +259,143 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
     });
   }
 
-  return {
-    hold: (entry) => step(() => hold(entry), { takesHold: true }),
-    holdAtOnce(entry) {
-      if (!aloneNow()) return undefined;
-      if (holdsInFlight > 0) {
-        // Others in flight: steps of theirs may come before the commit and join this transaction, so
-        // the statements run now, as the batch's would (reading the balance alone pays off only alone).
-        const now = runAtOnce(() => hold(entry), { yieldsOnce: true });
-        if (now?.value) tookHold(open);
-        return now && { held: now.value, committed: now.committed };
-      }
+  /** The hold's call will not end here: it is no longer in flight, and its end hears why. */
+  function failUnwritten(held: DeferredHold, error: unknown) {
+    unwritten.giveBack(held);
+    unwritten.fail(held, { error, inFlight: true });
+  }
+
+  /**
+   * Writes unwritten holds alone, now, in a transaction of their own committed before this returns
+   * (the open step's is committed first). A hold the balance no longer covers, or any hold when the
+   * store fails, is not written: its end hears why (UnwrittenHoldError).
+   */
+  function writeUnwrittenNow(holds: DeferredHold[]) {
+    if (holds.length === 0) return;
+    commitOpen();
+    const written: DeferredHold[] = [];
+    try {
+      runFirst(() => {
+        for (const held of holds) {
+          if (hold(held.entry)) written.push(held);
+          else failUnwritten(held, undefined);
+        }
+      });
       checkWritable();
-      if (!covers(entry)) return { held: false, committed: Promise.resolve() };
-      open = { run: () => hold(entry), value: true, committed: deferred(), yieldsOnce: true, written: false, takesHold: false };
-      tookHold(open);
-      schedule();
-      return { held: true, committed: open.committed.promise };
+      commit.run();
+      countCommit();
+      for (const held of written) unwritten.giveBack(held);
+    } catch (error) {
+      if (sqlite.inTransaction) rollback.run();
+      for (const held of holds) if (!held.returned) failUnwritten(held, error); // (those not covered are already)
+    }
+  }
+
+  /** Writes the holds older than maxUnwrittenMs (the younger ones too, past half of it), then waits for the next. */
+  function writeOldHolds() {
+    ageTimer = undefined;
+    if (sqlite.inTransaction && !open) {
+      ageTimer = setTimeout(writeOldHolds, 5).unref(); // a transaction of Kysely's: after it
+      return;
+    }
+    writeUnwrittenNow(unwritten.takeOld(performance.now() - maxUnwrittenMs / 2));
+    watchAge();
+  }
+
+  function watchAge() {
+    const oldest = ageTimer ? undefined : unwritten.oldest();
+    if (!oldest) return;
+    ageTimer = setTimeout(writeOldHolds, Math.max(1, oldest.decidedAt + maxUnwrittenMs - performance.now())).unref();
+  }
+
+  /** The hold never written and its settle, as one step; rejects with UnwrittenHoldError when it cannot be written. */
+  function settleUnwritten(held: DeferredHold, entry: SettleEntry): Promise<SettleResult> {
+    const run = () => {
+      const result = holdAndSettle(held.entry, entry);
+      if (result.kind === 'applied') {
+        unwritten.giveBack(held);
+        usageMover.noteSettle();
+      }
+      return result;
+    };
+    return step(run, { endsHold: true }).then(
+      (result) => {
+        if (result.kind !== 'not-covered') return result;
+        unwritten.giveBack(held);
+        throw new UnwrittenHoldError(held.entry.holdId);
+      },
+      (error) => {
+        unwritten.giveBack(held);
+        throw new UnwrittenHoldError(held.entry.holdId, error);
+      },
+    );
+  }
+
+  /** The end of a hold whose write failed: nothing to write, and a settle hears why. */
+  function endFailed(holdId: string): { error: unknown } | undefined {
+    const failed = unwritten.failure(holdId);
+    if (failed?.inFlight) holdsInFlight = Math.max(0, holdsInFlight - 1);
+    return failed;
+  }
+
+  return {
+    hold: (entry) => step(() => hold(entry, unwritten.reservedFor(entry.accountId)), { takesHold: true }),
+    holdAtOnce(entry) {
+      // Inside a transaction of Kysely's, the balance read may yet be undone: the hold waits for it.
+      if (sqlite.inTransaction && !open) return undefined;
+      checkWritable();
+      const funds = balance(entry.accountId);
+      if (funds === undefined || funds - unwritten.reservedFor(entry.accountId) < entry.amountMicros) return { held: false };
+      unwritten.add(entry, performance.now());
+      holdsInFlight += 1;
+      watchAge();
+      return { held: true, deferred: true };
     },
-    settle: (entry) =>
-      step(
-        () => {
-          usageMover.noteSettle();
-          return settle(entry);
-        },
-        { endsHold: true },
-      ),
-    release: (entry) => step(() => release(entry), { endsHold: true }),
+    writeHold(holdId) {
+      const held = unwritten.take(holdId);
+      if (!held) {
+        const failed = endFailed(holdId);
+        return failed ? Promise.reject(new UnwrittenHoldError(holdId, failed.error)) : Promise.resolve(); // written already
+      }
+      const written = (wrote: boolean) => {
+        unwritten.giveBack(held);
+        if (!wrote) throw new UnwrittenHoldError(holdId);
+      };
+      const failed = (error: unknown) => {
+        unwritten.giveBack(held);
+        holdsInFlight = Math.max(0, holdsInFlight - 1); // its call is dropped
+        const unwrittenError = error instanceof UnwrittenHoldError ? error : new UnwrittenHoldError(holdId, error);
+        unwritten.fail(held, { error: unwrittenError.cause, inFlight: false }); // an end that races the drop hears it
+        throw unwrittenError;
+      };
+      return step(() => hold(held.entry)).then(written).catch(failed);
+    },
+    settle(entry) {
+      const held = unwritten.take(entry.holdId);
+      if (held) return settleUnwritten(held, entry);
+      const failed = endFailed(entry.holdId);
+      if (failed) return Promise.reject(new UnwrittenHoldError(entry.holdId, failed.error));
+      const run = () => {
+        usageMover.noteSettle();
+        return settle(entry);
+      };
+      return step(run, { endsHold: true });
+    },
+    release(entry) {
+      const held = unwritten.take(entry.holdId);
+      if (held) {
+        // Never written: nothing to give back in the store.
+        unwritten.giveBack(held);
+        holdsInFlight = Math.max(0, holdsInFlight - 1);
+        return Promise.resolve(true);
+      }
+      if (endFailed(entry.holdId)) return Promise.resolve(true);
+      return step(() => release(entry), { endsHold: true });
+    },
     beforeForeignStatement() {
-      // Kysely's first statement (its begin, when it opens a transaction) finds the connection free:
-      // a hold decided before it is written and committed before it, as it was decided.
-      if (!sqlite.inTransaction) writeOpen();
+      // Kysely's statement sees the holds decided before it, and none of the hot steps' transaction.
       commitOpen();
+      if (unwritten.size > 0 && !sqlite.inTransaction) writeUnwrittenNow(unwritten.takeOld());
     },
   };
 }
@@ -326,10 +406,6 @@ interface AtOnceStep {
   run(): unknown;
   /** Its answer, which its caller may have had before the commit. */
   value: unknown;
-  /** A hold whose call goes upstream meanwhile: its commit waits one turn, unless a batch joins it first. */
-  yieldsOnce: boolean;
-  /** False while a hold decided at once waits for its statements (writeOpen). */
-  written: boolean;
   /** A hold decided at once: counted in flight until it ends, or until its commit fails. */
   takesHold: boolean;
   committed: Deferred;

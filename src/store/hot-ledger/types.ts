@@ -51,13 +51,17 @@ export interface HotLedger {
   /** False when nothing was written: as a settle's 'not-open'. */
   release(entry: { holdId: string; note: string | null; now: number }): Promise<boolean>;
   /**
-   * The hold's decision now, before its commit, when the store can make it at once (SQLite, outside
-   * a transaction of another's; alone, from the balance read, its statements written with the
-   * commit): the call may go upstream meanwhile, but nothing reaches the caller before `committed`
-   * resolves, and if it rejects the hold was never written (the store failed, or the balance was
-   * spent by another writer before the statements ran). Undefined: use hold().
+   * The hold's decision now, before it is written, when the store can make it at once (SQLite,
+   * outside a transaction of another's): `deferred`, the hold is kept in memory and written with
+   * its settle (one step instead of two), or alone by `writeHold`, or when anything else needs it
+   * first. Its settle or `writeHold` then rejects with UnwrittenHoldError when it could not be
+   * written: nothing was held, and nothing of the call may reach the caller. `committed`, when
+   * present: nothing reaches the caller before it resolves; if it rejects, the hold was never
+   * written. Undefined: use hold().
    */
-  holdAtOnce?(entry: HoldEntry): { held: boolean; committed: Promise<void> } | undefined;
+  holdAtOnce?(entry: HoldEntry): { held: boolean; committed?: Promise<void>; deferred?: boolean } | undefined;
+  /** Writes a deferred hold now (a stream's, before anything reaches its caller); resolves at its commit. */
+  writeHold?(holdId: string): Promise<void>;
   /** Called before any statement of another user of the connection runs: writes what is pending first. */
   beforeForeignStatement?(): void;
 }
@@ -65,4 +69,20 @@ export interface HotLedger {
 /** Where the hot ledger reports what an operator should know of (a failed batch, replayed step by step). */
 export interface HotLedgerLog {
   warn(obj: object, msg: string): void;
+}
+
+/**
+ * A hold decided at once and deferred that could not be written (the store failed, or the balance
+ * no longer covered it when it was): nothing of it is in the store, so there is nothing to end or
+ * retry, and its call must not reach the caller. `cause`: the store's error; none when the balance
+ * was spent.
+ */
+export class UnwrittenHoldError extends Error {
+  constructor(
+    readonly holdId: string,
+    cause?: unknown,
+  ) {
+    super(cause === undefined ? 'the balance no longer covered the hold when it was written' : 'the hold could not be written', { cause });
+    this.name = 'UnwrittenHoldError';
+  }
 }

@@ -1,0 +1,104 @@
+// What the SQLite hot ledger's tests share: a fresh store a test, the steps' entries, and what a
+// second connection (the CLI, another process) would see of the file.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after } from 'node:test';
+import Database from 'better-sqlite3';
+import { createAccount, holdFunds } from '../../src/billing/ledger.js';
+import { findAccount } from '../../src/store/accounts.js';
+import { openStore, type Store, type StoreOptions } from '../../src/store/open.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'tollroute-hot-ledger-'));
+let n = 0;
+after(() => rmSync(dir, { recursive: true, force: true }));
+let currentFile = '';
+/** The file of the store opened last. */
+export const storeFile = () => currentFile;
+export const freshStore = (query = '', options: StoreOptions = {}) => {
+  currentFile = join(dir, `s${++n}.db`);
+  return openStore(`sqlite:${currentFile}${query}`, options);
+};
+
+export const holdOf = (accountId: string, amountMicros: number, requestId = 'req_1') =>
+  ({ accountId, amountMicros, requestId, model: 'm', endpoint: 'chat' }) as const;
+
+export const hotHold = (accountId: string, holdId: string, amountMicros: number) => ({
+  ...holdOf(accountId, amountMicros),
+  holdId,
+  keyId: null,
+  instanceId: null,
+  clientRequestId: null,
+  now: 1,
+});
+export const settleOf = (holdId: string) => ({ holdId, chargeMicros: 100, units: '{}', requestId: null, flags: [], usageId: 'use_1', now: 1 });
+/** A settle whose usage row has no units (NOT NULL): its insert, the step's last write, fails after the hold was closed. */
+export const unwritableSettleOf = (holdId: string) => ({ ...settleOf(holdId), units: null as unknown as string });
+
+/** The balance as a second connection reads it: what has been committed. */
+export function otherConnectionBalance(accountId: string): number {
+  const other = new Database(currentFile, { readonly: true });
+  try {
+    return (other.prepare('select balance_micros from accounts where id = ?').get(accountId) as { balance_micros: number }).balance_micros;
+  } finally {
+    other.close();
+  }
+}
+
+/** Whether a second writer (the CLI, another process) would find the write lock taken now. */
+export function writeLockTakenBy(file: string): boolean {
+  const other = new Database(file, { timeout: 0 });
+  try {
+    other.prepare('begin immediate').run();
+    other.prepare('rollback').run();
+    return false;
+  } catch (error) {
+    if ((error as { code?: string }).code === 'SQLITE_BUSY') return true;
+    throw error;
+  } finally {
+    other.close();
+  }
+}
+
+/** What the store logged, each warning as its message and fields. */
+export function recordingLog() {
+  const warnings: { msg: string; obj: Record<string, unknown> }[] = [];
+  return { warnings, log: { warn: (obj: object, msg: string) => warnings.push({ msg, obj: obj as Record<string, unknown> }) } };
+}
+
+export async function withStore(run: (store: Store) => Promise<void>, query = '', log = recordingLog().log, options: StoreOptions = {}) {
+  const store = await freshStore(query, { log, ...options });
+  try {
+    await run(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** The account's balance and held amount, in that order. */
+export const balanceAndHeld = (store: Store, accountId: string) => findAccount(store.db, accountId).then((a) => [a?.balance_micros, a?.held_micros]);
+
+export interface FailingSettle {
+  store: Store;
+  accountId: string;
+  /** The open hold of 1 000 on the account (of 10 000). */
+  holdId: string;
+  /** Settles that hold; it fails, as its usage row cannot be written. */
+  settle(): Promise<unknown>;
+  /** What the store warned of. */
+  warnings: ReturnType<typeof recordingLog>['warnings'];
+}
+
+export async function withFailingSettle(run: (setup: FailingSettle) => Promise<void>) {
+  const recorded = recordingLog();
+  await withStore(
+    async (store) => {
+      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+      const hold = await holdFunds(store, holdOf(account.id, 1_000));
+      const settle = () => store.hotLedger!.settle(unwritableSettleOf(hold.holdId));
+      await run({ store, accountId: account.id, holdId: hold.holdId, settle, warnings: recorded.warnings });
+    },
+    '',
+    recorded.log,
+  );
+}
