@@ -86,14 +86,36 @@ describe('a hold decided in memory', () => {
       noTimer,
     ));
 
-  test('released, writes nothing at all', () =>
+  test('released, writes the hold already released and both ledger rows, the balance as it was', () =>
     withStore(
       async (store) => {
         const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
         decide(store, account.id, 'hold_a', 4_000);
         assert.equal(await store.hotLedger!.release({ holdId: 'hold_a', note: 'upstream failed', now: 1 }), true);
-        assert.deepEqual(committedRows(account.id, 'hold_a'), { hold: undefined, kinds: ['credit'] });
+        assert.deepEqual(committedRows(account.id, 'hold_a'), {
+          hold: { state: 'released', amount_micros: 4_000, charged_micros: null },
+          kinds: ['credit', 'hold', 'release'],
+        });
+        assert.equal(otherConnectionBalance(account.id), 10_000);
+        assert.equal((await checkAccountBalance(store, account.id)).consistent, true);
         assert.equal((await store.hotLedger!.settle(settleOf('hold_a'))).kind, 'not-open', 'ended once');
+      },
+      '',
+      undefined,
+      noTimer,
+    ));
+
+  test('released while the store refuses writes, ends with nothing written and nothing lost', () =>
+    withStore(
+      async (store) => {
+        const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+        decide(store, account.id, 'hold_a', 4_000);
+        store.failWrites!('SQLITE_FULL');
+        const released = await store.hotLedger!.release({ holdId: 'hold_a', note: null, now: 1 });
+        store.failWrites!(null);
+        assert.equal(released, true);
+        assert.deepEqual(committedRows(account.id, 'hold_a'), { hold: undefined, kinds: ['credit'] });
+        assert.equal(decide(store, account.id, 'hold_b', 10_000)?.held, true, 'nothing is kept for it');
       },
       '',
       undefined,

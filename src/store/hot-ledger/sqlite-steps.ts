@@ -66,10 +66,25 @@ const SETTLE_COLUMNS = [
   ...['usage_id', 'key_id', 'endpoint', 'units', 'unbilled', 'flags', 'client_request_id', 'upstream_ms', 'channel', 'attempts'],
 ];
 const RELEASE_COLUMNS = ['hold_id', 'account_id', 'held', 'request_id', 'model', 'note', 'now'];
+const HOLD_RELEASE_COLUMNS = [
+  ...['hold_id', 'account_id', 'key_id', 'held', 'request_id', 'model', 'endpoint', 'held_at', 'instance_id', 'client_request_id'],
+  ...['note', 'now'],
+];
 const HOLD_SETTLE_COLUMNS = [
   ...['hold_id', 'account_id', 'key_id', 'held', 'request_id', 'model', 'endpoint', 'held_at', 'instance_id', 'client_request_id'],
   ...['charged', 'settle_request_id', 'now', 'usage_id', 'units', 'unbilled', 'flags', 'upstream_ms', 'channel', 'attempts'],
 ];
+
+// A hold decided in memory and never written (sqlite.ts), written with its end: the hold row once,
+// already ended, and its ledger row; the end's ledger row follows it in the chain, and the account
+// is updated once, by the end's net movement. The balance must still cover the hold.
+const UNWRITTEN_HOLD = (state: string, charged: string) => `
+    ${coversGuard('new.held', '0')}
+    insert into holds (id, account_id, key_id, amount_micros, state, request_id, model, endpoint, task_id, charged_micros, created_at, ended_at, instance_id, progress, client_request_id)
+      values (new.hold_id, new.account_id, new.key_id, new.held, ${state}, new.request_id, new.model, new.endpoint, null, ${charged}, new.held_at, new.now, new.instance_id, null, new.client_request_id);
+    insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, hold_id, request_id, model, note, created_at, prev_id)
+      values (new.account_id, 'hold', -new.held, new.held, new.hold_id, new.request_id, new.model, null, new.held_at,
+              (select last_ledger_id from accounts where id = new.account_id));`;
 
 const STEP_TRIGGERS = `
   ${stepView('hot_hold', HOLD_COLUMNS)}
@@ -98,18 +113,20 @@ const STEP_TRIGGERS = `
   end;
   ${stepView('hot_hold_settle', HOLD_SETTLE_COLUMNS)}
   create temp trigger if not exists hot_hold_settle_write instead of insert on hot_hold_settle begin
-    ${coversGuard('new.held', '0')}
-    insert into holds (id, account_id, key_id, amount_micros, state, request_id, model, endpoint, task_id, charged_micros, created_at, ended_at, instance_id, progress, client_request_id)
-      values (new.hold_id, new.account_id, new.key_id, new.held, 'settled', new.request_id, new.model, new.endpoint, null, new.charged, new.held_at, new.now, new.instance_id, null, new.client_request_id);
-    insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, hold_id, request_id, model, note, created_at, prev_id)
-      values (new.account_id, 'hold', -new.held, new.held, new.hold_id, new.request_id, new.model, null, new.held_at,
-              (select last_ledger_id from accounts where id = new.account_id));
+    ${UNWRITTEN_HOLD("'settled'", 'new.charged')}
     insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, hold_id, request_id, model, note, created_at, prev_id)
       values (new.account_id, 'settle', new.held - new.charged, -new.held, new.hold_id, new.settle_request_id, new.model, null, new.now, last_insert_rowid());
     update accounts set balance_micros = balance_micros - new.charged, last_ledger_id = last_insert_rowid() where id = new.account_id;
     insert into usage_recent (${USAGE_COLUMNS})
       values (new.usage_id, new.account_id, new.key_id, new.hold_id, new.settle_request_id, new.model, new.endpoint, new.units, new.charged, new.now,
               new.unbilled, new.flags, new.client_request_id, new.upstream_ms, new.channel, new.attempts);
+  end;
+  ${stepView('hot_hold_release', HOLD_RELEASE_COLUMNS)}
+  create temp trigger if not exists hot_hold_release_write instead of insert on hot_hold_release begin
+    ${UNWRITTEN_HOLD("'released'", 'null')}
+    insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, hold_id, request_id, model, note, created_at, prev_id)
+      values (new.account_id, 'release', new.held, -new.held, new.hold_id, new.request_id, new.model, new.note, new.now, last_insert_rowid());
+    update accounts set last_ledger_id = last_insert_rowid() where id = new.account_id;
   end;`;
 
 const insertInto = (view: string, columns: string[]) => `insert into ${view} values (${columns.map(() => '?').join(', ')})`;
@@ -124,6 +141,8 @@ function statements(sqlite: Database.Database) {
     writeSettle: sqlite.prepare(insertInto('hot_settle', SETTLE_COLUMNS)),
     /** hold, account, held, request, model, note, now */
     writeRelease: sqlite.prepare(insertInto('hot_release', RELEASE_COLUMNS)),
+    /** hold, account, key, held, request, model, endpoint, held at, instance, client request, note, now */
+    writeHoldRelease: sqlite.prepare(insertInto('hot_hold_release', HOLD_RELEASE_COLUMNS)),
     /** hold, account, key, held, request, model, endpoint, held at, instance, client request, charged, settle's request, now, usage, units, unbilled, flags, upstream ms, channel, attempts */
     writeHoldSettle: sqlite.prepare(insertInto('hot_hold_settle', HOLD_SETTLE_COLUMNS)),
     // Read before the step's write (one synchronous step inside a transaction, so nothing comes
@@ -151,6 +170,8 @@ export interface SqliteSteps {
    * written once, already settled. 'not-covered' when the balance no longer covers the hold (nothing written).
    */
   holdAndSettle(h: HoldEntry, e: SettleEntry): SettleResult | { kind: 'not-covered' };
+  /** A hold never written and its release, as one step (a record of the call); false when the balance no longer covers it (nothing written). */
+  holdAndRelease(h: HoldEntry, e: { note: string | null; now: number }): boolean;
   settle(e: SettleEntry): SettleResult;
   release(e: { holdId: string; note: string | null; now: number }): boolean;
 }
@@ -190,7 +211,19 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
 
   function hold(e: HoldEntry, reservedMicros = 0): boolean {
     try {
-      sql.writeHold.run(e.holdId, e.accountId, e.keyId, e.amountMicros, e.requestId, e.model, e.endpoint, e.now, e.instanceId, e.clientRequestId, reservedMicros);
+      sql.writeHold.run(
+        e.holdId,
+        e.accountId,
+        e.keyId,
+        e.amountMicros,
+        e.requestId,
+        e.model,
+        e.endpoint,
+        e.now,
+        e.instanceId,
+        e.clientRequestId,
+        reservedMicros,
+      );
     } catch (error) {
       if (raised(error, NOT_COVERED)) return false; // no such account, or not enough: nothing written
       throw error;
@@ -275,5 +308,19 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
     return { kind: 'applied', chargedMicros, unbilledMicros };
   }
 
-  return { balance, hold, holdAndSettle, settle, release };
+  function holdAndRelease(h: HoldEntry, e: { note: string | null; now: number }): boolean {
+    try {
+      // biome-ignore format: the hold's columns, then the release's
+      sql.writeHoldRelease.run(
+        h.holdId, h.accountId, h.keyId, h.amountMicros, h.requestId, h.model, h.endpoint, h.now, h.instanceId, h.clientRequestId,
+        e.note, e.now,
+      );
+    } catch (error) {
+      if (raised(error, NOT_COVERED)) return false;
+      throw error;
+    }
+    return true;
+  }
+
+  return { balance, hold, holdAndSettle, holdAndRelease, settle, release };
 }
