@@ -15,8 +15,6 @@ import { addToLogLine } from './metrics.js';
 export interface MeteredRoute<Body> extends MeteredEndpoint<Body> {
   /** Where the model id comes from (default: the body's `model`, however the body was read). */
   modelOf?(request: FastifyRequest): string | undefined;
-  /** Whether this request answers with a stream (streams are never replayed by Idempotency-Key). */
-  streams?(body: Body): boolean;
   /** For bodies Fastify does not parse into `request.body` (multipart): read and validate them here. */
   readBody?(request: FastifyRequest): Promise<Body>;
   /** What Idempotency-Key compares between two requests (default: the body). */

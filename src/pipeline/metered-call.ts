@@ -331,8 +331,14 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const ending = holdEnding(model, hold.holdId, estimate, request, log, startedAt);
     let answer: MeteredAnswer;
     let followStream: (() => void) | undefined;
-    /** A deferred hold's write, asked for once the answer is a stream: nothing of it goes out before. */
+    /** A deferred hold's write, asked for when the answer will be a stream: nothing of it goes out before. */
     let streamHoldWritten: Promise<void> | undefined;
+    const streams = hold.write !== undefined && endpoint.streams?.(request.body) === true;
+    const writeStreamHold = () => {
+      if (!hold.write || streamHoldWritten) return;
+      streamHoldWritten = hold.write();
+      streamHoldWritten.catch(() => {}); // heard below, once the stream is served
+    };
     let tried = model;
     // Each attempt goes to one (channel, key); one that fails before its first data, with nothing
     // sent to the caller, moves to the next (routing/failover.ts). The hold stays the same one.
@@ -343,16 +349,16 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         plan,
         async (view, attempts) => {
           tried = view;
-          let attempt = await endpoint.call({ body: request.body, model: view, estimate, signal: request.signal });
+          const calling = endpoint.call({ body: request.body, model: view, estimate, signal: request.signal });
+          // A stream's hold is written while the upstream works (after its request is on its way).
+          if (streams) writeStreamHold();
+          let attempt = await calling;
           // Known before the first data is read: a short stream's end marker may come with it, and
           // its settle (at the marker) then already names the channel and an answer time (to headers).
           ending.servedBy = { model: view, attempts };
           ending.upstreamMs = performance.now() - startedAt;
           if (attempt.kind === 'stream') {
-            if (hold.write && !streamHoldWritten) {
-              streamHoldWritten = hold.write();
-              streamHoldWritten.catch(() => {}); // heard below, once the stream is served
-            }
+            writeStreamHold();
             const metered = meterStream(endpoint, view, hold.holdId, attempt, request, estimate, ending, log);
             attempt = metered.answer;
             followStream = metered.follow;

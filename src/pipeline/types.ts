@@ -97,6 +97,11 @@ export interface MeteredEndpoint<Body> {
    * key past its limit), so the pipeline does not take a second token.
    */
   admitsBeforeBody?: boolean;
+  /**
+   * Whether this request answers with a stream: its hold is then written while the upstream works,
+   * not with its settle (and streams are never replayed by Idempotency-Key).
+   */
+  streams?(body: Body): boolean;
   call(args: CallArgs<Body>): Promise<MeteredAnswer>;
 }
 

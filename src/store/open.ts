@@ -33,7 +33,7 @@ export interface StoreOptions {
   log?: HotLedgerLog;
   /** SQLite: when usage_recent is moved into usage (store/usage-recent.ts); tests make it often. */
   moveUsage?: UsageMoveSchedule;
-  /** SQLite: how long a hold decided in memory may stay unwritten (hot-ledger/sqlite.ts); 50 ms. */
+  /** SQLite: how long a hold decided in memory may stay unwritten (hot-ledger/sqlite.ts); 250 ms. */
   maxUnwrittenHoldMs?: number;
 }
 

@@ -100,6 +100,8 @@ describe('a store that refuses writes', () => {
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'search', delay_ms: 300, times: 1 });
     const answer = search(gw, key);
     await new Promise((resolve) => setTimeout(resolve, 100));
+    // A read of the store writes the holds decided in memory first: this one is written, then the disk fills.
+    assert.equal((await gw.balance(accountId)).held_micros, SEARCH_PRICE);
     failWrites(gw, 'SQLITE_FULL');
     try {
       assert.equal((await answer).status, 200, 'the answer earned is delivered');
@@ -122,6 +124,7 @@ test('a settle still refused at shutdown is journaled and lands when the gateway
   await first.sandboxControl('POST', '/__sandbox/faults', { kind: 'search', delay_ms: 300, times: 1 });
   const answer = search(first, key);
   await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.equal((await first.balance(accountId)).held_micros, SEARCH_PRICE, 'the hold is written');
   failWrites(first, 'SQLITE_FULL');
   assert.equal((await answer).status, 200);
   await first.gateway.close(); // the store still refuses: the settle stays in the journal

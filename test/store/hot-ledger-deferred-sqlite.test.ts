@@ -9,7 +9,7 @@ import { checkAccountBalance, createAccount, holdFunds, settleHold } from '../..
 import { findAccount } from '../../src/store/accounts.js';
 import { UnwrittenHoldError } from '../../src/store/hot-ledger/types.js';
 import type { Store } from '../../src/store/open.js';
-import { hotHold, otherConnectionBalance, settleOf, storeFile, withStore } from './hot-ledger-sqlite-fixture.js';
+import { hotHold, otherConnectionBalance, settleOf, storeFile, withStore, writeLockTakenBy } from './hot-ledger-sqlite-fixture.js';
 
 const decide = (store: Store, accountId: string, holdId: string, amountMicros: number) =>
   store.hotLedger!.holdAtOnce!(hotHold(accountId, holdId, amountMicros));
@@ -156,12 +156,14 @@ describe('a hold decided in memory', () => {
       { maxUnwrittenHoldMs: 20 },
     ));
 
-  test('asked to be written (a stream, before its first byte) is committed when the promise resolves', () =>
+  test('asked to be written (a stream, before its first byte) is written in the next batch, committed when the promise resolves', () =>
     withStore(
       async (store) => {
         const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
         decide(store, account.id, 'hold_a', 4_000);
-        await store.hotLedger!.writeHold!('hold_a');
+        const written = store.hotLedger!.writeHold!('hold_a');
+        assert.equal(writeLockTakenBy(storeFile()), false, 'written in the next batch, after what the caller does in this turn');
+        await written;
         assert.equal(otherConnectionBalance(account.id), 6_000);
         await store.hotLedger!.writeHold!('hold_a'); // written already: nothing more
         assert.equal(otherConnectionBalance(account.id), 6_000);

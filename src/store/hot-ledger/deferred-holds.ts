@@ -10,7 +10,7 @@ import type { HoldEntry } from './types.js';
 
 export interface DeferredHold {
   entry: HoldEntry;
-  /** performance.now() at the decision: the timer writes the holds older than a few tens of ms. */
+  /** performance.now() at the decision: the timer writes the holds older than a few hundred ms. */
   decidedAt: number;
   /** Set once what it reserved is given back (it was written, or can no longer be). */
   returned: boolean;

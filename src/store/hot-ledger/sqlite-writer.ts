@@ -40,9 +40,10 @@ export interface StepWriter {
   /**
    * A step at once when nothing else is pending, else in the next batch; its promise resolves after
    * its commit. A step that ends a hold when no other is in flight commits at once. `takesHold`: a
-   * hold step, counted in flight when it holds.
+   * hold step, counted in flight when it holds. `batched`: never at once, so that what its caller
+   * does next in this turn (an upstream request) goes first.
    */
-  step<T>(run: () => T, options?: { endsHold?: boolean; takesHold?: boolean }): Promise<T>;
+  step<T>(run: () => T, options?: { endsHold?: boolean; takesHold?: boolean; batched?: boolean }): Promise<T>;
   /**
    * Commits the open transaction, then runs `run` in a transaction of its own, committed before this
    * returns. Throws, with nothing of `run` written, when it or the commit fails.
@@ -241,11 +242,11 @@ export function sqliteStepWriter(db: Kysely<DB>, sqlite: Database.Database, hook
    * its commit. A step that ends a hold when no other is in flight commits at once. `takesHold`: a
    * hold step, counted in flight when it holds.
    */
-  function step<T>(run: () => T, { endsHold = false, takesHold = false } = {}): Promise<T> {
+  function step<T>(run: () => T, { endsHold = false, takesHold = false, batched = false } = {}): Promise<T> {
     if (endsHold) holdsInFlight = Math.max(0, holdsInFlight - 1);
     let now: { value: T; committed: Promise<void> } | undefined;
     try {
-      now = runAtOnce(run);
+      if (!batched) now = runAtOnce(run);
     } catch (error) {
       return Promise.reject(error);
     }

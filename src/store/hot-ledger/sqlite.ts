@@ -5,7 +5,7 @@
 // written keep of it) and written with its settle, as one step (deferred-holds.ts): a call answered
 // in one piece writes its rows once and commits once. A stream's hold is written before its first
 // byte (writeHold); any hold still unwritten is written before any statement of Kysely's runs, and
-// by a timer once it is a few tens of ms old, so that other readers see it held.
+// by a timer once it is a few hundred ms old, so that other readers (the CLI) see it held.
 import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { DB } from '../schema.js';
@@ -22,12 +22,12 @@ export interface SqliteHotLedgerHooks {
   countCommit?(): void;
   /** When usage_recent is moved into usage; the default suits a busy gateway (below). */
   moveUsage?: UsageMoveSchedule;
-  /** How long a hold decided in memory may stay unwritten before the timer writes it (50 ms). */
+  /** How long a hold decided in memory may stay unwritten before the timer writes it (250 ms). */
   maxUnwrittenMs?: number;
 }
 
 export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks: SqliteHotLedgerHooks, log?: HotLedgerLog): HotLedger {
-  const { checkWritable, countCommit = () => {}, moveUsage = MOVE_USAGE, maxUnwrittenMs = 50 } = hooks;
+  const { checkWritable, countCommit = () => {}, moveUsage = MOVE_USAGE, maxUnwrittenMs = 250 } = hooks;
   const usageMover = scheduledUsageMover(sqlite, moveUsage, checkWritable, log);
   const { balance, hold, holdAndSettle, holdAndRelease, settle, release } = sqliteSteps(sqlite);
   const writer = sqliteStepWriter(db, sqlite, { checkWritable, countCommit, afterBatch: () => usageMover.moveIfDue() }, log);
@@ -139,7 +139,7 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
         unwritten.fail(held, { error: unwrittenError.cause, inFlight: false }); // an end that races the drop hears it
         throw unwrittenError;
       };
-      return step(() => hold(held.entry))
+      return step(() => hold(held.entry), { batched: true })
         .then(written)
         .catch(failed);
     },
