@@ -94,32 +94,26 @@ export async function holdFunds(store: Store, request: HoldRequest): Promise<{ h
 }
 
 /**
- * As holdFunds, but answers as soon as the hold is decided, which on SQLite comes before it is
- * written, so that the call can go upstream meanwhile. `committed`, when present, must resolve
- * before anything reaches the caller; when it rejects, the hold was never written. `deferred`: the
- * hold is written with its settle, or by `write()` (a stream's, before anything reaches its caller);
- * either rejects with UnwrittenHoldError when it could not be written. A hold decided at once is
- * answered without a promise: one turn less on every call's way.
+ * As holdFunds, but decided at once where the store can (SQLite): the hold is kept in memory and
+ * written with its settle, or by `write()` (a stream's, before anything reaches its caller); either
+ * rejects with UnwrittenHoldError when it could not be written. Answered without a promise then:
+ * one turn less on every call's way.
  */
 export function holdFundsAtOnce(store: Store, request: HoldRequest): HeldAtOnce | Promise<HeldAtOnce> {
   requireMicros('amountMicros', request.amountMicros, { min: 0 });
   const hotLedger = store.hotLedger;
   if (!hotLedger?.holdAtOnce || hasSpendCap(request.keyLimits)) return holdFunds(store, request);
   const entry = hotHoldEntry(request);
-  const decided = hotLedger.holdAtOnce(entry);
-  if (!decided) return holdFunds(store, request);
-  if (!decided.held) return holdRefusal(store, request.accountId).then((refusal) => Promise.reject(refusal));
-  const held: HeldAtOnce = { holdId: entry.holdId, amountMicros: request.amountMicros, committed: decided.committed, write: undefined };
-  if (decided.deferred) held.write = () => hotLedger.writeHold!(entry.holdId);
-  return held;
+  const held = hotLedger.holdAtOnce(entry);
+  if (held === undefined) return holdFunds(store, request);
+  if (!held) return holdRefusal(store, request.accountId).then((refusal) => Promise.reject(refusal));
+  return { holdId: entry.holdId, amountMicros: request.amountMicros, write: () => hotLedger.writeHold!(entry.holdId) };
 }
 
 export interface HeldAtOnce {
   holdId: string;
   amountMicros: number;
-  /** The hold's commit, when still to come. */
-  committed?: Promise<void>;
-  /** A deferred hold: writes it now (otherwise its settle writes it). */
+  /** A hold decided at once, not yet written: writes it now (otherwise its settle or release does). */
   write?: () => Promise<void>;
 }
 

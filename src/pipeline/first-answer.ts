@@ -23,12 +23,11 @@ export function firstData(body: Readable): Promise<void> {
 }
 
 /**
- * Waits for the hold's commit, when it is still to come. If the commit fails, the hold was never
- * written: the call already under way is dropped unseen (nothing reached the caller, nothing is
- * billed) and the store's failure is the answer.
+ * Waits for the hold's commit. If the commit fails, the hold was never written: the call already
+ * under way is dropped unseen (nothing reached the caller, nothing is billed) and the store's
+ * failure is the answer.
  */
-export async function holdCommitted(committed: Promise<void> | undefined, serving: Promise<{ result: MeteredAnswer }>, abandonHold: () => void) {
-  if (!committed) return;
+export async function holdCommitted(committed: Promise<void>, serving: Promise<{ result: MeteredAnswer }>, abandonHold: () => void) {
   try {
     await committed;
   } catch (error) {

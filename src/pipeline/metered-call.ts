@@ -342,7 +342,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     let tried = model;
     // Each attempt goes to one (channel, key); one that fails before its first data, with nothing
     // sent to the caller, moves to the next (routing/failover.ts). The hold stays the same one.
-    // The call goes upstream now, while the hold's commit (when still to come) is being written.
     const serving = servedBy(model, (plan) =>
       callWithFailover(
         model,
@@ -370,8 +369,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         { health: routing.health, maxAttempts: routing.maxAttempts, signal: request.signal, onFailedAttempt: logFailedAttempt(model, log) },
       ),
     );
-    serving.catch(() => {}); // heard below, once the hold's commit is known
-    if (hold.committed) await holdCommitted(hold.committed, serving, () => ending.abandon());
+    serving.catch(() => {}); // heard below
     try {
       const served = await serving;
       answer = served.result;

@@ -116,11 +116,11 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
       if (writer.inForeignTransaction()) return undefined;
       checkWritable();
       const funds = balance(entry.accountId);
-      if (funds === undefined || funds - unwritten.reservedFor(entry.accountId) < entry.amountMicros) return { held: false };
+      if (funds === undefined || funds - unwritten.reservedFor(entry.accountId) < entry.amountMicros) return false;
       unwritten.add(entry, performance.now());
       writer.countHold(1);
       watchAge();
-      return { held: true, deferred: true };
+      return true;
     },
     writeHold(holdId) {
       const held = unwritten.take(holdId);

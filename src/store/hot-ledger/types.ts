@@ -51,16 +51,15 @@ export interface HotLedger {
   /** False when nothing was written: as a settle's 'not-open'. */
   release(entry: { holdId: string; note: string | null; now: number }): Promise<boolean>;
   /**
-   * The hold's decision now, before it is written, when the store can make it at once (SQLite,
-   * outside a transaction of another's): `deferred`, the hold is kept in memory and written with
-   * its settle (one step instead of two), or alone by `writeHold`, or when anything else needs it
-   * first. Its settle or `writeHold` then rejects with UnwrittenHoldError when it could not be
-   * written: nothing was held, and nothing of the call may reach the caller. `committed`, when
-   * present: nothing reaches the caller before it resolves; if it rejects, the hold was never
-   * written. Undefined: use hold().
+   * The hold decided now, in memory, when the store can (SQLite, outside a transaction of
+   * another's): true, held and kept unwritten, to be written with its settle or release (one step
+   * instead of two), or alone by `writeHold` or when anything else needs it first. Its settle or
+   * `writeHold` rejects with UnwrittenHoldError when it could not be written: nothing was held, and
+   * nothing of the call may reach the caller. False: refused (no such account, or not enough).
+   * Undefined: use hold().
    */
-  holdAtOnce?(entry: HoldEntry): { held: boolean; committed?: Promise<void>; deferred?: boolean } | undefined;
-  /** Writes a deferred hold now (a stream's, before anything reaches its caller); resolves at its commit. */
+  holdAtOnce?(entry: HoldEntry): boolean | undefined;
+  /** Writes a hold decided at once now, in the next batch (a stream's, before anything reaches its caller); resolves at its commit. */
   writeHold?(holdId: string): Promise<void>;
   /** Called before any statement of another user of the connection runs: writes what is pending first. */
   beforeForeignStatement?(): void;
@@ -72,7 +71,7 @@ export interface HotLedgerLog {
 }
 
 /**
- * A hold decided at once and deferred that could not be written (the store failed, or the balance
+ * A hold decided at once (in memory) that could not be written (the store failed, or the balance
  * no longer covered it when it was): nothing of it is in the store, so there is nothing to end or
  * retry, and its call must not reach the caller. `cause`: the store's error; none when the balance
  * was spent.
