@@ -391,6 +391,12 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       // was held or charged, and the answer is dropped unseen.
       if (answer.kind === 'json') await ending.end({ kind: 'settle', units: answer.units, reason: 'answered' }, 'ok');
     } catch (error) {
+      if (error instanceof UnwrittenHoldError) {
+        log.warn(
+          { err: error.cause, holdId: hold.holdId, model: model.id },
+          "the call's hold could not be written; its answer is dropped and nothing is charged",
+        );
+      }
       throw unwrittenHoldAnswer(error);
     }
     if (answer.kind === 'json') return answer;

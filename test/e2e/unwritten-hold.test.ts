@@ -112,6 +112,10 @@ describe('a hold decided in memory', () => {
     );
     assert.equal(answer?.status, 402);
     assert.equal(answer?.body.type, 'billing_error');
+    assert.ok(
+      gw.logs.some((line) => line.msg === "the call's hold could not be written; its answer is dropped and nothing is charged"),
+      'the operator reads why',
+    );
     assert.equal((await gw.sandboxControl('GET', '/__sandbox/requests')).data.length, before + 1, 'the call had gone upstream');
     assert.deepEqual(await ledgerKinds(gw, accountId), ['credit', 'debit']);
     assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: 2_000, held_micros: 0 });
