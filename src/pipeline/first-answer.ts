@@ -1,5 +1,5 @@
-// What a metered call waits for before anything reaches its caller: the hold's commit, when it is
-// still being written, and a stream's first data.
+// What a metered call waits for before anything reaches its caller: a stream's hold's commit, when
+// it is still being written, and a stream's first data.
 import type { Readable } from 'node:stream';
 import type { MeteredAnswer } from './types.js';
 
