@@ -16,7 +16,7 @@ export interface DeferredHold {
   returned: boolean;
 }
 
-export interface Failure {
+interface Failure {
   /** The store's error; undefined when the balance no longer covered the hold. */
   error: unknown;
   /** Its call was still counted in flight (its end, when it comes, ends that). */
@@ -92,5 +92,3 @@ export function deferredHolds() {
     },
   };
 }
-
-export type DeferredHolds = ReturnType<typeof deferredHolds>;

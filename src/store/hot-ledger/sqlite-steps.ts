@@ -1,12 +1,25 @@
-// The three money steps of a metered call on SQLite (hold, settle, release) as prepared statements
-// of better-sqlite3, run synchronously by the caller inside its transaction (sqlite.ts batches them).
-// Same rules and same rows as billing/ledger.ts's transaction steps; the contract tests run both.
-// Each step chains its ledger row itself (migration 018, MOVE_FUNDS): the row's prev_id is the
+// The money steps of a metered call on SQLite (hold, settle, release, and a hold never written
+// with its settle or release) as prepared statements of better-sqlite3, run synchronously by the
+// caller inside its transaction (sqlite.ts batches them). Same rules and same rows as
+// billing/ledger.ts's transaction steps; the contract tests run both. Each step chains its ledger
+// row itself (migration 018; the SQL is in sqlite-step-triggers.ts): the row's prev_id is the
 // account's last_ledger_id, read in the insert, and the account's one update points it at the new
 // row, so the account row and the ledger row are each written once.
 import type Database from 'better-sqlite3';
 import { capCharge } from '../../billing/charge-cap.js';
-import { USAGE_COLUMNS } from '../usage-recent.js';
+import {
+  HOLD_COLUMNS,
+  HOLD_RELEASE_COLUMNS,
+  HOLD_SETTLE_COLUMNS,
+  insertInto,
+  isOpenHold,
+  NOT_COVERED,
+  NOT_OPEN,
+  RELEASE_COLUMNS,
+  raised,
+  SETTLE_COLUMNS,
+  STEP_TRIGGERS,
+} from './sqlite-step-triggers.js';
 import type { HoldEntry, SettleEntry, SettleResult } from './types.js';
 
 /** What a step that ends a hold reads of it while it is open. */
@@ -19,117 +32,6 @@ interface OpenHoldRow {
   endpoint: string;
   client_request_id: string | null;
 }
-
-// A step's writes go to SQLite as one statement: an insert into a view of this connection's temp
-// schema, whose INSTEAD OF trigger writes the rows (the hold, the ledger row chained to the
-// account's last, the account, the usage row). Each statement run from JavaScript costs its
-// bindings (a string is copied twice), its step and its reset; the trigger does the same writes
-// inside SQLite, each value bound once (docs/benchmarks.md, "each ledger step in one statement").
-// A step's writes land together or not at all, in a transaction or outside one. Temp objects
-// belong to this connection alone: no other writer (Kysely's steps, the CLI) runs these triggers,
-// and they are made afresh whenever a connection opens. SQLite checks them on ALTER TABLE, so
-// schema changes run before the hot ledger is prepared (store/open.ts).
-const MOVE_FUNDS = (kind: string, balanceDelta: string, heldDelta: string, note: string) => `
-  insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, hold_id, request_id, model, note, created_at, prev_id)
-    values (new.account_id, ${kind}, ${balanceDelta}, ${heldDelta}, new.hold_id, new.request_id, new.model, ${note}, new.now,
-            (select last_ledger_id from accounts where id = new.account_id));
-  update accounts set balance_micros = balance_micros + (${balanceDelta}), held_micros = held_micros + (${heldDelta}),
-    last_ledger_id = last_insert_rowid() where id = new.account_id;`;
-
-// A step's guard: its statement stops with `message` when `condition` holds. raise(abort) undoes
-// that statement alone, never the transaction it runs in, and the step reads the message.
-const abortWhen = (message: string, condition: string) => `select raise(abort, '${message}') where ${condition};`;
-const raised = (error: unknown, message: string) => error instanceof Error && error.message === message;
-
-// An open hold as the hot steps end it (a spend-capped one only the transaction step ends): the one
-// condition of the end's read and of its update. A step that ends a hold writes nothing unless its
-// update found the hold open: the update's own where clause is the exactly-once gate, so a step may
-// end a hold it knows from memory (below) without reading it first. changes() inside a trigger
-// counts the trigger's last statement.
-const isOpenHold = (id: string) => `id = ${id} and state = 'open' and cap_periods is null`;
-const NOT_OPEN = 'hold not open';
-const NOT_OPEN_GUARD = abortWhen(NOT_OPEN, 'changes() = 0');
-// A hold writes nothing unless the account exists and its balance covers the amount, checked by the
-// hold's own statement: a hold is one statement, with no read before it.
-const NOT_COVERED = 'hold not covered';
-// `reserved`: what holds decided in memory and not yet written keep of the balance (sqlite.ts).
-const coversGuard = (amount: string, reserved: string) =>
-  abortWhen(NOT_COVERED, `coalesce((select balance_micros from accounts where id = new.account_id), -1) - ${reserved} < ${amount}`);
-
-/** A view of the named columns that holds no rows: only its trigger does anything. */
-const stepView = (name: string, columns: string[]) =>
-  `create temp view if not exists ${name} (${columns.join(', ')}) as select ${columns.map(() => 'null').join(', ')} where 0;`;
-
-const HOLD_COLUMNS = ['hold_id', 'account_id', 'key_id', 'amount', 'request_id', 'model', 'endpoint', 'now', 'instance_id', 'client_request_id', 'reserved'];
-const SETTLE_COLUMNS = [
-  ...['hold_id', 'account_id', 'charged', 'held', 'request_id', 'model', 'now'],
-  ...['usage_id', 'key_id', 'endpoint', 'units', 'unbilled', 'flags', 'client_request_id', 'upstream_ms', 'channel', 'attempts'],
-];
-const RELEASE_COLUMNS = ['hold_id', 'account_id', 'held', 'request_id', 'model', 'note', 'now'];
-const HOLD_RELEASE_COLUMNS = [
-  ...['hold_id', 'account_id', 'key_id', 'held', 'request_id', 'model', 'endpoint', 'held_at', 'instance_id', 'client_request_id'],
-  ...['note', 'now'],
-];
-const HOLD_SETTLE_COLUMNS = [
-  ...['hold_id', 'account_id', 'key_id', 'held', 'request_id', 'model', 'endpoint', 'held_at', 'instance_id', 'client_request_id'],
-  ...['charged', 'settle_request_id', 'now', 'usage_id', 'units', 'unbilled', 'flags', 'upstream_ms', 'channel', 'attempts'],
-];
-
-// A hold decided in memory and never written (sqlite.ts), written with its end: the hold row once,
-// already ended, and its ledger row; the end's ledger row follows it in the chain, and the account
-// is updated once, by the end's net movement. The balance must still cover the hold.
-const UNWRITTEN_HOLD = (state: string, charged: string) => `
-    ${coversGuard('new.held', '0')}
-    insert into holds (id, account_id, key_id, amount_micros, state, request_id, model, endpoint, task_id, charged_micros, created_at, ended_at, instance_id, progress, client_request_id)
-      values (new.hold_id, new.account_id, new.key_id, new.held, ${state}, new.request_id, new.model, new.endpoint, null, ${charged}, new.held_at, new.now, new.instance_id, null, new.client_request_id);
-    insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, hold_id, request_id, model, note, created_at, prev_id)
-      values (new.account_id, 'hold', -new.held, new.held, new.hold_id, new.request_id, new.model, null, new.held_at,
-              (select last_ledger_id from accounts where id = new.account_id));`;
-
-const STEP_TRIGGERS = `
-  ${stepView('hot_hold', HOLD_COLUMNS)}
-  create temp trigger if not exists hot_hold_write instead of insert on hot_hold begin
-    ${coversGuard('new.amount', 'new.reserved')}
-    insert into holds (id, account_id, key_id, amount_micros, state, request_id, model, endpoint, task_id, charged_micros, created_at, ended_at, instance_id, progress, client_request_id)
-      values (new.hold_id, new.account_id, new.key_id, new.amount, 'open', new.request_id, new.model, new.endpoint, null, null, new.now, null, new.instance_id, null, new.client_request_id);
-    ${MOVE_FUNDS("'hold'", '-new.amount', 'new.amount', 'null')}
-  end;
-  ${stepView('hot_settle', SETTLE_COLUMNS)}
-  create temp trigger if not exists hot_settle_write instead of insert on hot_settle begin
-    update holds set state = 'settled', charged_micros = new.charged, ended_at = new.now
-      where ${isOpenHold('new.hold_id')};
-    ${NOT_OPEN_GUARD}
-    ${MOVE_FUNDS("'settle'", 'new.held - new.charged', '-new.held', 'null')}
-    insert into usage_recent (${USAGE_COLUMNS})
-      values (new.usage_id, new.account_id, new.key_id, new.hold_id, new.request_id, new.model, new.endpoint, new.units, new.charged, new.now,
-              new.unbilled, new.flags, new.client_request_id, new.upstream_ms, new.channel, new.attempts);
-  end;
-  ${stepView('hot_release', RELEASE_COLUMNS)}
-  create temp trigger if not exists hot_release_write instead of insert on hot_release begin
-    update holds set state = 'released', charged_micros = null, ended_at = new.now
-      where ${isOpenHold('new.hold_id')};
-    ${NOT_OPEN_GUARD}
-    ${MOVE_FUNDS("'release'", 'new.held', '-new.held', 'new.note')}
-  end;
-  ${stepView('hot_hold_settle', HOLD_SETTLE_COLUMNS)}
-  create temp trigger if not exists hot_hold_settle_write instead of insert on hot_hold_settle begin
-    ${UNWRITTEN_HOLD("'settled'", 'new.charged')}
-    insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, hold_id, request_id, model, note, created_at, prev_id)
-      values (new.account_id, 'settle', new.held - new.charged, -new.held, new.hold_id, new.settle_request_id, new.model, null, new.now, last_insert_rowid());
-    update accounts set balance_micros = balance_micros - new.charged, last_ledger_id = last_insert_rowid() where id = new.account_id;
-    insert into usage_recent (${USAGE_COLUMNS})
-      values (new.usage_id, new.account_id, new.key_id, new.hold_id, new.settle_request_id, new.model, new.endpoint, new.units, new.charged, new.now,
-              new.unbilled, new.flags, new.client_request_id, new.upstream_ms, new.channel, new.attempts);
-  end;
-  ${stepView('hot_hold_release', HOLD_RELEASE_COLUMNS)}
-  create temp trigger if not exists hot_hold_release_write instead of insert on hot_hold_release begin
-    ${UNWRITTEN_HOLD("'released'", 'null')}
-    insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, hold_id, request_id, model, note, created_at, prev_id)
-      values (new.account_id, 'release', new.held, -new.held, new.hold_id, new.request_id, new.model, new.note, new.now, last_insert_rowid());
-    update accounts set last_ledger_id = last_insert_rowid() where id = new.account_id;
-  end;`;
-
-const insertInto = (view: string, columns: string[]) => `insert into ${view} values (${columns.map(() => '?').join(', ')})`;
 
 // Positional parameters: binding by name looks each one up on an object, a measurable part of a step.
 function statements(sqlite: Database.Database) {
@@ -177,7 +79,7 @@ export interface SqliteSteps {
 }
 
 // Holds this connection took and has not yet seen end, so that ending one needs no read of its row.
-// A cache, not the truth: the guard above refuses an end whose hold is no longer open, and an end
+// A cache, not the truth: the end's guard (isOpenHold, sqlite-step-triggers.ts) refuses an end whose hold is no longer open, and an end
 // of a hold missing here (taken by another writer, or dropped when the cache was full) reads it.
 const HELD_HERE_LIMIT = 100_000;
 
