@@ -102,3 +102,36 @@ export async function withFailingSettle(run: (setup: FailingSettle) => Promise<v
     recorded.log,
   );
 }
+
+/** The statements the steps run on `sqlite`, by their first words, in order. */
+export function countingRuns(sqlite: Database.Database): { connection: Database.Database; runs: string[] } {
+  const runs: string[] = [];
+  const counted = (text: string, statement: Database.Statement) => {
+    const proxy: Database.Statement = new Proxy(statement, {
+      get(target, name) {
+        const value = Reflect.get(target, name, target);
+        if (typeof value !== 'function') return value;
+        if (name === 'pluck') {
+          return (...args: unknown[]) => {
+            value.apply(target, args);
+            return proxy; // still counted
+          };
+        }
+        if (name !== 'run' && name !== 'get' && name !== 'all') return value.bind(target);
+        return (...args: unknown[]) => {
+          runs.push(text.trim().split(/\s+/).slice(0, 3).join(' '));
+          return value.apply(target, args);
+        };
+      },
+    });
+    return proxy;
+  };
+  const connection = new Proxy(sqlite, {
+    get(target, name) {
+      if (name === 'prepare') return (text: string) => counted(text, target.prepare(text));
+      const value = Reflect.get(target, name, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { connection, runs };
+}

@@ -11,6 +11,7 @@ import { sql } from 'kysely';
 import { checkAccountBalance, createAccount, creditAccount, holdFunds, settleHold } from '../../src/billing/ledger.js';
 import { type SqliteSteps, sqliteSteps } from '../../src/store/hot-ledger/sqlite-steps.js';
 import { openStore } from '../../src/store/open.js';
+import { countingRuns } from './hot-ledger-sqlite-fixture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tollroute-step-triggers-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -198,31 +199,6 @@ test('a settle of a hold the connection took writes it from what the hold said, 
     assert.deepEqual(sqlite.prepare('select model from usage_recent where id = ?').get('use_m'), { model: 'm' });
   });
 });
-
-/** The statements the steps run on `sqlite`, by their first words, in order. */
-function countingRuns(sqlite: Database.Database): { connection: Database.Database; runs: string[] } {
-  const runs: string[] = [];
-  const counted = (text: string, statement: Database.Statement) =>
-    new Proxy(statement, {
-      get(target, name) {
-        const value = Reflect.get(target, name, target);
-        if (typeof value !== 'function') return value;
-        if (name !== 'run' && name !== 'get' && name !== 'all') return value.bind(target);
-        return (...args: unknown[]) => {
-          runs.push(text.trim().split(/\s+/).slice(0, 3).join(' '));
-          return value.apply(target, args);
-        };
-      },
-    });
-  const connection = new Proxy(sqlite, {
-    get(target, name) {
-      if (name === 'prepare') return (text: string) => counted(text, target.prepare(text));
-      const value = Reflect.get(target, name, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
-  return { connection, runs };
-}
 
 test('a hold is one statement: its write checks the balance, with no read before it, and a refused one writes nothing', async () => {
   await withSteps((sqlite, _steps, accountId) => {

@@ -7,6 +7,7 @@
 // row, so the account row and the ledger row are each written once.
 import type Database from 'better-sqlite3';
 import { capCharge } from '../../billing/charge-cap.js';
+import { knownBalances } from './known-balances.js';
 import {
   HOLD_COLUMNS,
   HOLD_RELEASE_COLUMNS,
@@ -63,8 +64,14 @@ function statements(sqlite: Database.Database) {
 }
 
 export interface SqliteSteps {
-  /** The account's balance (undefined: no such account): a hold's decision, read without writing. */
-  balance(accountId: string): number | undefined;
+  /**
+   * The account's balance (undefined: no such account) for a hold's decision, as this connection
+   * last read it plus its own steps' movements since (known-balances.ts); read afresh when not known,
+   * too old, or `fresh`.
+   */
+  balance(accountId: string, fresh?: boolean): number | undefined;
+  /** Forgets every known balance: a statement not of these steps may have moved any (Kysely's, an undone step). */
+  forgetBalances(): void;
   /** False when the balance, less `reservedMicros`, does not cover the hold (nothing written). */
   hold(e: HoldEntry, reservedMicros?: number): boolean;
   /**
@@ -86,6 +93,7 @@ const HELD_HERE_LIMIT = 100_000;
 export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
   const sql = statements(sqlite);
   const heldHere = new Map<string, OpenHoldRow>();
+  const balances = knownBalances();
 
   /** What an open hold (not a spend-capped one) holds, or undefined when it is not open. */
   const openHold = (holdId: string) => sql.openHold.get(holdId) as OpenHoldRow | undefined;
@@ -109,7 +117,19 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
     return row && write(row);
   }
 
-  const balance = (accountId: string) => sql.accountBalance.get(accountId) as number | undefined;
+  function balance(accountId: string, fresh = false): number | undefined {
+    const now = performance.now();
+    const known = fresh ? undefined : balances.get(accountId, now);
+    if (known !== undefined) return known;
+    const micros = sql.accountBalance.get(accountId) as number | undefined;
+    if (micros !== undefined) balances.read(accountId, micros, now);
+    return micros;
+  }
+
+  /** The balance no longer covered a write that memory said it would: another writer spent it. */
+  function notCovered(accountId: string) {
+    balances.forget(accountId);
+  }
 
   function hold(e: HoldEntry, reservedMicros = 0): boolean {
     try {
@@ -127,9 +147,13 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
         reservedMicros,
       );
     } catch (error) {
-      if (raised(error, NOT_COVERED)) return false; // no such account, or not enough: nothing written
+      if (raised(error, NOT_COVERED)) {
+        notCovered(e.accountId);
+        return false; // no such account, or not enough: nothing written
+      }
       throw error;
     }
+    balances.move(e.accountId, -e.amountMicros);
     if (heldHere.size >= HELD_HERE_LIMIT) heldHere.clear(); // ends of holds ended elsewhere never come
     heldHere.set(e.holdId, {
       account_id: e.accountId,
@@ -182,6 +206,7 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
       e.channel ?? null,
       e.attempts ?? null,
     );
+    balances.move(account, held.amount_micros - chargedMicros);
     return { kind: 'applied', chargedMicros, unbilledMicros };
   }
 
@@ -190,6 +215,7 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
   function release(e: { holdId: string; note: string | null; now: number }): boolean {
     const write = (held: OpenHoldRow) => {
       sql.writeRelease.run(e.holdId, held.account_id, held.amount_micros, held.request_id, held.model, e.note, e.now);
+      balances.move(held.account_id, held.amount_micros);
       return true;
     };
     return endOpenHold(e.holdId, write) ?? false;
@@ -204,9 +230,11 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
         chargedMicros, e.requestId ?? h.requestId, e.now, e.usageId, e.units, unbilledMicros, flags, e.upstreamMs ?? null, e.channel ?? null, e.attempts ?? null,
       );
     } catch (error) {
-      if (raised(error, NOT_COVERED)) return { kind: 'not-covered' };
-      throw error;
+      if (!raised(error, NOT_COVERED)) throw error;
+      notCovered(h.accountId);
+      return { kind: 'not-covered' };
     }
+    balances.move(h.accountId, -chargedMicros);
     return { kind: 'applied', chargedMicros, unbilledMicros };
   }
 
@@ -218,11 +246,12 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
         e.note, e.now,
       );
     } catch (error) {
-      if (raised(error, NOT_COVERED)) return false;
-      throw error;
+      if (!raised(error, NOT_COVERED)) throw error;
+      notCovered(h.accountId);
+      return false;
     }
     return true;
   }
 
-  return { balance, hold, holdAndSettle, holdAndRelease, settle, release };
+  return { balance, forgetBalances: balances.clear, hold, holdAndSettle, holdAndRelease, settle, release };
 }

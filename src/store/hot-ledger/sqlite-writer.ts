@@ -34,6 +34,8 @@ export interface StepWriterHooks {
   countCommit(): void;
   /** Runs after each batch's commit (the usage mover). */
   afterBatch(): void;
+  /** A step or a transaction was undone: what the steps remember of the store may be wrong. */
+  undone(): void;
 }
 
 export interface StepWriter {
@@ -58,7 +60,7 @@ export interface StepWriter {
 }
 
 export function sqliteStepWriter(db: Kysely<DB>, sqlite: Database.Database, hooks: StepWriterHooks, log?: HotLedgerLog): StepWriter {
-  const { checkWritable, countCommit, afterBatch } = hooks;
+  const { checkWritable, countCommit, afterBatch, undone } = hooks;
   let queue: PendingStep[] = [];
   let scheduled = false;
 
@@ -71,6 +73,11 @@ export function sqliteStepWriter(db: Kysely<DB>, sqlite: Database.Database, hook
   const begin = sqlite.prepare('begin immediate');
   const commit = sqlite.prepare('commit');
   const rollback = sqlite.prepare('rollback');
+  // SQLite ends a transaction itself on some errors (SQLITE_FULL, SQLITE_IOERR).
+  const undo = () => {
+    if (sqlite.inTransaction) rollback.run();
+    undone();
+  };
 
   /** The step run at once whose transaction is still open: the next batch joins it and commits it. */
   let open: AtOnceStep | undefined;
@@ -97,7 +104,7 @@ export function sqliteStepWriter(db: Kysely<DB>, sqlite: Database.Database, hook
       step.committed.resolve();
       return undefined;
     } catch (error) {
-      if (sqlite.inTransaction) rollback.run(); // SQLite ends it itself on some errors (SQLITE_FULL, SQLITE_IOERR)
+      undo();
       failOpen(step, error);
       return error;
     }
@@ -110,7 +117,7 @@ export function sqliteStepWriter(db: Kysely<DB>, sqlite: Database.Database, hook
     try {
       return run();
     } catch (error) {
-      if (sqlite.inTransaction) rollback.run();
+      undo();
       throw error;
     }
   }
@@ -140,7 +147,7 @@ export function sqliteStepWriter(db: Kysely<DB>, sqlite: Database.Database, hook
     try {
       const again = runFirst(step.run);
       if (!isDeepStrictEqual(again, step.value)) {
-        rollback.run();
+        undo();
         throw new Error('a ledger step answered differently when written again after a failure in its batch');
       }
       open = step;
@@ -163,9 +170,9 @@ export function sqliteStepWriter(db: Kysely<DB>, sqlite: Database.Database, hook
     } catch (error) {
       if (joined) {
         open = undefined;
-        if (sqlite.inTransaction) rollback.run();
+        undo(); // (writeAll undoes its own: inside a transaction of Kysely's, to its savepoint)
         redoAtOnce(joined);
-      }
+      } else undone();
       if (steps.length === 1) return [{ ok: false, error }];
       log?.warn({ err: error, steps: steps.length }, 'a batch of ledger steps failed; writing its steps one by one');
       return steps.map((step) => {
@@ -173,6 +180,7 @@ export function sqliteStepWriter(db: Kysely<DB>, sqlite: Database.Database, hook
           checkWritable();
           return { ok: true, value: writeOne(step) }; // under a savepoint when a transaction is open
         } catch (stepError) {
+          undone();
           return { ok: false, error: stepError };
         }
       });
@@ -273,7 +281,7 @@ export function sqliteStepWriter(db: Kysely<DB>, sqlite: Database.Database, hook
       checkWritable();
       commit.run();
     } catch (error) {
-      if (sqlite.inTransaction) rollback.run();
+      undo();
       throw error;
     }
     countCommit();

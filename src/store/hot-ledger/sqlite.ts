@@ -1,8 +1,8 @@
 // The hold and settle steps on SQLite (sqlite-steps.ts), written by the group-commit writer
 // (sqlite-writer.ts).
 //
-// A metered call's hold is decided in memory (holdAtOnce: the balance read, less what holds not yet
-// written keep of it) and written with its settle, as one step (deferred-holds.ts): a call answered
+// A metered call's hold is decided in memory (holdAtOnce: the balance as this connection knows it,
+// known-balances.ts, less what holds not yet written keep of it) and written with its settle, as one step (deferred-holds.ts): a call answered
 // in one piece writes its rows once and commits once. A stream's hold is written before its first
 // byte (writeHold); any hold still unwritten is written before any statement of Kysely's runs, and
 // by a timer once it is a few hundred ms old, so that other readers (the CLI) see it held.
@@ -29,8 +29,9 @@ export interface SqliteHotLedgerHooks {
 export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks: SqliteHotLedgerHooks, log?: HotLedgerLog): HotLedger {
   const { checkWritable, countCommit = () => {}, moveUsage = MOVE_USAGE, maxUnwrittenMs = 250 } = hooks;
   const usageMover = scheduledUsageMover(sqlite, moveUsage, checkWritable, log);
-  const { balance, hold, holdAndSettle, holdAndRelease, settle, release } = sqliteSteps(sqlite);
-  const writer = sqliteStepWriter(db, sqlite, { checkWritable, countCommit, afterBatch: () => usageMover.moveIfDue() }, log);
+  const { balance, forgetBalances, hold, holdAndSettle, holdAndRelease, settle, release } = sqliteSteps(sqlite);
+  const writerHooks = { checkWritable, countCommit, afterBatch: () => usageMover.moveIfDue(), undone: forgetBalances };
+  const writer = sqliteStepWriter(db, sqlite, writerHooks, log);
   const { step } = writer;
   const unwritten = deferredHolds();
   let ageTimer: NodeJS.Timeout | undefined;
@@ -115,8 +116,10 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
       // Inside a transaction of Kysely's, the balance read may yet be undone: the hold waits for it.
       if (writer.inForeignTransaction()) return undefined;
       checkWritable();
-      const funds = balance(entry.accountId);
-      if (funds === undefined || funds - unwritten.reservedFor(entry.accountId) < entry.amountMicros) return false;
+      const reserved = unwritten.reservedFor(entry.accountId);
+      const covers = (funds: number | undefined) => funds !== undefined && funds - reserved >= entry.amountMicros;
+      // The known balance may be out of date (another process's credit): a refusal reads it afresh.
+      if (!covers(balance(entry.accountId)) && !covers(balance(entry.accountId, true))) return false;
       unwritten.add(entry, performance.now());
       writer.countHold(1);
       watchAge();
@@ -170,8 +173,10 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
       return step(() => release(entry), { endsHold: true });
     },
     beforeForeignStatement() {
-      // Kysely's statement sees the holds decided before it, and none of the hot steps' transaction.
+      // Kysely's statement sees the holds decided before it, and none of the hot steps' transaction;
+      // it may move any balance.
       writer.commitOpen();
+      forgetBalances();
       if (unwritten.size > 0 && !sqlite.inTransaction) writeUnwrittenNow(unwritten.takeOld());
     },
   };
