@@ -54,7 +54,8 @@ export interface GatewayOptions {
 }
 
 export async function createGateway(config: Config, logger: FastifyBaseLogger, options: GatewayOptions = {}): Promise<Gateway> {
-  const store = await openStore(config.store, { log: logger });
+  // Settles answered before SQLite has them are journaled here (store/hot-ledger/answered-settles.ts).
+  const store = await openStore(config.store, { log: logger, settleJournal: path.join(config.data_dir, 'answered-settles.jsonl') });
   const metrics = createMetrics();
   const limiter = createRateLimiter({
     redisUrl: config.limits.redis,

@@ -107,7 +107,12 @@ export function holdFundsAtOnce(store: Store, request: HoldRequest): HeldAtOnce 
   const held = hotLedger.holdAtOnce(entry);
   if (held === undefined) return holdFunds(store, request);
   if (!held) return holdRefusal(store, request.accountId).then((refusal) => Promise.reject(refusal));
-  return { holdId: entry.holdId, amountMicros: request.amountMicros, write: () => hotLedger.writeHold!(entry.holdId) };
+  return {
+    holdId: entry.holdId,
+    amountMicros: request.amountMicros,
+    write: () => hotLedger.writeHold!(entry.holdId),
+    upstreamRequestSent: hotLedger.upstreamRequestSent,
+  };
 }
 
 export interface HeldAtOnce {
@@ -115,6 +120,8 @@ export interface HeldAtOnce {
   amountMicros: number;
   /** A hold decided at once, not yet written: writes it now (otherwise its settle or release does). */
   write?: () => Promise<void>;
+  /** Tells the ledger the call's upstream request is on its way: its put-off writes may go (HotLedger.upstreamRequestSent). */
+  upstreamRequestSent?: () => void;
 }
 
 const hotHoldEntry = (request: HoldRequest): HoldEntry => ({

@@ -349,8 +349,10 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         async (view, attempts) => {
           tried = view;
           const calling = endpoint.call({ body: request.body, model: view, estimate, signal: request.signal });
-          // A stream's hold is written while the upstream works (after its request is on its way).
+          // A stream's hold is written while the upstream works (after its request is on its way), and
+          // so are earlier calls' settles answered already.
           if (streams) writeStreamHold();
+          hold.upstreamRequestSent?.();
           let attempt = await calling;
           // Known before the first data is read: a short stream's end marker may come with it, and
           // its settle (at the marker) then already names the channel and an answer time (to headers).

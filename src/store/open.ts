@@ -35,6 +35,12 @@ export interface StoreOptions {
   moveUsage?: UsageMoveSchedule;
   /** SQLite: how long a hold decided in memory may stay unwritten (hot-ledger/sqlite.ts); 250 ms. */
   maxUnwrittenHoldMs?: number;
+  /**
+   * SQLite: the file of settles answered before the store has them (hot-ledger/answered-settles.ts),
+   * for the one gateway serving the store; used with synchronous=normal only. Without it (the CLI,
+   * an in-memory store) every settle is committed before its answer.
+   */
+  settleJournal?: string;
 }
 
 // `sqlite:./data/tollroute.db`, `sqlite::memory:`, `postgres://…?schema=name`, `postgresql://…`
@@ -88,7 +94,8 @@ function openSqlite(location: string, options: StoreOptions): Store {
   return {
     db,
     dialect: 'sqlite',
-    close: async () => {
+    async close() {
+      this.hotLedger?.close?.(); // settles answered and not yet written, first
       await checkpointer?.stop();
       await db.destroy();
     },
@@ -105,6 +112,7 @@ function openSqlite(location: string, options: StoreOptions): Store {
           countCommit: checkpointer?.noteCommit,
           moveUsage: options.moveUsage,
           maxUnwrittenMs: options.maxUnwrittenHoldMs,
+          settleJournal: file !== ':memory:' && synchronous === 'normal' ? options.settleJournal : undefined,
         },
         options.log,
       );

@@ -83,10 +83,26 @@ describe('a store that refuses writes', () => {
     assert.equal((await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data.length, 0);
   }
 
-  test('a hold whose commit fails after its call went upstream answers 503, and nothing is held, charged or delivered', () =>
-    commitFailsDuring((key) => search(gw, key)));
+  test('a call answered in one piece whose store fails after its hold was decided is answered from the settle journal, and charged once the store takes writes', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 100_000 });
+    const hotLedger = gw.gateway.store.hotLedger!;
+    const decide = hotLedger.holdAtOnce!.bind(hotLedger);
+    hotLedger.holdAtOnce = (entry) => {
+      const decided = decide(entry);
+      failWrites(gw, 'SQLITE_FULL');
+      return decided;
+    };
+    try {
+      assert.equal((await search(gw, key)).status, 200, 'its settle is in the journal (a full disk would refuse it there too: a 503)');
+    } finally {
+      hotLedger.holdAtOnce = decide;
+      failWrites(gw, null);
+    }
+    await eventually(async () => (await gw.balance(accountId)).balance_micros === 100_000 - SEARCH_PRICE);
+    assert.equal((await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data.length, 1);
+  });
 
-  test('so does a stream: none of it reaches the caller', () =>
+  test('a stream whose hold cannot be written after its call went upstream answers 503: none of it reaches the caller, nothing is held or charged', () =>
     commitFailsDuring((key) =>
       gw.call(key, 'POST', '/v1/chat/completions', {
         model: 'sandbox-chat',

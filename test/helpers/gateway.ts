@@ -19,6 +19,8 @@ export interface TestGateway {
   url: string;
   /** The store URL, so a second gateway can share it as a second instance would. */
   storeUrl: string;
+  /** The gateway's data_dir (its journals). */
+  dataDir: string;
   sandbox: Sandbox;
   gateway: Gateway;
   logs: Record<string, unknown>[];
@@ -82,6 +84,7 @@ export async function startTestGateway(
   return {
     url,
     storeUrl: config.store,
+    dataDir,
     sandbox,
     gateway,
     logs,

@@ -49,8 +49,9 @@ const NOT_OPEN_GUARD = abortWhen(NOT_OPEN, 'changes() = 0');
 // hold's own statement: a hold is one statement, with no read before it.
 export const NOT_COVERED = 'hold not covered';
 // `reserved`: what holds decided in memory and not yet written keep of the balance (sqlite.ts).
-const coversGuard = (amount: string, reserved: string) =>
-  abortWhen(NOT_COVERED, `coalesce((select balance_micros from accounts where id = new.account_id), -1) - ${reserved} < ${amount}`);
+// `checked`: an expression that turns the guard off when false (a settle already answered).
+const coversGuard = (amount: string, reserved: string, checked = '1') =>
+  abortWhen(NOT_COVERED, `${checked} and coalesce((select balance_micros from accounts where id = new.account_id), -1) - ${reserved} < ${amount}`);
 
 /** A view of the named columns that holds no rows: only its trigger does anything. */
 const stepView = (name: string, columns: string[]) =>
@@ -81,13 +82,15 @@ export const HOLD_RELEASE_COLUMNS = [
 export const HOLD_SETTLE_COLUMNS = [
   ...['hold_id', 'account_id', 'key_id', 'held', 'request_id', 'model', 'endpoint', 'held_at', 'instance_id', 'client_request_id'],
   ...['charged', 'settle_request_id', 'now', 'usage_id', 'units', 'unbilled', 'flags', 'upstream_ms', 'channel', 'attempts'],
+  'checked',
 ];
 
 // A hold decided in memory and never written (sqlite.ts), written with its end: the hold row once,
 // already ended, and its ledger row; the end's ledger row follows it in the chain, and the account
-// is updated once, by the end's net movement. The balance must still cover the hold.
-const UNWRITTEN_HOLD = (state: string, charged: string) => `
-    ${coversGuard('new.held', '0')}
+// is updated once, by the end's net movement. The balance must still cover the hold, unless the
+// settle's answer went out already (`checked` false: its charge is capped to what is left instead).
+const UNWRITTEN_HOLD = (state: string, charged: string, checked = '1') => `
+    ${coversGuard('new.held', '0', checked)}
     ${holdRow('new.held', state, charged, 'new.held_at', 'new.now')}
     ${ledgerRow("'hold'", '-new.held', 'new.held', 'new.request_id', 'null', 'new.held_at', LAST_LEDGER_ROW)}`;
 
@@ -115,7 +118,7 @@ export const STEP_TRIGGERS = `
   end;
   ${stepView('hot_hold_settle', HOLD_SETTLE_COLUMNS)}
   create temp trigger if not exists hot_hold_settle_write instead of insert on hot_hold_settle begin
-    ${UNWRITTEN_HOLD("'settled'", 'new.charged')}
+    ${UNWRITTEN_HOLD("'settled'", 'new.charged', 'new.checked')}
     ${ledgerRow("'settle'", 'new.held - new.charged', '-new.held', 'new.settle_request_id', 'null', 'new.now', 'last_insert_rowid()')}
     update accounts set balance_micros = balance_micros - new.charged, last_ledger_id = last_insert_rowid() where id = new.account_id;
     ${usageRow('new.settle_request_id')}

@@ -46,7 +46,7 @@ function statements(sqlite: Database.Database) {
     writeRelease: sqlite.prepare(insertInto('hot_release', RELEASE_COLUMNS)),
     /** hold, account, key, held, request, model, endpoint, held at, instance, client request, note, now */
     writeHoldRelease: sqlite.prepare(insertInto('hot_hold_release', HOLD_RELEASE_COLUMNS)),
-    /** hold, account, key, held, request, model, endpoint, held at, instance, client request, charged, settle's request, now, usage, units, unbilled, flags, upstream ms, channel, attempts */
+    /** hold, account, key, held, request, model, endpoint, held at, instance, client request, charged, settle's request, now, usage, units, unbilled, flags, upstream ms, channel, attempts, checked */
     writeHoldSettle: sqlite.prepare(insertInto('hot_hold_settle', HOLD_SETTLE_COLUMNS)),
     // Read before the step's write (one synchronous step inside a transaction, so nothing comes
     // between): `update … returning` buffers its rows in an ephemeral table, which SQLite opens
@@ -79,6 +79,12 @@ export interface SqliteSteps {
    * written once, already settled. 'not-covered' when the balance no longer covers the hold (nothing written).
    */
   holdAndSettle(h: HoldEntry, e: SettleEntry): SettleResult | { kind: 'not-covered' };
+  /**
+   * As holdAndSettle, for a settle whose answer went out already (answered-settles.ts): when the
+   * balance no longer covers the hold (another process spent it), the charge is capped to what the
+   * balance and overdraft have left, the rest recorded unbilled, and `uncovered` says so.
+   */
+  holdAndSettleAnswered(h: HoldEntry, e: SettleEntry): { kind: 'applied'; chargedMicros: number; unbilledMicros: number; uncovered: boolean };
   /** A hold never written and its release, as one step (a record of the call); false when the balance no longer covers it (nothing written). */
   holdAndRelease(h: HoldEntry, e: { note: string | null; now: number }): boolean;
   settle(e: SettleEntry): SettleResult;
@@ -221,21 +227,38 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
     return endOpenHold(e.holdId, write) ?? false;
   }
 
+  function writeHoldSettle(h: HoldEntry, e: SettleEntry, charged: ReturnType<typeof capped>, checked: boolean) {
+    // biome-ignore format: the hold's columns, then the settle's
+    sql.writeHoldSettle.run(
+      h.holdId, h.accountId, h.keyId, h.amountMicros, h.requestId, h.model, h.endpoint, h.now, h.instanceId, h.clientRequestId,
+      charged.chargedMicros, e.requestId ?? h.requestId, e.now, e.usageId, e.units, charged.unbilledMicros, charged.flags,
+      e.upstreamMs ?? null, e.channel ?? null, e.attempts ?? null, checked ? 1 : 0,
+    );
+    balances.move(h.accountId, -charged.chargedMicros);
+  }
+
   function holdAndSettle(h: HoldEntry, e: SettleEntry): SettleResult | { kind: 'not-covered' } {
-    const { chargedMicros, unbilledMicros, flags } = capped(e, h.accountId, h.amountMicros, h.amountMicros);
+    const charged = capped(e, h.accountId, h.amountMicros, h.amountMicros);
     try {
-      // biome-ignore format: the hold's columns, then the settle's
-      sql.writeHoldSettle.run(
-        h.holdId, h.accountId, h.keyId, h.amountMicros, h.requestId, h.model, h.endpoint, h.now, h.instanceId, h.clientRequestId,
-        chargedMicros, e.requestId ?? h.requestId, e.now, e.usageId, e.units, unbilledMicros, flags, e.upstreamMs ?? null, e.channel ?? null, e.attempts ?? null,
-      );
+      writeHoldSettle(h, e, charged, true);
     } catch (error) {
       if (!raised(error, NOT_COVERED)) throw error;
       notCovered(h.accountId);
       return { kind: 'not-covered' };
     }
-    balances.move(h.accountId, -chargedMicros);
-    return { kind: 'applied', chargedMicros, unbilledMicros };
+    return { kind: 'applied', chargedMicros: charged.chargedMicros, unbilledMicros: charged.unbilledMicros };
+  }
+
+  function holdAndSettleAnswered(h: HoldEntry, e: SettleEntry) {
+    const covered = holdAndSettle(h, e);
+    if (covered.kind === 'applied') return { ...covered, uncovered: false };
+    // Taken down to minus the overdraft at most, never past it (DESIGN §3); the rest is unbilled.
+    const funds = sql.accountFunds.get(h.accountId) as { balance_micros: number; overdraft_micros: number };
+    const chargedMicros = Math.max(0, Math.min(e.chargeMicros, funds.balance_micros + funds.overdraft_micros));
+    const unbilledMicros = e.chargeMicros - chargedMicros;
+    const flags = unbilledMicros > 0 ? [...e.flags, 'capped'].join(',') : e.flags.join(',') || null;
+    writeHoldSettle(h, e, { chargedMicros, unbilledMicros, flags }, false);
+    return { kind: 'applied' as const, chargedMicros, unbilledMicros, uncovered: true };
   }
 
   function holdAndRelease(h: HoldEntry, e: { note: string | null; now: number }): boolean {
@@ -253,5 +276,5 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
     return true;
   }
 
-  return { balance, forgetBalances: balances.clear, hold, holdAndSettle, holdAndRelease, settle, release };
+  return { balance, forgetBalances: balances.clear, hold, holdAndSettle, holdAndSettleAnswered, holdAndRelease, settle, release };
 }

@@ -10,7 +10,9 @@ import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { DB } from '../schema.js';
 import { MOVE_USAGE, scheduledUsageMover, type UsageMoveSchedule } from '../usage-recent.js';
+import { answeredSettles, writeJournaled } from './answered-settles.js';
 import { type DeferredHold, deferredHolds } from './deferred-holds.js';
+import { type AnsweredSettle, settleJournal } from './settle-journal.js';
 import { sqliteSteps } from './sqlite-steps.js';
 import { sqliteStepWriter } from './sqlite-writer.js';
 import { type HotLedger, type HotLedgerLog, type SettleEntry, type SettleResult, UnwrittenHoldError } from './types.js';
@@ -24,17 +26,55 @@ export interface SqliteHotLedgerHooks {
   moveUsage?: UsageMoveSchedule;
   /** How long a hold decided in memory may stay unwritten before the timer writes it (250 ms). */
   maxUnwrittenMs?: number;
+  /**
+   * The file of settles answered before the store has them (answered-settles.ts); what it holds is
+   * written into the store first. Without it every settle is committed before its answer.
+   */
+  settleJournal?: string;
 }
 
 export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks: SqliteHotLedgerHooks, log?: HotLedgerLog): HotLedger {
   const { checkWritable, countCommit = () => {}, moveUsage = MOVE_USAGE, maxUnwrittenMs = 250 } = hooks;
   const usageMover = scheduledUsageMover(sqlite, moveUsage, checkWritable, log);
-  const { balance, forgetBalances, hold, holdAndSettle, holdAndRelease, settle, release } = sqliteSteps(sqlite);
+  const { balance, forgetBalances, hold, holdAndSettle, holdAndSettleAnswered, holdAndRelease, settle, release } = sqliteSteps(sqlite);
   const writerHooks = { checkWritable, countCommit, afterBatch: () => usageMover.moveIfDue(), undone: forgetBalances };
   const writer = sqliteStepWriter(db, sqlite, writerHooks, log);
   const { step } = writer;
   const unwritten = deferredHolds();
   let ageTimer: NodeJS.Timeout | undefined;
+
+  /** A settle answered already: its rows, unless a run before a restart wrote them. */
+  function writeAnswered({ hold: h, settle: e }: AnsweredSettle) {
+    let written: ReturnType<typeof holdAndSettleAnswered>;
+    try {
+      written = holdAndSettleAnswered(h, e);
+    } catch (error) {
+      if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') return; // its hold row is there: written
+      throw error;
+    }
+    usageMover.noteSettle();
+    if (!written.uncovered) return;
+    const { chargedMicros, unbilledMicros } = written;
+    log?.warn(
+      { holdId: h.holdId, model: h.model, chargedMicros, unbilledMicros },
+      'another process spent the balance of a call already answered: charged what was left, the rest recorded unbilled',
+    );
+  }
+  const journal = hooks.settleJournal === undefined ? undefined : settleJournal(hooks.settleJournal);
+  if (journal) {
+    const written = writeJournaled(journal, writer.writeNow, writeAnswered);
+    if (written > 0) log?.warn({ settles: written }, 'settles answered before a restart written into the store');
+  }
+  const answered =
+    journal &&
+    answeredSettles({
+      journal,
+      writeNow: writer.writeNow,
+      inForeignTransaction: writer.inForeignTransaction,
+      write: writeAnswered,
+      giveBack: (held) => unwritten.giveBack(held),
+      log,
+    });
 
   /** The hold's call will not end here: it is no longer in flight, and its end hears why. */
   function failUnwritten(held: DeferredHold, error: unknown) {
@@ -82,6 +122,11 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
 
   /** The hold never written and its settle, as one step; rejects with UnwrittenHoldError when it cannot be written. */
   function settleUnwritten(held: DeferredHold, entry: SettleEntry): Promise<SettleResult> {
+    // Answered before it is written: within the hold, so its charge is the usage's (no account read).
+    if (answered && entry.chargeMicros <= held.entry.amountMicros && answered.add(held, entry)) {
+      writer.countHold(-1);
+      return Promise.resolve({ kind: 'applied', chargedMicros: entry.chargeMicros, unbilledMicros: 0 });
+    }
     const run = () => {
       const result = holdAndSettle(held.entry, entry);
       if (result.kind === 'applied') {
@@ -177,7 +222,11 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
       // it may move any balance.
       writer.commitOpen();
       forgetBalances();
-      if (unwritten.size > 0 && !sqlite.inTransaction) writeUnwrittenNow(unwritten.takeOld());
+      if (sqlite.inTransaction) return;
+      if (answered && answered.size > 0) answered.writeNow();
+      if (unwritten.size > 0) writeUnwrittenNow(unwritten.takeOld());
     },
+    upstreamRequestSent: () => answered?.writeSoon(),
+    close: () => answered?.close(),
   };
 }

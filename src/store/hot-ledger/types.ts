@@ -63,6 +63,10 @@ export interface HotLedger {
   writeHold?(holdId: string): Promise<void>;
   /** Called before any statement of another user of the connection runs: writes what is pending first. */
   beforeForeignStatement?(): void;
+  /** A call's upstream request is on its way: the gateway waits on the upstream, a moment for writes put off. */
+  upstreamRequestSent?(): void;
+  /** Writes what is pending (settles answered already) before the store closes. */
+  close?(): void;
 }
 
 /** Where the hot ledger reports what an operator should know of (a failed batch, replayed step by step). */

@@ -1,0 +1,143 @@
+// With a settle journal (the serving gateway's store), the settle of a hold decided in memory is
+// answered once it is in the journal, and written into the store in the shadow of a later call's
+// upstream request, by a timer, or before anything else reads the store. A restart writes what the
+// journal still holds, once; a store that refuses keeps it for later; a journal that cannot take it
+// leaves the settle committed before its answer, as without one.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { describe, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { createAccount } from '../../src/billing/ledger.js';
+import { findAccount } from '../../src/store/accounts.js';
+import type { Store } from '../../src/store/open.js';
+import { openStore } from '../../src/store/open.js';
+import { freshStore, hotHold, otherConnectionBalance, settleOf, storeFile } from './hot-ledger-sqlite-fixture.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const journalLines = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean).length;
+
+/** The hold's row as a second connection sees it (undefined: not in the store). */
+function committedHold(holdId: string) {
+  const other = new Database(storeFile(), { readonly: true });
+  try {
+    return other.prepare('select state, charged_micros from holds where id = ?').get(holdId);
+  } finally {
+    other.close();
+  }
+}
+
+/** A store with a settle journal beside its file, an account of 10 000 micros, and a settle answered already (4 000 held, 2 500 charged). */
+async function withAnsweredSettle(run: (s: { store: Store; accountId: string; journal: string }) => Promise<void>) {
+  const store = await freshStore('', { maxUnwrittenHoldMs: 60_000 });
+  await store.close();
+  const journal = `${storeFile()}-answered.jsonl`;
+  const opened = await openStore(`sqlite:${storeFile()}`, { settleJournal: journal, maxUnwrittenHoldMs: 60_000 });
+  try {
+    const { id } = await createAccount(opened, { name: 'a', creditMicros: 10_000 });
+    assert.equal(opened.hotLedger!.holdAtOnce!(hotHold(id, 'hold_a', 4_000)), true);
+    const settled = await opened.hotLedger!.settle({ ...settleOf('hold_a'), chargeMicros: 2_500 });
+    assert.deepEqual(settled, { kind: 'applied', chargedMicros: 2_500, unbilledMicros: 0 });
+    await run({ store: opened, accountId: id, journal });
+  } finally {
+    await opened.close();
+  }
+}
+
+describe('a settle answered before the store has it', () => {
+  test('is in the journal, not the store, when its answer may go out', () =>
+    withAnsweredSettle(async ({ accountId, journal }) => {
+      assert.equal(journalLines(journal), 1);
+      assert.equal(committedHold('hold_a'), undefined);
+      assert.equal(otherConnectionBalance(accountId), 10_000);
+    }));
+
+  test("is written right after a later call's upstream request goes out, and the journal emptied", () =>
+    withAnsweredSettle(async ({ store, accountId, journal }) => {
+      store.hotLedger!.upstreamRequestSent!();
+      assert.equal(committedHold('hold_a'), undefined, 'not in the turn of the upstream request');
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(committedHold('hold_a'), { state: 'settled', charged_micros: 2_500 });
+      assert.equal(otherConnectionBalance(accountId), 7_500);
+      assert.equal(journalLines(journal), 0);
+    }));
+
+  test('is written by the timer when no call comes', () =>
+    withAnsweredSettle(async () => {
+      await sleep(60);
+      assert.deepEqual(committedHold('hold_a'), { state: 'settled', charged_micros: 2_500 });
+    }));
+
+  test("is written before a statement of Kysely's reads the store", () =>
+    withAnsweredSettle(async ({ store, accountId }) => {
+      const account = await findAccount(store.db, accountId);
+      assert.deepEqual([account?.balance_micros, account?.held_micros], [7_500, 0]);
+    }));
+
+  test('keeps its amount held from the decisions until it is written', () =>
+    withAnsweredSettle(async ({ store, accountId }) => {
+      assert.equal(store.hotLedger!.holdAtOnce!(hotHold(accountId, 'hold_b', 6_001)), false, '4 000 still reserved');
+      assert.equal(store.hotLedger!.holdAtOnce!(hotHold(accountId, 'hold_c', 6_000)), true);
+    }));
+
+  test('is written by the next process to open the store with the journal, exactly once', () =>
+    withAnsweredSettle(async ({ store, accountId, journal }) => {
+      // A second opening stands for the restart after a crash: the first never wrote it.
+      const restarted = await openStore(`sqlite:${storeFile()}`, { settleJournal: journal });
+      try {
+        assert.deepEqual(committedHold('hold_a'), { state: 'settled', charged_micros: 2_500 });
+        assert.equal(journalLines(journal), 0);
+      } finally {
+        await restarted.close();
+      }
+      store.hotLedger!.upstreamRequestSent!(); // the first one's own write finds it there
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(otherConnectionBalance(accountId), 7_500, 'charged once');
+      const ledger = new Database(storeFile(), { readonly: true });
+      try {
+        assert.deepEqual(ledger.prepare('select kind from ledger where hold_id = ? order by id').pluck().all('hold_a'), ['hold', 'settle']);
+      } finally {
+        ledger.close();
+      }
+    }));
+
+  test('stays in the journal and is tried again when the store refuses it', () =>
+    withAnsweredSettle(async ({ store, journal }) => {
+      store.failWrites!('SQLITE_FULL');
+      store.hotLedger!.upstreamRequestSent!();
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(committedHold('hold_a'), undefined);
+      assert.equal(journalLines(journal), 1);
+      store.failWrites!(null);
+      await sleep(1_100);
+      assert.deepEqual(committedHold('hold_a'), { state: 'settled', charged_micros: 2_500 });
+      assert.equal(journalLines(journal), 0);
+    }));
+
+  test('is written before the store closes', async () => {
+    let accountId = '';
+    await withAnsweredSettle(async (s) => {
+      accountId = s.accountId;
+    });
+    assert.equal(otherConnectionBalance(accountId), 7_500);
+  });
+});
+
+test('a settle the journal cannot take is committed before it is answered, as without a journal', async () => {
+  const store = await freshStore('', { settleJournal: '/dev/full', maxUnwrittenHoldMs: 60_000 });
+  try {
+    const { id } = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+    assert.equal(store.hotLedger!.holdAtOnce!(hotHold(id, 'hold_a', 4_000)), true);
+    await store.hotLedger!.settle({ ...settleOf('hold_a'), chargeMicros: 2_500 });
+    assert.deepEqual(committedHold('hold_a'), { state: 'settled', charged_micros: 2_500 });
+  } finally {
+    await store.close();
+  }
+});
+
+test('a settle past its hold is committed before it is answered: its charge reads the account', () =>
+  withAnsweredSettle(async ({ store, accountId }) => {
+    assert.equal(store.hotLedger!.holdAtOnce!(hotHold(accountId, 'hold_b', 1_000)), true);
+    const settled = await store.hotLedger!.settle({ ...settleOf('hold_b'), chargeMicros: 1_500, usageId: 'use_b' });
+    assert.deepEqual(settled, { kind: 'applied', chargedMicros: 1_000, unbilledMicros: 500 });
+    assert.deepEqual(committedHold('hold_b'), { state: 'settled', charged_micros: 1_000 });
+  }));
