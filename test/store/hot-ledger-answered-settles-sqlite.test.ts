@@ -9,6 +9,7 @@ import { describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { createAccount } from '../../src/billing/ledger.js';
 import { findAccount } from '../../src/store/accounts.js';
+import { UnwrittenHoldError } from '../../src/store/hot-ledger/types.js';
 import type { Store } from '../../src/store/open.js';
 import { openStore } from '../../src/store/open.js';
 import { freshStore, hotHold, otherConnectionBalance, settleOf, storeFile } from './hot-ledger-sqlite-fixture.js';
@@ -92,6 +93,9 @@ describe('a settle answered before the store has it', () => {
       store.hotLedger!.upstreamRequestSent!(); // the first one's own write finds it there
       await new Promise((resolve) => setImmediate(resolve));
       assert.equal(otherConnectionBalance(accountId), 7_500, 'charged once');
+      assert.equal(store.hotLedger!.holdAtOnce!(hotHold(accountId, 'hold_b', 1_000)), true);
+      await store.hotLedger!.settle({ ...settleOf('hold_b'), usageId: 'use_b' });
+      assert.equal(journalLines(journal), 1, 'and took it as written: the next settle is answered from the journal');
       const ledger = new Database(storeFile(), { readonly: true });
       try {
         assert.deepEqual(ledger.prepare('select kind from ledger where hold_id = ? order by id').pluck().all('hold_a'), ['hold', 'settle']);
@@ -100,26 +104,29 @@ describe('a settle answered before the store has it', () => {
       }
     }));
 
-  test('stays in the journal and is tried again when the store refuses it', () =>
-    withAnsweredSettle(async ({ store, journal }) => {
+  test('stays in the journal and is tried again when the store refuses it; meanwhile no other settle is answered before it is written', () =>
+    withAnsweredSettle(async ({ store, accountId, journal }) => {
+      assert.equal(store.hotLedger!.holdAtOnce!(hotHold(accountId, 'hold_b', 1_000)), true);
       store.failWrites!('SQLITE_FULL');
       store.hotLedger!.upstreamRequestSent!();
       await new Promise((resolve) => setImmediate(resolve));
       assert.equal(committedHold('hold_a'), undefined);
       assert.equal(journalLines(journal), 1);
+      await assert.rejects(store.hotLedger!.settle({ ...settleOf('hold_b'), usageId: 'use_b' }), UnwrittenHoldError);
+      assert.equal(journalLines(journal), 1, 'hold_b was not journaled');
       store.failWrites!(null);
       await sleep(1_100);
       assert.deepEqual(committedHold('hold_a'), { state: 'settled', charged_micros: 2_500 });
+      assert.equal(committedHold('hold_b'), undefined);
       assert.equal(journalLines(journal), 0);
+      assert.equal(otherConnectionBalance(accountId), 7_500);
     }));
 
-  test('is written before the store closes', async () => {
-    let accountId = '';
-    await withAnsweredSettle(async (s) => {
-      accountId = s.accountId;
-    });
-    assert.equal(otherConnectionBalance(accountId), 7_500);
-  });
+  test('is written when the ledger closes, before the store does', () =>
+    withAnsweredSettle(async ({ store }) => {
+      store.hotLedger!.close!();
+      assert.deepEqual(committedHold('hold_a'), { state: 'settled', charged_micros: 2_500 });
+    }));
 });
 
 test('a settle the journal cannot take is committed before it is answered, as without a journal', async () => {

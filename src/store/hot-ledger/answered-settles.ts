@@ -40,6 +40,7 @@ export function answeredSettles(deps: AnsweredSettlesDeps) {
   let soon = false;
   let timer: NodeJS.Timeout | undefined;
   let failing = false;
+  let closed = false;
 
   function writeQueued() {
     soon = false;
@@ -73,8 +74,13 @@ export function answeredSettles(deps: AnsweredSettlesDeps) {
     get size() {
       return queue.length;
     },
-    /** Journals the settle and queues it: true. False when the journal could not take it (write it as before). */
+    /**
+     * Journals the settle and queues it: true. False while the store refuses the queue (a settle is
+     * then committed before its answer, and refused with it, so callers hear of the failing store),
+     * or when the journal could not take it: write it as before.
+     */
     add(held: DeferredHold, settle: SettleEntry): boolean {
+      if (failing) return false;
       const record = { hold: held.entry, settle };
       if (!journal.append(record)) return false;
       queue.push({ held, record });
@@ -90,6 +96,8 @@ export function answeredSettles(deps: AnsweredSettlesDeps) {
     /** Now: something else is about to read the store, or it closes. */
     writeNow: writeQueued,
     close() {
+      if (closed) return;
+      closed = true;
       writeQueued();
       clearTimeout(timer);
       journal.close();
