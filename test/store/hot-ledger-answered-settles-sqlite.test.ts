@@ -4,15 +4,18 @@
 // journal still holds, once; a store that refuses keeps it for later; a journal that cannot take it
 // leaves the settle committed before its answer, as without one.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { createAccount } from '../../src/billing/ledger.js';
+import { checkAccountBalance, createAccount } from '../../src/billing/ledger.js';
 import { findAccount } from '../../src/store/accounts.js';
-import { UnwrittenHoldError } from '../../src/store/hot-ledger/types.js';
+import { settleJournal } from '../../src/store/hot-ledger/settle-journal.js';
+import { type HotLedgerLog, UnwrittenHoldError } from '../../src/store/hot-ledger/types.js';
 import type { Store } from '../../src/store/open.js';
 import { openStore } from '../../src/store/open.js';
-import { freshStore, hotHold, otherConnectionBalance, settleOf, storeFile } from './hot-ledger-sqlite-fixture.js';
+import { freshStore, hotHold, moveBalanceElsewhere, otherConnectionBalance, recordingLog, settleOf, storeFile } from './hot-ledger-sqlite-fixture.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const journalLines = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean).length;
@@ -28,11 +31,11 @@ function committedHold(holdId: string) {
 }
 
 /** A store with a settle journal beside its file, an account of 10 000 micros, and a settle answered already (4 000 held, 2 500 charged). */
-async function withAnsweredSettle(run: (s: { store: Store; accountId: string; journal: string }) => Promise<void>) {
+async function withAnsweredSettle(run: (s: { store: Store; accountId: string; journal: string }) => Promise<void>, log?: HotLedgerLog) {
   const store = await freshStore('', { maxUnwrittenHoldMs: 60_000 });
   await store.close();
   const journal = `${storeFile()}-answered.jsonl`;
-  const opened = await openStore(`sqlite:${storeFile()}`, { settleJournal: journal, maxUnwrittenHoldMs: 60_000 });
+  const opened = await openStore(`sqlite:${storeFile()}`, { settleJournal: journal, maxUnwrittenHoldMs: 60_000, log });
   try {
     const { id } = await createAccount(opened, { name: 'a', creditMicros: 10_000 });
     assert.equal(opened.hotLedger!.holdAtOnce!(hotHold(id, 'hold_a', 4_000)), true);
@@ -52,14 +55,14 @@ describe('a settle answered before the store has it', () => {
       assert.equal(otherConnectionBalance(accountId), 10_000);
     }));
 
-  test("is written right after a later call's upstream request goes out, and the journal emptied", () =>
+  test("is written right after a later call's upstream request goes out", () =>
     withAnsweredSettle(async ({ store, accountId, journal }) => {
       store.hotLedger!.upstreamRequestSent!();
       assert.equal(committedHold('hold_a'), undefined, 'not in the turn of the upstream request');
       await new Promise((resolve) => setImmediate(resolve));
       assert.deepEqual(committedHold('hold_a'), { state: 'settled', charged_micros: 2_500 });
       assert.equal(otherConnectionBalance(accountId), 7_500);
-      assert.equal(journalLines(journal), 0);
+      assert.equal(journalLines(journal), 1, 'kept until the file grows (a restart skips it by its hold row)');
     }));
 
   test('is written by the timer when no call comes', () =>
@@ -118,8 +121,34 @@ describe('a settle answered before the store has it', () => {
       await sleep(1_100);
       assert.deepEqual(committedHold('hold_a'), { state: 'settled', charged_micros: 2_500 });
       assert.equal(committedHold('hold_b'), undefined);
-      assert.equal(journalLines(journal), 0);
       assert.equal(otherConnectionBalance(accountId), 7_500);
+    }));
+
+  test('whose balance another process spent is charged what is left, the rest recorded unbilled, and the operator told', async () => {
+    const recorded = recordingLog();
+    await withAnsweredSettle(async ({ store, accountId }) => {
+      assert.equal(store.hotLedger!.holdAtOnce!(hotHold(accountId, 'hold_b', 4_000)), true);
+      moveBalanceElsewhere(accountId, -5_000); // 10 000 less hold_a's 2 500, less 5 000: 2 500 left
+      const settled = await store.hotLedger!.settle({ ...settleOf('hold_b'), chargeMicros: 3_000, usageId: 'use_b' });
+      assert.deepEqual(settled, { kind: 'applied', chargedMicros: 3_000, unbilledMicros: 0 }, 'answered as the hold allowed');
+      store.hotLedger!.close!();
+      assert.deepEqual(committedHold('hold_b'), { state: 'settled', charged_micros: 2_500 });
+      assert.equal(otherConnectionBalance(accountId), 0);
+      const usage = await store.db.selectFrom('usage_recent').select(['amount_micros', 'unbilled_micros', 'flags']).where('hold_id', '=', 'hold_b').execute();
+      assert.deepEqual(usage, [{ amount_micros: 2_500, unbilled_micros: 500, flags: 'capped' }]);
+      assert.equal((await checkAccountBalance(store, accountId)).consistent, true);
+    }, recorded.log);
+    const warning = recorded.warnings.find((w) => w.msg.startsWith('another process spent the balance of a call already answered'));
+    assert.deepEqual(warning?.obj, { holdId: 'hold_b', model: 'm', chargedMicros: 2_500, unbilledMicros: 500 });
+  });
+
+  test("is only the lone call's: with other holds in flight, a settle joins their batch and is committed before its answer", () =>
+    withAnsweredSettle(async ({ store, accountId, journal }) => {
+      assert.equal(store.hotLedger!.holdAtOnce!(hotHold(accountId, 'hold_b', 1_000)), true);
+      assert.equal(store.hotLedger!.holdAtOnce!(hotHold(accountId, 'hold_c', 1_000)), true);
+      await store.hotLedger!.settle({ ...settleOf('hold_b'), usageId: 'use_b' });
+      assert.deepEqual(committedHold('hold_b'), { state: 'settled', charged_micros: 100 });
+      assert.equal(journalLines(journal), 1, 'only hold_a went through the journal');
     }));
 
   test('is written when the ledger closes, before the store does', () =>
@@ -148,3 +177,23 @@ test('a settle past its hold is committed before it is answered: its charge read
     assert.deepEqual(settled, { kind: 'applied', chargedMicros: 1_000, unbilledMicros: 500 });
     assert.deepEqual(committedHold('hold_b'), { state: 'settled', charged_micros: 1_000 });
   }));
+
+test('the settle journal is emptied once the store has all of it and it has grown past its limit', () => {
+  const path = join(mkdtempSync(join(tmpdir(), 'tollroute-journal-')), 'answered.jsonl');
+  const journal = settleJournal(path, 600);
+  const record = { hold: hotHold('acct_a', 'hold_a', 1), settle: settleOf('hold_a') };
+  try {
+    assert.equal(journal.append(record), true);
+    journal.written();
+    assert.equal(journalLines(path), 1, 'under the limit: kept');
+    assert.equal(journal.append(record), true);
+    assert.equal(journal.append(record), true);
+    journal.written();
+    assert.equal(journalLines(path), 0);
+    assert.equal(journal.append(record), true);
+    assert.deepEqual(journal.records(), [record]);
+  } finally {
+    journal.close();
+    rmSync(dirname(path), { recursive: true, force: true });
+  }
+});

@@ -12,25 +12,20 @@ import { knownBalances } from '../../src/store/hot-ledger/known-balances.js';
 import { sqliteSteps } from '../../src/store/hot-ledger/sqlite-steps.js';
 import { UnwrittenHoldError } from '../../src/store/hot-ledger/types.js';
 import type { Store } from '../../src/store/open.js';
-import { countingRuns, freshStore, hotHold, otherConnectionBalance, settleOf, storeFile, unwritableSettleOf, withStore } from './hot-ledger-sqlite-fixture.js';
+import {
+  countingRuns,
+  freshStore,
+  hotHold,
+  moveBalanceElsewhere,
+  otherConnectionBalance,
+  settleOf,
+  storeFile,
+  unwritableSettleOf,
+  withStore,
+} from './hot-ledger-sqlite-fixture.js';
 
 const decide = (store: Store, accountId: string, holdId: string, amountMicros: number) =>
   store.hotLedger!.holdAtOnce!(hotHold(accountId, holdId, amountMicros));
-
-/** Another process moves the account's balance by `delta`, with its ledger row, committed at once. */
-function moveElsewhere(accountId: string, delta: number) {
-  const other = new Database(storeFile());
-  try {
-    other.transaction(() => {
-      other
-        .prepare(`insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, created_at) values (?, 'adjust', ?, 0, 1)`)
-        .run(accountId, delta);
-      other.prepare('update accounts set balance_micros = balance_micros + ? where id = ?').run(delta, accountId);
-    })();
-  } finally {
-    other.close();
-  }
-}
 
 const withHoldsInMemory = (run: (store: Store) => Promise<void>) => withStore(run, '', undefined, { maxUnwrittenHoldMs: 60_000 });
 
@@ -106,7 +101,7 @@ describe('the balance a hold is decided on', () => {
   test('goes unseen when another process spends it, until the write refuses the hold; then it is read again', () =>
     withHoldsInMemory(async (store) => {
       const id = await accountKnown(store, 10_000);
-      moveElsewhere(id, -9_000);
+      moveBalanceElsewhere(id, -9_000);
       assert.equal(decide(store, id, 'hold_a', 5_000), true, 'decided on the known 10 000');
       await assert.rejects(store.hotLedger!.settle(settleOf('hold_a')), UnwrittenHoldError);
       assert.equal(decide(store, id, 'hold_b', 1_001), false, 'the refused write made the ledger read the 1 000 left');
@@ -116,7 +111,7 @@ describe('the balance a hold is decided on', () => {
   test('is read afresh before a hold is refused: another process’s credit is seen at once', () =>
     withHoldsInMemory(async (store) => {
       const id = await accountKnown(store, 1_000);
-      moveElsewhere(id, 10_000);
+      moveBalanceElsewhere(id, 10_000);
       assert.equal(decide(store, id, 'hold_a', 11_000), true);
       assert.equal(decide(store, id, 'hold_b', 1), false, 'all 11 000 kept by hold_a');
     }));
@@ -124,7 +119,7 @@ describe('the balance a hold is decided on', () => {
   test('is forgotten when a statement of Kysely’s runs', () =>
     withHoldsInMemory(async (store) => {
       const id = await accountKnown(store, 10_000);
-      moveElsewhere(id, -9_000);
+      moveBalanceElsewhere(id, -9_000);
       await findAccount(store.db, id);
       assert.equal(decide(store, id, 'hold_a', 5_000), false, 'read again: 1 000');
     }));

@@ -45,6 +45,21 @@ export function otherConnectionBalance(accountId: string): number {
   }
 }
 
+/** Another process moves the account's balance by `delta`, with its ledger row, committed at once. */
+export function moveBalanceElsewhere(accountId: string, delta: number) {
+  const other = new Database(currentFile);
+  try {
+    other.transaction(() => {
+      other
+        .prepare(`insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, created_at) values (?, 'adjust', ?, 0, 1)`)
+        .run(accountId, delta);
+      other.prepare('update accounts set balance_micros = balance_micros + ? where id = ?').run(delta, accountId);
+    })();
+  } finally {
+    other.close();
+  }
+}
+
 /** Whether a second writer (the CLI, another process) would find the write lock taken now. */
 export function writeLockTakenBy(file: string): boolean {
   const other = new Database(file, { timeout: 0 });

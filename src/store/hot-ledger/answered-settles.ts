@@ -67,7 +67,7 @@ export function answeredSettles(deps: AnsweredSettlesDeps) {
     }
     failing = false;
     for (const { held } of batch) deps.giveBack(held);
-    journal.rewrite([]);
+    journal.written();
   }
 
   return {
@@ -110,6 +110,6 @@ export function writeJournaled(journal: SettleJournal, writeNow: (run: () => voi
   const records = journal.records();
   if (records.length === 0) return 0;
   writeNow(() => records.forEach(write));
-  journal.rewrite([]);
+  journal.clear();
   return records.length;
 }

@@ -17,12 +17,21 @@ export interface SettleJournal {
   append(record: AnsweredSettle): boolean;
   /** What the file holds; a line cut short (a crash mid-write) is skipped. */
   records(): AnsweredSettle[];
-  /** The file holds these and nothing else (empty: the store has every settle it held). */
-  rewrite(records: AnsweredSettle[]): void;
+  /**
+   * The store has every settle in the file: it is emptied, once it has grown past `maxBytes` (each
+   * truncation costs the file system a journal transaction; a settle written already is skipped when
+   * a restart writes the file, by its hold row).
+   */
+  written(): void;
+  /** Empties the file now. */
+  clear(): void;
   close(): void;
 }
 
-export function settleJournal(path: string): SettleJournal {
+/** How large the file may grow before the next time the store has all of it (1 MiB: a few thousand settles). */
+const MAX_BYTES = 1 << 20;
+
+export function settleJournal(path: string, maxBytes = MAX_BYTES): SettleJournal {
   mkdirSync(dirname(path), { recursive: true });
   const fd = openSync(path, 'a');
   let size = fstatSync(fd).size;
@@ -62,14 +71,12 @@ export function settleJournal(path: string): SettleJournal {
       }
       return records;
     },
-    rewrite(records) {
+    written() {
+      if (size >= maxBytes) this.clear();
+    },
+    clear() {
       ftruncateSync(fd, 0);
       size = 0;
-      for (const record of records) {
-        const line = lineOf(record);
-        writeSync(fd, line);
-        size += line.length;
-      }
     },
     close() {
       closeSync(fd);

@@ -57,6 +57,8 @@ export interface StepWriter {
   inForeignTransaction(): boolean;
   /** Holds counted in flight elsewhere (decided in memory): +1 when one is taken, -1 when it ends. */
   countHold(delta: 1 | -1): void;
+  /** How many holds are in flight (taken here or counted, not yet ended). */
+  holdsInFlight(): number;
 }
 
 export function sqliteStepWriter(db: Kysely<DB>, sqlite: Database.Database, hooks: StepWriterHooks, log?: HotLedgerLog): StepWriter {
@@ -296,6 +298,7 @@ export function sqliteStepWriter(db: Kysely<DB>, sqlite: Database.Database, hook
     countHold(delta) {
       holdsInFlight = Math.max(0, holdsInFlight + delta);
     },
+    holdsInFlight: () => holdsInFlight,
   };
 }
 

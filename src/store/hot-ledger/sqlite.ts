@@ -122,8 +122,11 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
 
   /** The hold never written and its settle, as one step; rejects with UnwrittenHoldError when it cannot be written. */
   function settleUnwritten(held: DeferredHold, entry: SettleEntry): Promise<SettleResult> {
-    // Answered before it is written: within the hold, so its charge is the usage's (no account read).
-    if (answered && entry.chargeMicros <= held.entry.amountMicros && answered.add(held, entry)) {
+    // Answered before it is written when its call is the only one in flight (with others, the batch
+    // it joins shares its commit, and the journal's write would cost more than it saves), and within
+    // the hold, so its charge is the usage's (no account read).
+    const alone = writer.holdsInFlight() <= 1;
+    if (answered && alone && entry.chargeMicros <= held.entry.amountMicros && answered.add(held, entry)) {
       writer.countHold(-1);
       return Promise.resolve({ kind: 'applied', chargedMicros: entry.chargeMicros, unbilledMicros: 0 });
     }
