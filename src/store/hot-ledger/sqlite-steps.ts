@@ -251,7 +251,9 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
 
   function holdAndSettleAnswered(h: HoldEntry, e: SettleEntry) {
     const covered = holdAndSettle(h, e);
-    if (covered.kind === 'applied') return { ...covered, uncovered: false };
+    // (a literal, not a spread: one hidden class for every answer)
+    if (covered.kind === 'applied')
+      return { kind: 'applied' as const, chargedMicros: covered.chargedMicros, unbilledMicros: covered.unbilledMicros, uncovered: false };
     // Taken down to minus the overdraft at most, never past it (DESIGN §3); the rest is unbilled.
     const funds = sql.accountFunds.get(h.accountId) as { balance_micros: number; overdraft_micros: number };
     const chargedMicros = Math.max(0, Math.min(e.chargeMicros, funds.balance_micros + funds.overdraft_micros));
