@@ -2,7 +2,7 @@
 // ended within a minute by whichever instance sweeps first, restarted or another: a stream is billed
 // the output it recorded as delivered, anything else released; its Idempotency-Keys run again.
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -118,6 +118,37 @@ describe('crash recovery', () => {
     await callJson(sandbox.url, '', 'DELETE', '/__sandbox/faults');
     const retried = await callJson(second.base, key, 'POST', '/v1/search', { Type: 'web', Query: 'cut off' }, { 'idempotency-key': 'in-flight' });
     assert.equal(retried.status, 200, 'the dead instance’s Idempotency-Key runs again');
+  });
+
+  test('after kill -9 just after a plain call was answered from the settle journal, the restart charges it exactly once', async () => {
+    const sandbox = await startSandbox({ port: 0 });
+    cleanups.push(() => sandbox.close());
+    const dir = mkdtempSync(path.join(tmpdir(), 'tollroute-kill-journal-'));
+    const storeUrl = `sqlite:${path.join(dir, 'tollroute.db')}`;
+    // No statement of the store's during the call (the outbox's poll, a fast heartbeat): one would
+    // write its hold alone first, and the settle would be committed before its answer instead.
+    const quiet = { limits: { default_rpm: 100_000 }, webhooks: { poll_interval_ms: 60_000 } };
+    const configFile = writeServeConfig(dir, sandbox.url, storeUrl, quiet);
+    const first = await serveOnFreePort(configFile, dir);
+    const account = (await callJson(first.base, ADMIN_TOKEN, 'POST', '/admin/accounts', { name: 'journal', credit_micros: 100_000 })).body;
+    const key = (await callJson(first.base, ADMIN_TOKEN, 'POST', `/admin/accounts/${account.id}/keys`, {})).body.key as string;
+    const answered = await callJson(first.base, key, 'POST', '/v1/search', { Type: 'web', Query: 'answered, then killed' });
+    first.process.child.kill('SIGKILL'); // the store writes it within 20 ms, or after the next call's upstream request: usually not yet
+    await first.process.exited;
+    assert.equal(answered.status, 200);
+    assert.ok(readFileSync(path.join(dir, 'answered-settles.jsonl'), 'utf8').includes(account.id), 'answered from the journal');
+
+    const second = await serveOnFreePort(configFile, dir);
+    cleanups.push(stop(second));
+    const store = await openStore(storeUrl);
+    cleanups.push(() => store.close());
+    const ledger = await store.db.selectFrom('ledger').select('kind').where('account_id', '=', account.id).orderBy('id').execute();
+    assert.deepEqual(
+      ledger.map((row) => row.kind),
+      ['credit', 'hold', 'settle'],
+    );
+    const check = await checkAccountBalance(store, account.id);
+    assert.deepEqual([check.consistent, check.heldMicros, check.balanceMicros], [true, 0, 100_000 - 5_000]);
   });
 
   test('after kill -9 and a restart, a capped key’s spend counter equals what its cut-off calls were billed', async () => {
