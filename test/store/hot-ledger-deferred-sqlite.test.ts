@@ -9,7 +9,7 @@ import { checkAccountBalance, createAccount, holdFunds, settleHold } from '../..
 import { findAccount } from '../../src/store/accounts.js';
 import { UnwrittenHoldError } from '../../src/store/hot-ledger/types.js';
 import type { Store } from '../../src/store/open.js';
-import { hotHold, otherConnectionBalance, settleOf, storeFile, withStore, writeLockTakenBy } from './hot-ledger-sqlite-fixture.js';
+import { hotHold, moveBalanceElsewhere, otherConnectionBalance, settleOf, storeFile, withStore, writeLockTakenBy } from './hot-ledger-sqlite-fixture.js';
 
 const decide = (store: Store, accountId: string, holdId: string, amountMicros: number) =>
   store.hotLedger!.holdAtOnce!(hotHold(accountId, holdId, amountMicros));
@@ -21,21 +21,6 @@ function committedRows(accountId: string, holdId: string) {
     const hold = other.prepare('select state, amount_micros, charged_micros from holds where id = ?').get(holdId);
     const kinds = other.prepare('select kind from ledger where account_id = ? order by id').pluck().all(accountId);
     return { hold, kinds };
-  } finally {
-    other.close();
-  }
-}
-
-/** Another writer (the CLI, a second process) takes `micros` from the account, committed at once. */
-function debitElsewhere(accountId: string, micros: number) {
-  const other = new Database(storeFile());
-  try {
-    other.transaction(() => {
-      other
-        .prepare(`insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, created_at) values (?, 'debit', ?, 0, 1)`)
-        .run(accountId, -micros);
-      other.prepare('update accounts set balance_micros = balance_micros - ? where id = ?').run(micros, accountId);
-    })();
   } finally {
     other.close();
   }
@@ -145,7 +130,7 @@ describe('a hold decided in memory', () => {
     withHoldsInMemory(async (store) => {
       const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
       decide(store, account.id, 'hold_a', 4_000);
-      debitElsewhere(account.id, 9_000);
+      moveBalanceElsewhere(account.id, -9_000, 'debit'); // another writer (the CLI, a second process)
       const refused = await store.hotLedger!.settle(settleOf('hold_a')).catch((error) => error);
       assert.ok(refused instanceof UnwrittenHoldError);
       assert.equal(refused.cause, undefined, 'the balance, not the store');

@@ -45,14 +45,14 @@ export function otherConnectionBalance(accountId: string): number {
   }
 }
 
-/** Another process moves the account's balance by `delta`, with its ledger row, committed at once. */
-export function moveBalanceElsewhere(accountId: string, delta: number) {
+/** Another process moves the account's balance by `delta`, with its ledger row of `kind`, committed at once. */
+export function moveBalanceElsewhere(accountId: string, delta: number, kind = 'adjust') {
   const other = new Database(currentFile);
   try {
     other.transaction(() => {
       other
-        .prepare(`insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, created_at) values (?, 'adjust', ?, 0, 1)`)
-        .run(accountId, delta);
+        .prepare(`insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, created_at) values (?, ?, ?, 0, 1)`)
+        .run(accountId, kind, delta);
       other.prepare('update accounts set balance_micros = balance_micros + ? where id = ?').run(delta, accountId);
     })();
   } finally {

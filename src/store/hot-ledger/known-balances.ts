@@ -43,5 +43,3 @@ export function knownBalances(maxAgeMs = KNOWN_BALANCE_MAX_AGE_MS) {
     },
   };
 }
-
-export type KnownBalances = ReturnType<typeof knownBalances>;

@@ -35,6 +35,9 @@ export interface SqliteHotLedgerHooks {
   settleJournal?: string;
 }
 
+/** A balance (undefined: no such account) that covers `needed` micros. */
+const covers = (funds: number | undefined, needed: number) => funds !== undefined && funds >= needed;
+
 export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks: SqliteHotLedgerHooks, log?: HotLedgerLog): HotLedger {
   const { checkWritable, countCommit = () => {}, moveUsage = MOVE_USAGE, maxUnwrittenMs = 250 } = hooks;
   const usageMover = scheduledUsageMover(sqlite, moveUsage, checkWritable, log);
@@ -166,10 +169,9 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
       // Inside a transaction of Kysely's, the balance read may yet be undone: the hold waits for it.
       if (writer.inForeignTransaction()) return undefined;
       checkWritable();
-      const reserved = unwritten.reservedFor(entry.accountId);
-      const covers = (funds: number | undefined) => funds !== undefined && funds - reserved >= entry.amountMicros;
+      const needed = entry.amountMicros + unwritten.reservedFor(entry.accountId);
       // The known balance may be out of date (another process's credit): a refusal reads it afresh.
-      if (!covers(balance(entry.accountId)) && !covers(balance(entry.accountId, true))) return false;
+      if (!covers(balance(entry.accountId), needed) && !covers(balance(entry.accountId, true), needed)) return false;
       unwritten.add(entry, performance.now());
       writer.countHold(1);
       watchAge();
