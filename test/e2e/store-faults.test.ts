@@ -47,13 +47,8 @@ describe('a store that refuses writes', () => {
     assert.deepEqual(await gw.settled(accountId), { ...(await gw.balance(accountId)), balance_micros: 100_000 - SEARCH_PRICE, held_micros: 0 });
   });
 
-  /**
-   * Makes the disk fill between a hold's decision and its commit (which comes after the call has
-   * gone upstream), runs `call`, and checks that it was answered 503 with nothing held, charged or
-   * written but the credit, though the upstream had been called.
-   */
-  async function commitFailsDuring(call: (key: string) => Promise<{ status: number; body: unknown }>) {
-    const { accountId, key } = await gw.account({ creditMicros: 100_000 });
+  /** Runs `call` with the store failing (a full disk) from the moment its hold is decided until it is answered. */
+  async function diskFullAfterDecision<T>(call: () => Promise<T>): Promise<T> {
     const hotLedger = gw.gateway.store.hotLedger!;
     const decide = hotLedger.holdAtOnce!.bind(hotLedger);
     hotLedger.holdAtOnce = (entry) => {
@@ -61,14 +56,23 @@ describe('a store that refuses writes', () => {
       failWrites(gw, 'SQLITE_FULL');
       return decided;
     };
-    const before = (await gw.sandboxControl('GET', '/__sandbox/requests')).data.length;
-    let answer: { status: number; body: unknown };
     try {
-      answer = await call(key);
+      return await call();
     } finally {
       hotLedger.holdAtOnce = decide;
       failWrites(gw, null);
     }
+  }
+
+  /**
+   * Makes the disk fill between a hold's decision and its commit (which comes after the call has
+   * gone upstream), runs `call`, and checks that it was answered 503 with nothing held, charged or
+   * written but the credit, though the upstream had been called.
+   */
+  async function commitFailsDuring(call: (key: string) => Promise<{ status: number; body: unknown }>) {
+    const { accountId, key } = await gw.account({ creditMicros: 100_000 });
+    const before = (await gw.sandboxControl('GET', '/__sandbox/requests')).data.length;
+    const answer = await diskFullAfterDecision(() => call(key));
     assert.deepEqual(answer, { status: 503, body: { error: 'the gateway cannot record charges right now; retry shortly', type: 'server_error' } });
     // The call had gone upstream (the sandbox records it once it has read it).
     await eventually(async () => (await gw.sandboxControl('GET', '/__sandbox/requests')).data.length === before + 1);
@@ -83,22 +87,26 @@ describe('a store that refuses writes', () => {
     assert.equal((await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data.length, 0);
   }
 
-  test('a call answered in one piece whose store fails after its hold was decided is answered from the settle journal, and charged once the store takes writes', async () => {
+  test('a call answered in one piece whose store fails at its settle is answered, and charged once the store takes writes', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 100_000 });
+    // The disk fills at the settle: whether a statement of the store's wrote the hold alone before
+    // it (the settle is then kept and retried) or not (it goes to the journal), the caller is answered.
     const hotLedger = gw.gateway.store.hotLedger!;
-    const decide = hotLedger.holdAtOnce!.bind(hotLedger);
-    hotLedger.holdAtOnce = (entry) => {
-      const decided = decide(entry);
+    const settle = hotLedger.settle.bind(hotLedger);
+    hotLedger.settle = (entry) => {
       failWrites(gw, 'SQLITE_FULL');
-      return decided;
+      return settle(entry);
     };
+    let answer: { status: number };
     try {
-      assert.equal((await search(gw, key)).status, 200, 'its settle is in the journal (a full disk would refuse it there too: a 503)');
+      answer = await search(gw, key);
     } finally {
-      hotLedger.holdAtOnce = decide;
+      hotLedger.settle = settle;
       failWrites(gw, null);
     }
-    await eventually(async () => (await gw.balance(accountId)).balance_micros === 100_000 - SEARCH_PRICE);
+    assert.equal(answer.status, 200, 'its settle is in the journal (a full disk would refuse it there too: a 503)');
+    const settled = await gw.settled(accountId);
+    assert.deepEqual([settled.balance_micros, settled.held_micros], [100_000 - SEARCH_PRICE, 0]);
     assert.equal((await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data.length, 1);
   });
 

@@ -35,7 +35,8 @@ async function withLedgerMethod<K extends 'holdAtOnce' | 'writeHold'>(
 describe('a hold decided in memory', () => {
   let gw: TestGateway;
   before(async () => {
-    gw = await startTestGateway();
+    // No outbox poll during a call: a statement of the store's would write its hold alone first.
+    gw = await startTestGateway({ webhooks: { poll_interval_ms: 60_000 } });
   });
   after(() => gw.close());
 
@@ -84,8 +85,9 @@ describe('a hold decided in memory', () => {
 
   test("of a call answered in one piece is settled through the gateway's settle journal", async () => {
     const { accountId, key } = await gw.account({ creditMicros: 100_000 });
-    assert.equal((await search(gw, key)).status, 200);
-    assert.deepEqual(await ledgerKinds(gw, accountId), ['credit', 'hold', 'settle']);
+    // Three calls: a statement of the store's during one (a poll) writes its hold alone, and its settle is committed instead.
+    for (let i = 0; i < 3; i++) assert.equal((await search(gw, key)).status, 200);
+    assert.deepEqual(await ledgerKinds(gw, accountId), ['credit', 'hold', 'settle', 'hold', 'settle', 'hold', 'settle']);
     const journal = readFileSync(path.join(gw.dataDir, 'answered-settles.jsonl'), 'utf8');
     assert.ok(journal.includes(accountId), 'its settle went through the journal');
   });
