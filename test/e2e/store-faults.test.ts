@@ -3,7 +3,7 @@
 // and survives a restart through its journal. No answer goes out free, none is charged twice.
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, before, beforeEach, describe, test } from 'node:test';
 import { request } from 'undici';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -22,6 +22,9 @@ describe('a store that refuses writes', () => {
     gw = await startTestGateway(fastRecovery);
   });
   after(() => gw.close());
+  // Each test starts from a store the gateway knows to be writable again: the one before may have
+  // left it unhealthy until the next probe (and new calls would be refused before going upstream).
+  beforeEach(() => eventually(async () => (await health(gw)).status === 200));
 
   test('makes new calls 503 and /healthz unhealthy, with SQLITE_FULL in the log, then recovers by itself', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 100_000 });
