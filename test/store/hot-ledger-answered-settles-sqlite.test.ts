@@ -151,6 +151,18 @@ describe('a settle answered before the store has it', () => {
       assert.equal(journalLines(journal), 1, 'only hold_a went through the journal');
     }));
 
+  test('is not taken while the writer has a transaction to commit: the last settle of a wave joins it, sharing its commit', () =>
+    withAnsweredSettle(async ({ store, accountId, journal }) => {
+      const ledger = store.hotLedger!;
+      assert.equal(ledger.holdAtOnce!(hotHold(accountId, 'hold_b', 1_000)), true);
+      assert.equal(ledger.holdAtOnce!(hotHold(accountId, 'hold_c', 1_000)), true);
+      const first = ledger.settle({ ...settleOf('hold_b'), usageId: 'use_b' }); // run now, in a transaction its batch commits
+      const last = ledger.settle({ ...settleOf('hold_c'), usageId: 'use_c' }); // the only hold left in flight
+      await Promise.all([first, last]);
+      assert.deepEqual(committedHold('hold_c'), { state: 'settled', charged_micros: 100 });
+      assert.equal(journalLines(journal), 1, 'only hold_a went through the journal');
+    }));
+
   test('is written when the ledger closes, before the store does', () =>
     withAnsweredSettle(async ({ store }) => {
       store.hotLedger!.close!();

@@ -127,10 +127,11 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
 
   /** The hold never written and its settle, as one step; rejects with UnwrittenHoldError when it cannot be written. */
   function settleUnwritten(held: DeferredHold, entry: SettleEntry): Promise<SettleResult> {
-    // Answered before it is written when its call is the only one in flight (with others, the batch
-    // it joins shares its commit, and the journal's write would cost more than it saves), and within
-    // the hold, so its charge is the usage's (no account read).
-    const alone = writer.holdsInFlight() <= 1;
+    // Answered before it is written when its call is the only one in flight and the writer has
+    // nothing to commit (else the batch it joins shares a commit that comes anyway, and the journal's
+    // write and a commit of its own later would cost more than they save: the last settle of a wave
+    // of calls under load), and within the hold, so its charge is the usage's (no account read).
+    const alone = writer.holdsInFlight() <= 1 && writer.idle();
     if (answered && alone && entry.chargeMicros <= held.entry.amountMicros && answered.add(held, entry)) {
       writer.countHold(-1);
       return Promise.resolve({ kind: 'applied', chargedMicros: entry.chargeMicros, unbilledMicros: 0 });
