@@ -11,6 +11,7 @@ import { describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { checkAccountBalance, createAccount } from '../../src/billing/ledger.js';
 import { findAccount } from '../../src/store/accounts.js';
+import { SHADOW_BATCH } from '../../src/store/hot-ledger/answered-settles.js';
 import { settleJournal } from '../../src/store/hot-ledger/settle-journal.js';
 import { type HotLedgerLog, UnwrittenHoldError } from '../../src/store/hot-ledger/types.js';
 import type { Store } from '../../src/store/open.js';
@@ -27,6 +28,14 @@ function committedHold(holdId: string) {
     return other.prepare('select state, charged_micros from holds where id = ?').get(holdId);
   } finally {
     other.close();
+  }
+}
+
+/** Answers `count` more lone settles from the journal (holds hold_1…, 100 micros each, charged in full). */
+async function answerLoneSettles(store: Store, accountId: string, count: number) {
+  for (let i = 1; i <= count; i++) {
+    assert.equal(store.hotLedger!.holdAtOnce!(hotHold(accountId, `hold_${i}`, 100)), true);
+    await store.hotLedger!.settle({ ...settleOf(`hold_${i}`), usageId: `use_${i}` });
   }
 }
 
@@ -55,14 +64,26 @@ describe('a settle answered before the store has it', () => {
       assert.equal(otherConnectionBalance(accountId), 10_000);
     }));
 
-  test("is written right after a later call's upstream request goes out", () =>
+  test("is written, with the others queued, right after a later call's upstream request goes out once a batch is queued", () =>
     withAnsweredSettle(async ({ store, accountId, journal }) => {
+      await answerLoneSettles(store, accountId, SHADOW_BATCH - 1); // with hold_a: a batch
       store.hotLedger!.upstreamRequestSent!();
       assert.equal(committedHold('hold_a'), undefined, 'not in the turn of the upstream request');
       await new Promise((resolve) => setImmediate(resolve));
       assert.deepEqual(committedHold('hold_a'), { state: 'settled', charged_micros: 2_500 });
-      assert.equal(otherConnectionBalance(accountId), 7_500);
-      assert.equal(journalLines(journal), 1, 'kept until the file grows (a restart skips it by its hold row)');
+      assert.deepEqual(committedHold(`hold_${SHADOW_BATCH - 1}`), { state: 'settled', charged_micros: 100 });
+      assert.equal(otherConnectionBalance(accountId), 10_000 - 2_500 - 100 * (SHADOW_BATCH - 1));
+      assert.equal(journalLines(journal), SHADOW_BATCH, 'kept until the file grows (a restart skips them by their hold rows)');
+    }));
+
+  test("waits for the timer when fewer than a batch are queued at a later call's upstream request", () =>
+    withAnsweredSettle(async ({ store, accountId }) => {
+      await answerLoneSettles(store, accountId, SHADOW_BATCH - 2);
+      store.hotLedger!.upstreamRequestSent!();
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(committedHold('hold_a'), undefined, 'one commit for several: not yet');
+      await sleep(60);
+      assert.deepEqual(committedHold(`hold_${SHADOW_BATCH - 2}`), { state: 'settled', charged_micros: 100 });
     }));
 
   test('is written by the timer when no call comes', () =>
@@ -111,8 +132,7 @@ describe('a settle answered before the store has it', () => {
     withAnsweredSettle(async ({ store, accountId, journal }) => {
       assert.equal(store.hotLedger!.holdAtOnce!(hotHold(accountId, 'hold_b', 1_000)), true);
       store.failWrites!('SQLITE_FULL');
-      store.hotLedger!.upstreamRequestSent!();
-      await new Promise((resolve) => setImmediate(resolve));
+      await sleep(60); // the timer tries to write it
       assert.equal(committedHold('hold_a'), undefined);
       assert.equal(journalLines(journal), 1);
       await assert.rejects(store.hotLedger!.settle({ ...settleOf('hold_b'), usageId: 'use_b' }), UnwrittenHoldError);

@@ -2,9 +2,9 @@
 // answer some 160 µs of SQLite (the transaction's locks, the statement, the commit's log writes), on
 // cold caches, while the gateway sits idle as the next call's upstream works. So a plain call's settle
 // of a hold decided in memory is appended to the journal (settle-journal.ts, one write), answered at
-// once, and written into the store in the shadow of a later call: right after that call's upstream
-// request goes out, or by a timer, or before anything else reads the store (a statement of
-// Kysely's, a close). Until then its hold keeps reserving its amount (deferred-holds.ts), so no
+// once, and written into the store in the shadow of a later call: several in one transaction, right
+// after that call's upstream request goes out once a batch is queued, or by a timer, or before
+// anything else reads the store (a statement of Kysely's, a close). Until then its hold keeps reserving its amount (deferred-holds.ts), so no
 // decision of this process spends it twice. A restart writes what the journal still holds before
 // serving (docs/benchmarks.md).
 import type { DeferredHold } from './deferred-holds.js';
@@ -13,6 +13,12 @@ import type { HotLedgerLog, SettleEntry } from './types.js';
 
 /** The longest a settle waits for a later call to write it in its shadow. */
 const WRITE_WITHIN_MS = 20;
+/**
+ * How many settles a later call's upstream request waits for before it writes them: one commit for
+ * several (a transaction's begin and commit cost more than one settle's statement, on cold caches
+ * at one connection), few enough to be written while that upstream works.
+ */
+export const SHADOW_BATCH = 8;
 /** After the store refused a batch: when to try it again. */
 const RETRY_MS = 1_000;
 
@@ -87,9 +93,9 @@ export function answeredSettles(deps: AnsweredSettlesDeps) {
       timer ??= setTimeout(writeQueued, WRITE_WITHIN_MS).unref();
       return true;
     },
-    /** After what the caller does in this turn (a call's upstream request, on its way). */
+    /** After what the caller does in this turn (a call's upstream request, on its way), once a batch is queued. */
     writeSoon() {
-      if (soon || queue.length === 0 || failing) return;
+      if (soon || queue.length < SHADOW_BATCH || failing) return;
       soon = true;
       setImmediate(writeQueued);
     },
