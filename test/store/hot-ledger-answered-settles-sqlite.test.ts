@@ -98,10 +98,10 @@ describe('a settle answered before the store has it', () => {
       assert.deepEqual([account?.balance_micros, account?.held_micros], [7_500, 0]);
     }));
 
-  test('keeps its amount held from the decisions until it is written', () =>
+  test('keeps its amount reserved until it is written: a decision that fits beside it leaves it unwritten', () =>
     withAnsweredSettle(async ({ store, accountId }) => {
-      assert.equal(store.hotLedger!.holdAtOnce!(hotHold(accountId, 'hold_b', 6_001)), false, '4 000 still reserved');
       assert.equal(store.hotLedger!.holdAtOnce!(hotHold(accountId, 'hold_c', 6_000)), true);
+      assert.equal(committedHold('hold_a'), undefined);
     }));
 
   test('is written by the next process to open the store with the journal, exactly once', () =>
@@ -181,6 +181,14 @@ describe('a settle answered before the store has it', () => {
       await Promise.all([first, last]);
       assert.deepEqual(committedHold('hold_c'), { state: 'settled', charged_micros: 100 });
       assert.equal(journalLines(journal), 1, 'only hold_a went through the journal');
+    }));
+
+  test('is written before a decision its hold would refuse, which then reads what it charged', () =>
+    withAnsweredSettle(async ({ store, accountId }) => {
+      // 7 000 with hold_a's 4 000 reserved is more than the 10 000; with hold_a's 2 500 charged, it is covered.
+      assert.equal(store.hotLedger!.holdAtOnce!(hotHold(accountId, 'hold_b', 7_000)), true);
+      assert.deepEqual(committedHold('hold_a'), { state: 'settled', charged_micros: 2_500 });
+      assert.equal(store.hotLedger!.holdAtOnce!(hotHold(accountId, 'hold_c', 1_000)), false, 'what is left (500) is still refused');
     }));
 
   test('is written when the ledger closes, before the store does', () =>

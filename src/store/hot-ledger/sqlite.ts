@@ -17,7 +17,7 @@ import { type DeferredHold, deferredHolds } from './deferred-holds.js';
 import { type AnsweredSettle, settleJournal } from './settle-journal.js';
 import { sqliteSteps } from './sqlite-steps.js';
 import { sqliteStepWriter } from './sqlite-writer.js';
-import { type HotLedger, type HotLedgerLog, type SettleEntry, type SettleResult, UnwrittenHoldError } from './types.js';
+import { type HoldEntry, type HotLedger, type HotLedgerLog, type SettleEntry, type SettleResult, UnwrittenHoldError } from './types.js';
 
 export interface SqliteHotLedgerHooks {
   /** Throws the store's injected fault, if any (Store.failWrites), before a step runs and before a commit. */
@@ -80,6 +80,12 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
       giveBack: (held) => unwritten.giveBack(held),
       log,
     });
+
+  /** The balance covers the hold and what the unwritten holds reserve; the known balance may be out of date (another process's credit), so a refusal reads it afresh. */
+  function covered(entry: HoldEntry): boolean {
+    const needed = entry.amountMicros + unwritten.reservedFor(entry.accountId);
+    return covers(balance(entry.accountId), needed) || covers(balance(entry.accountId, true), needed);
+  }
 
   /** The hold's call will not end here: it is no longer in flight, and its end hears why. */
   function failUnwritten(held: DeferredHold, error: unknown) {
@@ -170,9 +176,12 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
       // Inside a transaction of Kysely's, the balance read may yet be undone: the hold waits for it.
       if (writer.inForeignTransaction()) return undefined;
       checkWritable();
-      const needed = entry.amountMicros + unwritten.reservedFor(entry.accountId);
-      // The known balance may be out of date (another process's credit): a refusal reads it afresh.
-      if (!covers(balance(entry.accountId), needed) && !covers(balance(entry.accountId, true), needed)) return false;
+      if (!covered(entry)) {
+        // Settles answered and not yet written reserve their holds' whole amounts: written, only their charges.
+        if (!answered || answered.size === 0) return false;
+        answered.writeNow();
+        if (!covered(entry)) return false;
+      }
       unwritten.add(entry, performance.now());
       writer.countHold(1);
       watchAge();
