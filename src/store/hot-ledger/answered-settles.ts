@@ -4,9 +4,10 @@
 // of a hold decided in memory is appended to the journal (settle-journal.ts, one write), answered at
 // once, and written into the store in the shadow of a later call: several in one transaction, right
 // after that call's upstream request goes out once a batch is queued, or by a timer, or before
-// anything else reads the store (a statement of Kysely's, a close). Until then its hold keeps reserving its amount (deferred-holds.ts), so no
-// decision of this process spends it twice. A restart writes what the journal still holds before
-// serving (docs/benchmarks.md).
+// anything else reads the store (a statement of Kysely's, a close). Until then its hold keeps
+// reserving its amount (deferred-holds.ts), so no decision of this process spends it twice (one
+// that the reservations alone would refuse writes them first). A restart writes what the journal
+// still holds before serving (docs/benchmarks.md).
 import type { DeferredHold } from './deferred-holds.js';
 import type { AnsweredSettle, SettleJournal } from './settle-journal.js';
 import type { HotLedgerLog, SettleEntry } from './types.js';
