@@ -8,7 +8,6 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
-import Database from 'better-sqlite3';
 import { checkAccountBalance, createAccount } from '../../src/billing/ledger.js';
 import { findAccount } from '../../src/store/accounts.js';
 import { SHADOW_BATCH } from '../../src/store/hot-ledger/answered-settles.js';
@@ -16,20 +15,22 @@ import { settleJournal } from '../../src/store/hot-ledger/settle-journal.js';
 import { type HotLedgerLog, UnwrittenHoldError } from '../../src/store/hot-ledger/types.js';
 import type { Store } from '../../src/store/open.js';
 import { openStore } from '../../src/store/open.js';
-import { freshStore, hotHold, moveBalanceElsewhere, otherConnectionBalance, recordingLog, settleOf, storeFile } from './hot-ledger-sqlite-fixture.js';
+import {
+  freshStore,
+  hotHold,
+  moveBalanceElsewhere,
+  otherConnectionBalance,
+  readCommitted,
+  recordingLog,
+  settleOf,
+  storeFile,
+} from './hot-ledger-sqlite-fixture.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const journalLines = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean).length;
 
 /** The hold's row as a second connection sees it (undefined: not in the store). */
-function committedHold(holdId: string) {
-  const other = new Database(storeFile(), { readonly: true });
-  try {
-    return other.prepare('select state, charged_micros from holds where id = ?').get(holdId);
-  } finally {
-    other.close();
-  }
-}
+const committedHold = (holdId: string) => readCommitted((other) => other.prepare('select state, charged_micros from holds where id = ?').get(holdId));
 
 /** Answers `count` more lone settles from the journal (holds hold_1…, 100 micros each, charged in full). */
 async function answerLoneSettles(store: Store, accountId: string, count: number) {
@@ -114,18 +115,13 @@ describe('a settle answered before the store has it', () => {
       } finally {
         await restarted.close();
       }
-      store.hotLedger!.upstreamRequestSent!(); // the first one's own write finds it there
-      await new Promise((resolve) => setImmediate(resolve));
+      await sleep(60); // the first one's own write (its timer: one settle is less than a batch) finds it there
       assert.equal(otherConnectionBalance(accountId), 7_500, 'charged once');
       assert.equal(store.hotLedger!.holdAtOnce!(hotHold(accountId, 'hold_b', 1_000)), true);
       await store.hotLedger!.settle({ ...settleOf('hold_b'), usageId: 'use_b' });
       assert.equal(journalLines(journal), 1, 'and took it as written: the next settle is answered from the journal');
-      const ledger = new Database(storeFile(), { readonly: true });
-      try {
-        assert.deepEqual(ledger.prepare('select kind from ledger where hold_id = ? order by id').pluck().all('hold_a'), ['hold', 'settle']);
-      } finally {
-        ledger.close();
-      }
+      const kinds = readCommitted((other) => other.prepare('select kind from ledger where hold_id = ? order by id').pluck().all('hold_a'));
+      assert.deepEqual(kinds, ['hold', 'settle']);
     }));
 
   test('stays in the journal and is tried again when the store refuses it; meanwhile no other settle is answered before it is written', () =>

@@ -4,27 +4,30 @@
 // is, and their end says so.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import Database from 'better-sqlite3';
 import { checkAccountBalance, createAccount, holdFunds, settleHold } from '../../src/billing/ledger.js';
 import { findAccount } from '../../src/store/accounts.js';
 import { UnwrittenHoldError } from '../../src/store/hot-ledger/types.js';
 import type { Store } from '../../src/store/open.js';
-import { hotHold, moveBalanceElsewhere, otherConnectionBalance, settleOf, storeFile, withStore, writeLockTakenBy } from './hot-ledger-sqlite-fixture.js';
+import {
+  hotHold,
+  moveBalanceElsewhere,
+  otherConnectionBalance,
+  readCommitted,
+  settleOf,
+  storeFile,
+  withStore,
+  writeLockTakenBy,
+} from './hot-ledger-sqlite-fixture.js';
 
 const decide = (store: Store, accountId: string, holdId: string, amountMicros: number) =>
   store.hotLedger!.holdAtOnce!(hotHold(accountId, holdId, amountMicros));
 
 /** What a second connection sees of the hold's row (undefined: none) and of the account's ledger kinds. */
-function committedRows(accountId: string, holdId: string) {
-  const other = new Database(storeFile(), { readonly: true });
-  try {
-    const hold = other.prepare('select state, amount_micros, charged_micros from holds where id = ?').get(holdId);
-    const kinds = other.prepare('select kind from ledger where account_id = ? order by id').pluck().all(accountId);
-    return { hold, kinds };
-  } finally {
-    other.close();
-  }
-}
+const committedRows = (accountId: string, holdId: string) =>
+  readCommitted((other) => ({
+    hold: other.prepare('select state, amount_micros, charged_micros from holds where id = ?').get(holdId),
+    kinds: other.prepare('select kind from ledger where account_id = ? order by id').pluck().all(accountId),
+  }));
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /**

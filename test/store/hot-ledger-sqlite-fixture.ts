@@ -35,15 +35,19 @@ export const settleOf = (holdId: string) => ({ holdId, chargeMicros: 100, units:
 /** A settle whose usage row has no units (NOT NULL): its insert, the step's last write, fails after the hold was closed. */
 export const unwritableSettleOf = (holdId: string) => ({ ...settleOf(holdId), units: null as unknown as string });
 
-/** The balance as a second connection reads it: what has been committed. */
-export function otherConnectionBalance(accountId: string): number {
+/** What `read` finds through a second, read-only connection: what has been committed. */
+export function readCommitted<T>(read: (other: Database.Database) => T): T {
   const other = new Database(currentFile, { readonly: true });
   try {
-    return (other.prepare('select balance_micros from accounts where id = ?').get(accountId) as { balance_micros: number }).balance_micros;
+    return read(other);
   } finally {
     other.close();
   }
 }
+
+/** The balance as a second connection reads it: what has been committed. */
+export const otherConnectionBalance = (accountId: string): number =>
+  readCommitted((other) => (other.prepare('select balance_micros from accounts where id = ?').get(accountId) as { balance_micros: number }).balance_micros);
 
 /** Another process moves the account's balance by `delta`, with its ledger row of `kind`, committed at once. */
 export function moveBalanceElsewhere(accountId: string, delta: number, kind = 'adjust') {

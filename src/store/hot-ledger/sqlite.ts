@@ -3,11 +3,11 @@
 //
 // A metered call's hold is decided in memory (holdAtOnce: the balance as this connection knows it,
 // known-balances.ts, less what holds not yet written keep of it) and written with its settle, as
-// one step (deferred-holds.ts): a call answered in one piece writes its rows once and commits once. A stream's hold is written before its first
-// byte (writeHold); any hold still unwritten is written before any statement of Kysely's runs, and
-// by a timer once it is a few hundred ms old, so that other readers (the CLI) see it held. The settle
-// of the only call in flight may be answered from the gateway's settle journal and written in the
-// shadow of the next call instead (answered-settles.ts).
+// one step (deferred-holds.ts): a call answered in one piece writes its rows once and commits once.
+// A stream's hold is written before its first byte (writeHold); any hold still unwritten is written
+// before any statement of Kysely's runs, and by a timer once it is a few hundred ms old, so that
+// other readers (the CLI) see it held. The settle of the only call in flight may be answered from
+// the gateway's settle journal and written in the shadow of later calls instead (answered-settles.ts).
 import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { DB } from '../schema.js';
