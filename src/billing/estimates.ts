@@ -4,7 +4,9 @@
 
 import type { ModelConfig } from '../config/schema.js';
 import { invalidRequest } from '../errors.js';
+import type { Units } from './prices.js';
 import { conversationTokens, definitionTokens, type PromptCounting, valueTokens } from './prompt-tokens.js';
+import { countLongText } from './token-worker.js';
 
 /** What counting needs of a model: its id (for messages) and the limits and tokenizer of its config. */
 export interface CountingModel {
@@ -12,9 +14,11 @@ export interface CountingModel {
   config: Pick<ModelConfig, 'tokenizer' | 'image_input_tokens' | 'max_output_tokens'>;
 }
 
-export const promptCounting = (model: CountingModel): PromptCounting => ({
+/** `longTexts`: where texts to count off the event loop are left (promptTokensOffLoop); none, counted here. */
+export const promptCounting = (model: CountingModel, longTexts?: string[]): PromptCounting => ({
   tokenizer: model.config.tokenizer,
   imageTokens: model.config.image_input_tokens,
+  longTexts,
 });
 
 /**
@@ -37,8 +41,7 @@ export interface ChatPrompt {
 }
 
 /** A chat-completions request's input: the conversation and every definition beside it. */
-export function chatPromptTokens(body: ChatPrompt, model: CountingModel): number {
-  const counting = promptCounting(model);
+export function chatPromptTokens(body: ChatPrompt, model: CountingModel, counting = promptCounting(model)): number {
   return conversationTokens(body.messages, counting) + definitionTokens([body.tools, body.functions, body.tool_choice, body.response_format], counting);
 }
 
@@ -50,8 +53,7 @@ export interface MessagesPrompt {
 }
 
 /** A messages request's input: system text, the conversation and the tools. */
-export function messagesPromptTokens(body: MessagesPrompt, model: CountingModel): number {
-  const counting = promptCounting(model);
+export function messagesPromptTokens(body: MessagesPrompt, model: CountingModel, counting = promptCounting(model)): number {
   return valueTokens(body.system ?? '', counting) + conversationTokens(body.messages, counting) + definitionTokens([body.tools, body.tool_choice], counting);
 }
 
@@ -64,8 +66,25 @@ export interface ResponsesPrompt {
 }
 
 /** A responses request's input: instructions, the input (text or items) and the tools. */
-export function responsesPromptTokens(body: ResponsesPrompt, model: CountingModel): number {
-  const counting = promptCounting(model);
+export function responsesPromptTokens(body: ResponsesPrompt, model: CountingModel, counting = promptCounting(model)): number {
   const input = Array.isArray(body.input) ? conversationTokens(body.input, counting) : conversationTokens([body.input], counting);
   return valueTokens(body.instructions ?? '', counting) + input + definitionTokens([body.tools, body.tool_choice, body.text], counting);
+}
+
+/**
+ * A prompt's tokens as `count` makes them, its long texts counted in the token worker
+ * (token-worker.ts) so that the event loop serves other calls meanwhile: a number, at once, when it
+ * has none (nearly every call), else a promise of the same total.
+ */
+export function promptTokensOffLoop(model: CountingModel, count: (counting: PromptCounting) => number): number | Promise<number> {
+  const long: string[] = [];
+  const counting = promptCounting(model, long);
+  const here = count(counting);
+  if (long.length === 0) return here;
+  return Promise.all(long.map((text) => countLongText(text, counting.tokenizer))).then((counts) => counts.reduce((sum, n) => sum + n, here));
+}
+
+/** A token estimate's units, once its input is counted. */
+export function tokenUnits(input: number | Promise<number>, output: number): Units | Promise<Units> {
+  return typeof input === 'number' ? { input_token: input, output_token: output } : input.then((n) => ({ input_token: n, output_token: output }));
 }

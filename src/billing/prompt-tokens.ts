@@ -1,11 +1,30 @@
 // Counting everything a request carries as input (DESIGN §3): message text, system text, tool
 // definitions and calls, structured-output schemas, and images at the model's per-image rate.
-import { countPromptTokens, type TokenizerName } from './tokens.js';
+import { countPromptTokens, knownPromptTokens, type TokenizerName } from './tokens.js';
 
 export interface PromptCounting {
   tokenizer: TokenizerName;
   /** Input tokens an image part counts for (the model's per-image rate). */
   imageTokens: number;
+  /**
+   * When present, texts of LONG_TEXT_CHARS or more not yet remembered are left here, counted as 0,
+   * for the caller to count off the event loop (estimates.ts, token-worker.ts).
+   */
+  longTexts?: string[];
+}
+
+/** A few milliseconds of the tokenizer's CPU: longer texts are worth a trip to the token worker. */
+export const LONG_TEXT_CHARS = 32_768;
+
+/** A text's tokens, or 0 when it is left in `longTexts` to be counted elsewhere. */
+function textTokens(text: string, counting: PromptCounting): number {
+  if (counting.longTexts && text.length >= LONG_TEXT_CHARS) {
+    const known = knownPromptTokens(text, counting.tokenizer);
+    if (known !== undefined) return known;
+    counting.longTexts.push(text);
+    return 0;
+  }
+  return countPromptTokens(text, counting.tokenizer);
 }
 
 // Chat formats add a few tokens per message for the role and framing, and a few to prime the reply.
@@ -21,7 +40,7 @@ const FRAMING_KEYS = new Set(['type', 'role', 'cache_control', 'id', 'tool_call_
  * objects by their fields (framing fields skipped), arrays by their items.
  */
 export function valueTokens(value: unknown, counting: PromptCounting): number {
-  if (typeof value === 'string') return countPromptTokens(value, counting.tokenizer);
+  if (typeof value === 'string') return textTokens(value, counting);
   if (typeof value === 'number' || typeof value === 'boolean') return 1;
   if (Array.isArray(value)) return value.reduce((sum: number, item) => sum + valueTokens(item, counting), 0);
   if (value === null || typeof value !== 'object') return 0;
@@ -34,8 +53,7 @@ export function valueTokens(value: unknown, counting: PromptCounting): number {
 }
 
 /** Tool and schema definitions are read by the model as JSON text. */
-const jsonTokens = (value: unknown, counting: PromptCounting) =>
-  value === undefined || value === null ? 0 : countPromptTokens(JSON.stringify(value), counting.tokenizer);
+const jsonTokens = (value: unknown, counting: PromptCounting) => (value === undefined || value === null ? 0 : textTokens(JSON.stringify(value), counting));
 
 /** A chat-completions or messages conversation: each message's content plus its framing. */
 export function conversationTokens(messages: unknown[], counting: PromptCounting): number {

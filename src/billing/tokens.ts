@@ -52,10 +52,17 @@ export class PromptCountCache {
   constructor(private readonly maxChars = CACHED_PROMPT_CHARS) {}
 
   count(text: string, countText: CountTokens): number {
-    const known = this.counts.get(text);
-    if (known !== undefined) return known;
-    const count = countText(text);
-    if (text.length > this.maxChars / 10) return count;
+    return this.known(text) ?? this.remember(text, countText(text));
+  }
+
+  /** The text's count, when it is kept. */
+  known(text: string): number | undefined {
+    return this.counts.get(text);
+  }
+
+  /** Keeps a count made elsewhere (billing/token-worker.ts), within the bound; returns it. */
+  remember(text: string, count: number): number {
+    if (text.length > this.maxChars / 10 || this.counts.has(text)) return count;
     this.counts.set(text, count);
     this.chars += text.length;
     while (this.chars > this.maxChars) {
@@ -73,13 +80,23 @@ export class PromptCountCache {
 
 const promptCaches = new Map<TokenizerName, PromptCountCache>();
 
-/** countTokens for prompt texts, which repeat: remembered per encoding (PromptCountCache). */
-export function countPromptTokens(text: string, tokenizer: TokenizerName = DEFAULT_TOKENIZER): number {
-  if (text.length === 0) return 0;
+function promptCache(tokenizer: TokenizerName): PromptCountCache {
   let cache = promptCaches.get(tokenizer);
   if (!cache) {
     cache = new PromptCountCache();
     promptCaches.set(tokenizer, cache);
   }
-  return cache.count(text, encoding(tokenizer));
+  return cache;
 }
+
+/** countTokens for prompt texts, which repeat: remembered per encoding (PromptCountCache). */
+export function countPromptTokens(text: string, tokenizer: TokenizerName = DEFAULT_TOKENIZER): number {
+  if (text.length === 0) return 0;
+  return promptCache(tokenizer).count(text, encoding(tokenizer));
+}
+
+/** A prompt text's count when it is remembered, without counting it. */
+export const knownPromptTokens = (text: string, tokenizer: TokenizerName): number | undefined => promptCache(tokenizer).known(text);
+
+/** Remembers a prompt text's count made elsewhere (billing/token-worker.ts); returns it. */
+export const rememberPromptTokens = (text: string, tokenizer: TokenizerName, count: number): number => promptCache(tokenizer).remember(text, count);

@@ -313,7 +313,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     const admitting = endpoint.admitsBeforeBody ? undefined : admitNow(request.caller, log);
     if (admitting) await admitting; // (no await when decided at once: an await of nothing still waits a turn)
 
-    const estimate = endpoint.estimate(request.body, model);
+    const estimating = endpoint.estimate(request.body, model);
+    const estimate = estimating instanceof Promise ? await estimating : estimating;
     const decided = holdFundsAtOnce(store, {
       accountId: request.caller.accountId,
       keyId: request.caller.keyId,

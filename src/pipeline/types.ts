@@ -85,8 +85,9 @@ export interface MeteredEndpoint<Body> {
   /**
    * Units to hold funds for, before the upstream is called: everything the request carries, its
    * input counted with the model's tokenizer, its output cap. Throws a 400 for an absurd request.
+   * A promise only while long texts are counted off the event loop (billing/token-worker.ts).
    */
-  estimate(body: Body, model: ResolvedModel): Units;
+  estimate(body: Body, model: ResolvedModel): Units | Promise<Units>;
   /**
    * A stream the caller left is billed this estimate rather than what was made, for upstreams
    * that report usage only at the end (speech).

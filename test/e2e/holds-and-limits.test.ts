@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { chatPromptTokens } from '../../src/billing/estimates.js';
+import { LONG_TEXT_CHARS } from '../../src/billing/prompt-tokens.js';
 import { countTokens } from '../../src/billing/tokens.js';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -38,6 +39,13 @@ describe('holds and limits', () => {
     const messages = [{ role: 'user', content: 'What is the capital of France? Answer in one word.' }];
     assert.equal(await heldFor({ messages }), chatPromptTokens({ messages }, sandboxChat) * 2 + 10 * 8);
     assert.ok(chatPromptTokens({ messages }, sandboxChat) >= countTokens(messages[0]!.content));
+  });
+
+  test('a prompt long enough to be counted off the event loop is held for its exact count', async () => {
+    const long = Array.from({ length: 12_000 }, (_, i) => `word${i % 97}`).join(' '); // about 90 000 characters
+    assert.ok(long.length >= LONG_TEXT_CHARS);
+    const messages = [{ role: 'user', content: long }];
+    assert.equal(await heldFor({ messages }), chatPromptTokens({ messages }, sandboxChat) * 2 + 10 * 8);
   });
 
   test('tool definitions and image parts are held for too', async () => {

@@ -1,6 +1,6 @@
 // POST /v1/chat/completions: OpenAI chat, plain or streamed, billed on the upstream's token usage.
 import type { FastifyPluginAsync } from 'fastify';
-import { chatPromptTokens, outputTokenCap } from '../../billing/estimates.js';
+import { chatPromptTokens, outputTokenCap, promptTokensOffLoop, tokenUnits } from '../../billing/estimates.js';
 import { countTokens } from '../../billing/tokens.js';
 import { MESSAGES } from '../../errors.js';
 import { JsonText, withTopLevelString } from '../../json-text.js';
@@ -23,14 +23,14 @@ export const chatRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }
       streamFailure: `data: ${JSON.stringify({ error: { message: MESSAGES.upstream, type: 'server_error', param: null, code: null } })}\n\n`,
       modelType: 'chat',
       streams: (body) => body.stream === true,
-      estimate: (body, model) => ({
-        input_token: chatPromptTokens(body, model),
-        output_token: outputTokenCap(
-          body.max_completion_tokens === undefined ? 'max_tokens' : 'max_completion_tokens',
-          body.max_completion_tokens ?? body.max_tokens,
-          model,
-        ),
-      }),
+      estimate: (body, model) => {
+        const capField = body.max_completion_tokens === undefined ? 'max_tokens' : 'max_completion_tokens';
+        const output = outputTokenCap(capField, body.max_completion_tokens ?? body.max_tokens, model);
+        return tokenUnits(
+          promptTokensOffLoop(model, (counting) => chatPromptTokens(body, model, counting)),
+          output,
+        );
+      },
       async call({ body, model, estimate, signal }) {
         const upstreamBody = { ...body, model: model.upstreamModel };
         if (body.stream === true) {

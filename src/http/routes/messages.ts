@@ -2,7 +2,7 @@
 // translated to and from an OpenAI-style one. Billed on the upstream's token usage.
 import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { messagesPromptTokens, outputTokenCap } from '../../billing/estimates.js';
+import { messagesPromptTokens, outputTokenCap, promptTokensOffLoop, tokenUnits } from '../../billing/estimates.js';
 import { countTokens } from '../../billing/tokens.js';
 import { invalidRequest, MESSAGES } from '../../errors.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
@@ -87,7 +87,11 @@ export const messagesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Sto
         // The translation's own refusals (a document by URL for an OpenAI-style upstream) come
         // before the hold: after it, a caller short of funds would hear 402, not what is wrong.
         if (model.upstream.channel.kind !== 'anthropic') messagesToChatRequest(body, { upstreamModel: model.upstreamModel });
-        return { input_token: messagesPromptTokens(body, model), output_token: outputTokenCap('max_tokens', body.max_tokens, model) };
+        const output = outputTokenCap('max_tokens', body.max_tokens, model);
+        return tokenUnits(
+          promptTokensOffLoop(model, (counting) => messagesPromptTokens(body, model, counting)),
+          output,
+        );
       },
       call: (args) => (args.model.upstream.channel.kind === 'anthropic' ? callNative(args) : callViaChat(args)),
     }),

@@ -1,7 +1,7 @@
 // POST /v1/responses: passed through to the upstream's responses API, plain or as typed events,
 // billed on the usage of its terminal event. An upstream without the API has its refusal relayed.
 import type { FastifyPluginAsync } from 'fastify';
-import { outputTokenCap, responsesPromptTokens } from '../../billing/estimates.js';
+import { outputTokenCap, promptTokensOffLoop, responsesPromptTokens, tokenUnits } from '../../billing/estimates.js';
 import { countTokens } from '../../billing/tokens.js';
 import { invalidRequest, MESSAGES, upstreamPassThrough } from '../../errors.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
@@ -37,10 +37,13 @@ export const responsesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: St
       streamFailure: `event: error\ndata: ${JSON.stringify({ type: 'error', code: 'server_error', message: MESSAGES.upstream, param: null, error: { type: 'server_error', code: 'server_error', message: MESSAGES.upstream, param: null } })}\n\n`,
       modelType: 'chat',
       streams: (body) => body.stream === true,
-      estimate: (body, model) => ({
-        input_token: responsesPromptTokens(body, model),
-        output_token: outputTokenCap('max_output_tokens', body.max_output_tokens, model),
-      }),
+      estimate: (body, model) => {
+        const output = outputTokenCap('max_output_tokens', body.max_output_tokens, model);
+        return tokenUnits(
+          promptTokensOffLoop(model, (counting) => responsesPromptTokens(body, model, counting)),
+          output,
+        );
+      },
       async call({ body, model, estimate, signal }) {
         const upstreamBody = { ...body, model: model.upstreamModel };
         try {
