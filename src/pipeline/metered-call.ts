@@ -234,7 +234,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     startedAt: number,
   ): HoldEnding {
     // Data properties only: a getter in an object literal puts every such object in dictionary mode
-    // (a hidden class of its own per call), which costs the collector (docs/benchmarks.md).
+    // (a hidden class of its own per call), which costs the collector (docs/benchmarks-history.md).
     return {
       underWay: undefined,
       upstreamMs: undefined,

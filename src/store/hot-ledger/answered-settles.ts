@@ -7,7 +7,7 @@
 // anything else reads the store (a statement of Kysely's, a close). Until then its hold keeps
 // reserving its amount (deferred-holds.ts), so no decision of this process spends it twice (one
 // that the reservations alone would refuse writes them first). A restart writes what the journal
-// still holds before serving (docs/benchmarks.md).
+// still holds before serving (docs/benchmarks-history.md).
 import type { DeferredHold } from './deferred-holds.js';
 import type { AnsweredSettle, SettleJournal } from './settle-journal.js';
 import type { HotLedgerLog, SettleEntry } from './types.js';

@@ -2,7 +2,7 @@
 // memory is appended here, one write, before its answer goes out, and written into the store in the
 // shadow of a later call; a restart writes what the file still holds before serving. A kill of the
 // process loses none of them; a power loss may lose the last ones, as it may the store's own last
-// commits under synchronous=normal (docs/benchmarks.md), which is the only mode that uses it.
+// commits under synchronous=normal (docs/benchmarks-history.md), which is the only mode that uses it.
 import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { HoldEntry, SettleEntry } from './types.js';
