@@ -84,7 +84,8 @@ export function promptTokensOffLoop(model: CountingModel, count: (counting: Prom
   return Promise.all(long.map((text) => countLongText(text, counting.tokenizer))).then((counts) => counts.reduce((sum, n) => sum + n, here));
 }
 
-/** A token estimate's units, once its input is counted. */
-export function tokenUnits(input: number | Promise<number>, output: number): Units | Promise<Units> {
-  return typeof input === 'number' ? { input_token: input, output_token: output } : input.then((n) => ({ input_token: n, output_token: output }));
+/** A token estimate: the input as `countInput` counts it (promptTokensOffLoop), and the output cap. */
+export function tokenEstimate(model: CountingModel, countInput: (counting: PromptCounting) => number, outputTokens: number): Units | Promise<Units> {
+  const input = promptTokensOffLoop(model, countInput);
+  return typeof input === 'number' ? { input_token: input, output_token: outputTokens } : input.then((n) => ({ input_token: n, output_token: outputTokens }));
 }

@@ -26,7 +26,8 @@ parentPort.on('message', ({ id, text, tokenizer }) => {
 `;
 
 const require = createRequire(import.meta.url);
-const encodings = Object.fromEntries(TOKENIZERS.map((name) => [name, require.resolve(`gpt-tokenizer/encoding/${name}`)]));
+/** Where the worker loads each encoding from: resolved when it starts, not at every start-up. */
+const encodingFiles = () => Object.fromEntries(TOKENIZERS.map((name) => [name, require.resolve(`gpt-tokenizer/encoding/${name}`)]));
 
 interface Pending {
   resolve(count: number): void;
@@ -45,9 +46,9 @@ let nextId = 0;
 /** The worker, started on the first long text. It keeps the process alive only while it has counts to make. */
 function started(): TokenWorker {
   if (current) return current;
-  const thread = new Worker(WORKER_SOURCE, { eval: true, workerData: { encodings } });
-  const started: TokenWorker = { thread, pending: new Map() };
-  const { pending } = started;
+  const thread = new Worker(WORKER_SOURCE, { eval: true, workerData: { encodings: encodingFiles() } });
+  const created: TokenWorker = { thread, pending: new Map() };
+  const { pending } = created;
   thread.on('message', ({ id, count, error }: { id: number; count?: number; error?: string }) => {
     const waiting = pending.get(id);
     pending.delete(id);
@@ -57,15 +58,15 @@ function started(): TokenWorker {
   });
   // Its counts are then made here instead (countLongText).
   const lost = (error: Error) => {
-    if (current === started) current = undefined;
+    if (current === created) current = undefined;
     for (const waiting of pending.values()) waiting.reject(error);
     pending.clear();
   };
   thread.on('error', lost);
   thread.on('exit', () => lost(new Error('the token worker stopped')));
   thread.unref(); // after its listeners, which would refer it again
-  current = started;
-  return started;
+  current = created;
+  return created;
 }
 
 /**

@@ -52,7 +52,7 @@ export class PromptCountCache {
   constructor(private readonly maxChars = CACHED_PROMPT_CHARS) {}
 
   count(text: string, countText: CountTokens): number {
-    return this.known(text) ?? this.remember(text, countText(text));
+    return this.known(text) ?? this.keep(text, countText(text));
   }
 
   /** The text's count, when it is kept. */
@@ -60,9 +60,14 @@ export class PromptCountCache {
     return this.counts.get(text);
   }
 
-  /** Keeps a count made elsewhere (billing/token-worker.ts), within the bound; returns it. */
+  /** Keeps a count made elsewhere (billing/token-worker.ts), within the bound; returns it. Two counts of one text may race there. */
   remember(text: string, count: number): number {
-    if (text.length > this.maxChars / 10 || this.counts.has(text)) return count;
+    return this.counts.has(text) ? count : this.keep(text, count);
+  }
+
+  /** Keeps the count of a text not kept yet, within the bound; returns it. */
+  private keep(text: string, count: number): number {
+    if (text.length > this.maxChars / 10) return count;
     this.counts.set(text, count);
     this.chars += text.length;
     while (this.chars > this.maxChars) {

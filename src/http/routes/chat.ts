@@ -1,6 +1,6 @@
 // POST /v1/chat/completions: OpenAI chat, plain or streamed, billed on the upstream's token usage.
 import type { FastifyPluginAsync } from 'fastify';
-import { chatPromptTokens, outputTokenCap, promptTokensOffLoop, tokenUnits } from '../../billing/estimates.js';
+import { chatPromptTokens, outputTokenCap, tokenEstimate } from '../../billing/estimates.js';
 import { countTokens } from '../../billing/tokens.js';
 import { MESSAGES } from '../../errors.js';
 import { JsonText, withTopLevelString } from '../../json-text.js';
@@ -26,10 +26,7 @@ export const chatRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }
       estimate: (body, model) => {
         const capField = body.max_completion_tokens === undefined ? 'max_tokens' : 'max_completion_tokens';
         const output = outputTokenCap(capField, body.max_completion_tokens ?? body.max_tokens, model);
-        return tokenUnits(
-          promptTokensOffLoop(model, (counting) => chatPromptTokens(body, model, counting)),
-          output,
-        );
+        return tokenEstimate(model, (counting) => chatPromptTokens(body, model, counting), output);
       },
       async call({ body, model, estimate, signal }) {
         const upstreamBody = { ...body, model: model.upstreamModel };

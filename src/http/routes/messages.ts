@@ -2,7 +2,7 @@
 // translated to and from an OpenAI-style one. Billed on the upstream's token usage.
 import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { messagesPromptTokens, outputTokenCap, promptTokensOffLoop, tokenUnits } from '../../billing/estimates.js';
+import { messagesPromptTokens, outputTokenCap, tokenEstimate } from '../../billing/estimates.js';
 import { countTokens } from '../../billing/tokens.js';
 import { invalidRequest, MESSAGES } from '../../errors.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
@@ -88,10 +88,7 @@ export const messagesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Sto
         // before the hold: after it, a caller short of funds would hear 402, not what is wrong.
         if (model.upstream.channel.kind !== 'anthropic') messagesToChatRequest(body, { upstreamModel: model.upstreamModel });
         const output = outputTokenCap('max_tokens', body.max_tokens, model);
-        return tokenUnits(
-          promptTokensOffLoop(model, (counting) => messagesPromptTokens(body, model, counting)),
-          output,
-        );
+        return tokenEstimate(model, (counting) => messagesPromptTokens(body, model, counting), output);
       },
       call: (args) => (args.model.upstream.channel.kind === 'anthropic' ? callNative(args) : callViaChat(args)),
     }),

@@ -1,7 +1,7 @@
 // POST /v1/responses: passed through to the upstream's responses API, plain or as typed events,
 // billed on the usage of its terminal event. An upstream without the API has its refusal relayed.
 import type { FastifyPluginAsync } from 'fastify';
-import { outputTokenCap, promptTokensOffLoop, responsesPromptTokens, tokenUnits } from '../../billing/estimates.js';
+import { outputTokenCap, responsesPromptTokens, tokenEstimate } from '../../billing/estimates.js';
 import { countTokens } from '../../billing/tokens.js';
 import { invalidRequest, MESSAGES, upstreamPassThrough } from '../../errors.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
@@ -39,10 +39,7 @@ export const responsesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: St
       streams: (body) => body.stream === true,
       estimate: (body, model) => {
         const output = outputTokenCap('max_output_tokens', body.max_output_tokens, model);
-        return tokenUnits(
-          promptTokensOffLoop(model, (counting) => responsesPromptTokens(body, model, counting)),
-          output,
-        );
+        return tokenEstimate(model, (counting) => responsesPromptTokens(body, model, counting), output);
       },
       async call({ body, model, estimate, signal }) {
         const upstreamBody = { ...body, model: model.upstreamModel };
