@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { checkAccountBalance } from '../src/billing/ledger.js';
+import { checkAccountBalance } from '../src/billing/accounts.js';
 import { sandboxCatalogue } from '../src/config/sandbox-catalogue.js';
 import { type RunEnvironment, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
 import { openPostgresStore, postgresBaseUrl, postgresUnreachable } from './ledger-stores.js';

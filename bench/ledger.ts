@@ -4,7 +4,8 @@
 // ("hot"); at the end every account's balance is checked against its ledger.
 import { randomInt } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { checkAccountBalance, createAccount, holdFunds, settleHold } from '../src/billing/ledger.js';
+import { checkAccountBalance, createAccount } from '../src/billing/accounts.js';
+import { holdFunds, settleHold } from '../src/billing/ledger.js';
 import type { Store } from '../src/store/open.js';
 import { median, percentile } from './stats.js';
 

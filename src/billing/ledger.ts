@@ -1,71 +1,22 @@
-// The money rules of DESIGN §3. Each step is one short transaction that moves an account's
-// balance/held and writes the ledger row(s) saying so, so `balance + held == sum(ledger)` holds
-// after every commit.
-import { randomBytes } from 'node:crypto';
+// The money rules of DESIGN §3 for holds: hold, settle, release. Each step is one short
+// transaction (or one hot-ledger step) that moves an account's balance/held and writes the ledger
+// row(s) saying so, so `balance + held == sum(ledger)` holds after every commit. An account's
+// credits are in accounts.ts.
 import type { Kysely } from 'kysely';
-import { billing, invalidRequest, notFound } from '../errors.js';
-import { type AccountRow, adjustAccount, creditWithinLimit, findAccount, insertAccount, lockAccount, moveToHeld } from '../store/accounts.js';
+import { billing, notFound } from '../errors.js';
+import { adjustAccount, findAccount, lockAccount, moveToHeld } from '../store/accounts.js';
 import { closeHold, findHold, type HoldRow, insertHold, setCharged } from '../store/holds.js';
 import type { HoldEntry } from '../store/hot-ledger/types.js';
 import { newId } from '../store/ids.js';
-import { insertLedgerRow, sumLedger } from '../store/ledger-rows.js';
+import { insertLedgerRow } from '../store/ledger-rows.js';
 import type { Store } from '../store/open.js';
 import type { DB } from '../store/schema.js';
 import { insertUsage } from '../store/usage.js';
 import { capCharge } from './charge-cap.js';
 import { hasSpendCap, type KeyLimits, moveKeySpend, reserveKeySpend } from './key-limits.js';
+import { ledgerRow, requireMicros } from './movements.js';
 
 // `now` is optional everywhere: production uses the clock, tests pin it to compare whole rows.
-
-/**
- * The most an account's balance plus held funds may reach: the largest integer a JS number holds
- * exactly, so SQLite's INTEGER and PostgreSQL's BIGINT read back the same value (DESIGN §3).
- */
-export const MAX_BALANCE_MICROS = Number.MAX_SAFE_INTEGER;
-
-export async function createAccount(
-  store: Store,
-  { name, creditMicros = 0, overdraftMicros = 0, now = Date.now() }: { name: string; creditMicros?: number; overdraftMicros?: number; now?: number },
-): Promise<AccountRow> {
-  requireMicros('creditMicros', creditMicros, { min: 0 });
-  requireMicros('overdraftMicros', overdraftMicros, { min: 0 });
-  const id = newId('acct');
-  return store.db.transaction().execute(async (trx) => {
-    const account = await insertAccount(trx, {
-      id,
-      name,
-      balance_micros: creditMicros,
-      held_micros: 0,
-      webhook_secret: newWebhookSecret(),
-      created_at: now,
-      overdraft_micros: overdraftMicros,
-    });
-    if (creditMicros > 0) {
-      await insertLedgerRow(trx, ledgerRow({ accountId: id, kind: 'credit', balanceDelta: creditMicros, now }));
-    }
-    return account;
-  });
-}
-
-export function newWebhookSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64url')}`;
-}
-
-export async function creditAccount(
-  store: Store,
-  { accountId, amountMicros, note, now = Date.now() }: { accountId: string; amountMicros: number; note?: string; now?: number },
-): Promise<AccountRow> {
-  requireMicros('amountMicros', amountMicros, { min: 1 });
-  return store.db.transaction().execute(async (trx) => {
-    const account = await creditWithinLimit(trx, { accountId, amountMicros, limitMicros: MAX_BALANCE_MICROS });
-    if (!account) {
-      if (!(await findAccount(trx, accountId))) throw notFound(`account ${accountId} not found`);
-      throw invalidRequest(`amount_micros: the balance would pass ${MAX_BALANCE_MICROS} micros, the most the store keeps exactly`);
-    }
-    await insertLedgerRow(trx, ledgerRow({ accountId, kind: 'credit', balanceDelta: amountMicros, note, now }));
-    return account;
-  });
-}
 
 export interface HoldRequest {
   accountId: string;
@@ -348,64 +299,9 @@ export async function releaseHoldIn(
   return { applied: true };
 }
 
-export interface BalanceCheck {
-  balanceMicros: number;
-  heldMicros: number;
-  ledgerBalanceMicros: number;
-  ledgerHeldMicros: number;
-  consistent: boolean;
-}
-
-// Both reads in one transaction; on PostgreSQL, repeatable read gives both one snapshot, so a
-// hold committed between them cannot show up as a false inconsistency. (SQLite has one writer.)
-export async function checkAccountBalance(store: Store, accountId: string): Promise<BalanceCheck> {
-  const tx = store.dialect === 'postgres' ? store.db.transaction().setIsolationLevel('repeatable read') : store.db.transaction();
-  return tx.execute(async (trx) => {
-    const account = await findAccount(trx, accountId);
-    if (!account) throw notFound(`account ${accountId} not found`);
-    const sums = await sumLedger({ db: trx, dialect: store.dialect }, accountId);
-    return {
-      balanceMicros: account.balance_micros,
-      heldMicros: account.held_micros,
-      ledgerBalanceMicros: sums.balanceDeltaMicros,
-      ledgerHeldMicros: sums.heldDeltaMicros,
-      consistent: account.balance_micros === sums.balanceDeltaMicros && account.held_micros === sums.heldDeltaMicros,
-    };
-  });
-}
-
 // A hold not moved out of 'open' by us was either ended earlier or never existed.
 async function endedHold(db: Kysely<DB>, holdId: string): Promise<HoldRow> {
   const hold = await findHold(db, holdId);
   if (!hold) throw notFound(`hold ${holdId} not found`);
   return hold;
-}
-
-function requireMicros(field: string, value: number, { min }: { min: number }): void {
-  if (!Number.isSafeInteger(value)) throw invalidRequest(`${field}: expected an integer number of micros up to ${MAX_BALANCE_MICROS}, got ${value}`);
-  if (value < min) throw invalidRequest(`${field}: expected at least ${min}, got ${value}`);
-}
-
-function ledgerRow(m: {
-  accountId: string;
-  kind: 'credit' | 'hold' | 'settle' | 'release';
-  balanceDelta: number;
-  heldDelta?: number;
-  holdId?: string;
-  requestId?: string | null;
-  model?: string;
-  note?: string;
-  now: number;
-}) {
-  return {
-    account_id: m.accountId,
-    kind: m.kind,
-    balance_delta_micros: m.balanceDelta,
-    held_delta_micros: m.heldDelta ?? 0,
-    hold_id: m.holdId ?? null,
-    request_id: m.requestId ?? null,
-    model: m.model ?? null,
-    note: m.note ?? null,
-    created_at: m.now,
-  };
 }

@@ -5,7 +5,7 @@ import { invalidRequest, notFound } from '../errors.js';
 import { type AccountRow, findAccount, findTestTwin, insertTestTwinIfAbsent } from '../store/accounts.js';
 import { newId } from '../store/ids.js';
 import type { Store } from '../store/open.js';
-import { creditAccount, newWebhookSecret } from './ledger.js';
+import { creditAccount, newWebhookSecret } from './accounts.js';
 
 /** The live account, or a 404; a test twin named here is a 400 (its live account is the one to name). */
 async function liveAccount(store: Store, accountId: string): Promise<AccountRow> {

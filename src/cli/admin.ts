@@ -2,8 +2,8 @@
 // `tollroute channels …`: channel health lives in a running gateway's memory, so those call its admin API.
 import { Command } from 'commander';
 import { accountView, iso, ledgerView, usageView } from '../admin/views.js';
+import { createAccount, creditAccount } from '../billing/accounts.js';
 import { issueApiKey } from '../billing/api-keys.js';
-import { createAccount, creditAccount } from '../billing/ledger.js';
 import { creditTestFunds, testBalance, testTwin } from '../billing/test-mode.js';
 import type { Config } from '../config/schema.js';
 import { issueLoginLink } from '../console/login-links.js';

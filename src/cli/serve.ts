@@ -4,8 +4,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
+import { createAccount } from '../billing/accounts.js';
 import { hashApiKey, issueApiKey } from '../billing/api-keys.js';
-import { createAccount } from '../billing/ledger.js';
 import type { LoadedConfig } from '../config/load.js';
 import { createGateway, type Gateway } from '../gateway.js';
 import { type Sandbox, startSandbox } from '../sandbox/server.js';

@@ -4,7 +4,7 @@ import { requireModelAllowed } from '../billing/key-limits.js';
 import { holdFundsAtOnce } from '../billing/ledger.js';
 import { priceMicros, type Units } from '../billing/prices.js';
 import type { ProgressRecorder } from '../billing/progress.js';
-import type { HoldEnd, Settlements } from '../billing/settlements.js';
+import type { Settlements } from '../billing/settlements.js';
 import type { ModelConfig } from '../config/schema.js';
 import { billing, clientClosed, GatewayError, rateLimited, unavailable, upstream as upstreamError } from '../errors.js';
 import type { RateLimiter, Take } from '../limits/index.js';
@@ -14,27 +14,16 @@ import type { Attempt, Planner } from '../routing/plan.js';
 import type { StoreHealth } from '../store/health.js';
 import { UnwrittenHoldError } from '../store/hot-ledger/types.js';
 import type { Store } from '../store/open.js';
-import { withFields } from '../with-fields.js';
-import { type Bill, made, priceUsage, streamBill, unansweredBill } from './bill.js';
+import { unansweredBill } from './bill.js';
+import { callerLeft } from './caller-left.js';
 import type { Catalogue } from './catalogue.js';
-import { holdEndMarkerForSettle } from './end-marker-gate.js';
 import { firstData, holdCommitted } from './first-answer.js';
+import { holdEndings, type PipelineLogger, type PipelineMetrics } from './hold-ending.js';
 import { refusalOf } from './refusals.js';
-import type { HoldLogFields, MeteredAnswer, MeteredEndpoint, MeteredRequest, ResolvedModel, StreamAnswer } from './types.js';
+import { meterStream } from './stream-metering.js';
+import type { MeteredAnswer, MeteredEndpoint, MeteredRequest, ResolvedModel } from './types.js';
 
-export interface PipelineLogger {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
-export interface PipelineMetrics {
-  observeUpstream(labels: { model: string; channel: string; outcome: string }, seconds: number): void;
-  addBilled(model: string, micros: number): void;
-  addUnbilled(model: string, micros: number): void;
-  countClamped(model: string): void;
-  countUpstreamAuthFailure(channel: string): void;
-}
+export type { PipelineLogger, PipelineMetrics } from './hold-ending.js';
 
 export interface PipelineDeps {
   store: Store;
@@ -87,10 +76,6 @@ const requireAllowed = (take: Take) => {
   if (!take.allowed) throw rateLimited({ retryAfterMs: take.retryAfterMs });
 };
 
-/** The call's own deadline (AbortSignal.timeout), as against a client that left. */
-const isDeadline = (reason: unknown) => reason instanceof DOMException && reason.name === 'TimeoutError';
-const callerLeft = (signal: AbortSignal) => signal.aborted && !isDeadline(signal.reason);
-
 /**
  * What the caller is told when its hold, decided in memory, could not be written (so nothing of the
  * call may reach it, and nothing is charged): the store's failure (a 503), or a balance another
@@ -101,26 +86,7 @@ function unwrittenHoldAnswer(error: unknown): unknown {
   return error.cause ?? billing();
 }
 
-/** One call's hold, ended once: `end` after the first returns the first end's promise. */
-interface HoldEnding {
-  /** The end under way or done, once one has begun (set by `end` and `abandon` only). */
-  underWay: Promise<void> | undefined;
-  /** The channel's answer time (for a stream, to its first data), once known: kept on the usage row. */
-  upstreamMs?: number;
-  /** The channel (and key) that served, and the attempts it took, once one has: on the usage row and the log line. */
-  servedBy?: { model: ResolvedModel; attempts: number };
-  end(bill: Bill, outcome: string): Promise<void>;
-  /** The hold was never written (its commit failed): there is nothing to end. */
-  abandon(): void;
-}
-
 export const holdFor = (model: ModelConfig, estimate: Units) => model.hold_micros ?? priceMicros(estimate, model.price);
-
-/** What the end of a hold knows of how the call was served. */
-interface ServedCall {
-  upstreamMs?: number;
-  servedBy?: { model: ResolvedModel; attempts: number };
-}
 
 /** One warning per attempt that failed over to another, naming the channel, its key and why. */
 const logFailedAttempt =
@@ -131,9 +97,9 @@ const logFailedAttempt =
   };
 
 export function createPipeline(deps: PipelineDeps): Pipeline {
-  const { store, catalogue, limiter, metrics, health, settlements, routing } = deps;
+  const { store, catalogue, limiter, metrics, health, routing } = deps;
   const catalogueFor = (livemode: boolean) => (livemode ? catalogue : deps.testCatalogue);
-  const pendingSettlements = new Set<Promise<unknown>>();
+  const { holdEnding, settled } = holdEndings(deps);
 
   // Never fails open: with Redis down the limiter decides from this instance's own buckets (limits/failover.ts).
   async function admit(caller: MeteredRequest<unknown>['caller'], _log: PipelineLogger) {
@@ -151,56 +117,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     if (!health.ok) throw unavailable('the gateway cannot record charges right now; retry shortly');
   }
 
-  /** Ends the hold as `bill` says; never throws (a store that refuses keeps the end for a retry). */
-  async function endHold(
-    model: ResolvedModel,
-    holdId: string,
-    bill: Bill,
-    estimate: Units,
-    request: MeteredRequest<unknown>,
-    log: PipelineLogger,
-    served: ServedCall,
-  ) {
-    const { upstreamMs, servedBy } = served;
-    const channel = servedBy?.model.upstream.name;
-    const attempts = servedBy?.attempts;
-    let job: HoldEnd;
-    if (bill.kind === 'release') job = { kind: 'release', holdId, note: bill.reason };
-    else {
-      const priced = priceUsage(bill.units, estimate, model.config);
-      if (priced.flags.length > 0) {
-        metrics.countClamped(model.id);
-        log.warn({ holdId, model: model.id, reported: bill.units, used: priced.units }, 'usage figures out of bounds were clamped');
-      }
-      job = {
-        kind: 'settle',
-        holdId,
-        model: model.id,
-        chargeMicros: priced.chargeMicros,
-        units: priced.units,
-        requestId: request.requestId,
-        flags: priced.flags,
-        upstreamMs,
-        channel,
-        attempts,
-      };
-    }
-    const outcome = await settlements.end(job);
-    const fields: HoldLogFields = {
-      holdId,
-      model: model.id,
-      bill: bill.kind,
-      reason: bill.reason,
-      ...(job.kind === 'settle' && { units: job.units, chargeMicros: job.chargeMicros }),
-      ...(servedBy && { channel, channelKey: servedBy.model.upstream.keyId ?? undefined, attempts }),
-      landed: outcome !== undefined,
-    };
-    if (!request.addToLogLine?.(fields)) log.info(fields, `hold ${bill.kind === 'settle' ? 'settled' : 'released'}`);
-  }
-
-  const observeUpstream = (model: ResolvedModel, outcome: string, startedAt: number) =>
-    metrics.observeUpstream({ model: model.id, channel: model.upstream.name, outcome }, (performance.now() - startedAt) / 1000);
-
   /**
    * What the caller is told of an upstream that failed: its refusal of the caller's own input as a
    * 400 with its reason, anything else a 502; logged here once, with the model and channel.
@@ -216,82 +132,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     log.warn({ err: error, model: model.id, channel: model.upstream.name }, 'upstream call failed');
     failure.logged = true;
     return failure;
-  }
-
-  function track(work: Promise<unknown>) {
-    pendingSettlements.add(work);
-    const forget = () => pendingSettlements.delete(work);
-    work.then(forget, forget); // (not finally(): two promises more a call, and a rejection passed on unheard)
-  }
-
-  /** Ends one call's hold exactly once, whichever way of ending gets there first. */
-  function holdEnding(
-    model: ResolvedModel,
-    holdId: string,
-    estimate: Units,
-    request: MeteredRequest<unknown>,
-    log: PipelineLogger,
-    startedAt: number,
-  ): HoldEnding {
-    // Data properties only: a getter in an object literal puts every such object in dictionary mode
-    // (a hidden class of its own per call), which costs the collector (docs/benchmarks-history.md).
-    return {
-      underWay: undefined,
-      upstreamMs: undefined,
-      servedBy: undefined,
-      end(bill, outcome) {
-        if (this.underWay) return this.underWay;
-        observeUpstream(this.servedBy?.model ?? model, outcome, startedAt);
-        const ending = endHold(model, holdId, bill, estimate, request, log, this);
-        this.underWay = ending;
-        track(ending);
-        return ending;
-      },
-      abandon() {
-        this.underWay ??= Promise.resolve();
-      },
-    };
-  }
-
-  /**
-   * Meters a stream from the moment it opens: its end marker (and what follows it) waits until
-   * the hold is settled (the gate is in place before any chunk is read, first data included).
-   * `follow()`, once its first data is in, records its progress and ends the hold when the body
-   * ends in any other way.
-   */
-  function meterStream<Body>(
-    endpoint: MeteredEndpoint<Body>,
-    model: ResolvedModel,
-    holdId: string,
-    answer: StreamAnswer,
-    request: MeteredRequest<Body>,
-    estimate: Units,
-    ending: HoldEnding,
-    log: PipelineLogger,
-  ): { answer: StreamAnswer; follow(): void } {
-    let untrack: (() => void) | undefined;
-    const endStream = (error?: Error | null) => {
-      if (ending.underWay) return ending.underWay;
-      untrack?.();
-      const left = callerLeft(request.signal);
-      const bill = streamBill(answer.meter, { callerLeft: left, estimate, billsEstimateWhenLeft: endpoint.billsEstimateWhenLeft === true });
-      if (bill.kind === 'release' && error) log.warn({ err: error, holdId }, 'stream ended early; released');
-      return ending.end(bill, bill.kind === 'settle' ? (left ? 'client_gone' : 'ok') : 'interrupted');
-    };
-    const body = holdEndMarkerForSettle(answer.body, answer.meter, () => endStream());
-    const follow = () => {
-      if (ending.underWay) return; // ended at its end marker already
-      untrack = deps.progress.track(holdId, () => {
-        const delivered = answer.meter.delivered();
-        if (Object.values(delivered).every((count) => !count)) return undefined; // nothing made yet: a crash releases
-        const priced = priceUsage(made(answer.meter, estimate), estimate, model.config);
-        return { units: priced.units as Record<string, number>, charge_micros: priced.chargeMicros };
-      });
-      // 'close' comes once, however the body ends (ended, failed, or destroyed when the caller left):
-      // one listener, where finished() would add a watcher of five.
-      body.once('close', () => void endStream(body.errored ?? (body.readableEnded ? undefined : new Error('the stream closed before its end'))));
-    };
-    return { answer: withFields(answer, { body }), follow };
   }
 
   /** The attempts along the call's plan; a planner that throws rejects them, so the hold is ended as for any failure. */
@@ -361,7 +201,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           ending.upstreamMs = performance.now() - startedAt;
           if (attempt.kind === 'stream') {
             writeStreamHold();
-            const metered = meterStream(endpoint, view, hold.holdId, attempt, request, estimate, ending, log);
+            const metered = meterStream(deps.progress, endpoint, view, hold.holdId, attempt, request, estimate, ending, log);
             attempt = metered.answer;
             followStream = metered.follow;
             // A stream that breaks before its first byte is a failed attempt: never a 200 cut short.
@@ -418,6 +258,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     instanceId: deps.instanceId,
     defaultRpm: deps.defaultRpm,
     routing,
-    settled: async () => void (await Promise.allSettled([...pendingSettlements])),
+    settled,
   };
 }

@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, test } from 'node:test';
+import { createAccount } from '../../src/billing/accounts.js';
 import { hashApiKey, issueApiKey } from '../../src/billing/api-keys.js';
-import { createAccount } from '../../src/billing/ledger.js';
 import { openStore } from '../../src/store/open.js';
 
 const store = await openStore('sqlite::memory:');

@@ -3,8 +3,9 @@
 // starved gateway released the hold of a call it then answered, and freed its Idempotency-Key.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { createAccount } from '../../src/billing/accounts.js';
 import { createInstance } from '../../src/billing/instance.js';
-import { createAccount, holdFunds } from '../../src/billing/ledger.js';
+import { holdFunds } from '../../src/billing/ledger.js';
 import { StoreHealth } from '../../src/store/health.js';
 import { findHold } from '../../src/store/holds.js';
 import { registerInstance } from '../../src/store/instances.js';

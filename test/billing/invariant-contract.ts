@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { checkAccountBalance, createAccount, creditAccount, holdFunds, releaseHold, settleHold } from '../../src/billing/ledger.js';
+import { checkAccountBalance, createAccount, creditAccount } from '../../src/billing/accounts.js';
+import { holdFunds, releaseHold, settleHold } from '../../src/billing/ledger.js';
 import { GatewayError } from '../../src/errors.js';
 import type { StoreContext } from '../store/store-context.js';
 

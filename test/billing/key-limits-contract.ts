@@ -3,8 +3,9 @@
 // pass a cap together, and the account's money rules hold throughout.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { checkAccountBalance, createAccount } from '../../src/billing/accounts.js';
 import { type KeyLimits, spendPeriodsAt } from '../../src/billing/key-limits.js';
-import { checkAccountBalance, createAccount, holdFunds, releaseHold, settleHold } from '../../src/billing/ledger.js';
+import { holdFunds, releaseHold, settleHold } from '../../src/billing/ledger.js';
 import { GatewayError } from '../../src/errors.js';
 import { keySpendNow, resetKeySpend } from '../../src/store/key-spend.js';
 import type { StoreContext } from '../store/store-context.js';

@@ -1,7 +1,8 @@
 // Contract of the money rules (DESIGN §3) on a real store: amounts, ledger rows, exactly-once.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { checkAccountBalance, createAccount, creditAccount, holdFunds, releaseHold, settleHold } from '../../src/billing/ledger.js';
+import { checkAccountBalance, createAccount, creditAccount } from '../../src/billing/accounts.js';
+import { holdFunds, releaseHold, settleHold } from '../../src/billing/ledger.js';
 import { GatewayError } from '../../src/errors.js';
 import { findAccount } from '../../src/store/accounts.js';
 import { findHold, listOrphanedHolds } from '../../src/store/holds.js';

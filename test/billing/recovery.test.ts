@@ -2,7 +2,8 @@
 // rest released; the dead instance's running Idempotency-Keys become retryable.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkAccountBalance, createAccount, holdFunds, settleHold } from '../../src/billing/ledger.js';
+import { checkAccountBalance, createAccount } from '../../src/billing/accounts.js';
+import { holdFunds, settleHold } from '../../src/billing/ledger.js';
 import { endOrphanedHolds } from '../../src/billing/recovery.js';
 import { findHold, recordProgress } from '../../src/store/holds.js';
 import { beginIdempotent, LOST_ANSWER } from '../../src/store/idempotency.js';

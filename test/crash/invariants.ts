@@ -1,7 +1,7 @@
 // What must hold in the store after any number of crashes, once the survivors have finished:
 // read straight from the tables, never through the gateway. Each broken rule is one line naming
 // the row, so a failing seed says at once what went wrong where.
-import { checkAccountBalance } from '../../src/billing/ledger.js';
+import { checkAccountBalance } from '../../src/billing/accounts.js';
 import { parseProgress } from '../../src/billing/recovery.js';
 import type { Store } from '../../src/store/open.js';
 import type { Delivery } from '../helpers/receiver.js';

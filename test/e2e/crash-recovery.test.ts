@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { request } from 'undici';
-import { checkAccountBalance } from '../../src/billing/ledger.js';
+import { checkAccountBalance } from '../../src/billing/accounts.js';
 import { parseProgress } from '../../src/billing/recovery.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.js';
 import { openStore, type Store } from '../../src/store/open.js';

@@ -4,7 +4,7 @@
 // seen in its request log.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { checkAccountBalance } from '../../src/billing/ledger.js';
+import { checkAccountBalance } from '../../src/billing/accounts.js';
 import { priceMicros } from '../../src/billing/prices.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.js';
 import { findTestTwin } from '../../src/store/accounts.js';

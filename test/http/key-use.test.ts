@@ -2,8 +2,8 @@
 // one write per call, and never lost to a store that refused a write for a moment.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { createAccount } from '../../src/billing/accounts.js';
 import { issueApiKey } from '../../src/billing/api-keys.js';
-import { createAccount } from '../../src/billing/ledger.js';
 import { createKeyUseRecorder } from '../../src/http/key-use.js';
 import { listAccountKeys } from '../../src/store/api-keys.js';
 import { openStore } from '../../src/store/open.js';

@@ -2,8 +2,8 @@
 // and on PostgreSQL by account-queries-postgres.test.ts.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { createAccount } from '../../src/billing/accounts.js';
 import { issueApiKey } from '../../src/billing/api-keys.js';
-import { createAccount } from '../../src/billing/ledger.js';
 import { listAccountKeys, recordKeyUses, revokeApiKey } from '../../src/store/api-keys.js';
 import { findAccountTask, insertTask, listAccountTasks } from '../../src/store/tasks.js';
 import { insertUsage, listUsage, MS_PER_DAY, spendByDay, spendByModel } from '../../src/store/usage.js';

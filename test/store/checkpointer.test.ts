@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import Database from 'better-sqlite3';
-import { createAccount } from '../../src/billing/ledger.js';
+import { createAccount } from '../../src/billing/accounts.js';
 import { startCheckpointer } from '../../src/store/checkpointer.js';
 import { openStore } from '../../src/store/open.js';
 import { eventually } from '../helpers/gateway.js';

@@ -6,7 +6,8 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { checkAccountBalance, createAccount, holdFunds, releaseHold, settleHold } from '../../src/billing/ledger.js';
+import { checkAccountBalance, createAccount } from '../../src/billing/accounts.js';
+import { holdFunds, releaseHold, settleHold } from '../../src/billing/ledger.js';
 import type { GatewayError } from '../../src/errors.js';
 import type { StoreContext } from './store-context.js';
 

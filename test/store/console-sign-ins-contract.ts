@@ -2,8 +2,8 @@
 // console-sign-ins-sqlite.test.ts and on PostgreSQL by console-sign-ins-postgres.test.ts.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { createAccount } from '../../src/billing/accounts.js';
 import { issueApiKey } from '../../src/billing/api-keys.js';
-import { createAccount } from '../../src/billing/ledger.js';
 import { deleteExpiredSignIns, KEEP_EXPIRED_SIGN_INS_MS } from '../../src/console/sweep.js';
 import { revokeApiKey } from '../../src/store/api-keys.js';
 import { findLoginLinkByHash, insertLoginLink, redeemLoginLink } from '../../src/store/login-links.js';

@@ -3,7 +3,7 @@
 // lock built by the query builder, runs only when a row may be due.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { createAccount } from '../../src/billing/ledger.js';
+import { createAccount } from '../../src/billing/accounts.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import { mayHaveDueTasks } from '../../src/store/tasks.js';
 import { enqueueWebhook, mayHaveDueWebhooks } from '../../src/store/webhook-outbox.js';

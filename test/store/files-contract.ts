@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { createAccount } from '../../src/billing/ledger.js';
+import { createAccount } from '../../src/billing/accounts.js';
 import { storeFileWithinQuota } from '../../src/files/quota.js';
 import { deleteExpiredFiles } from '../../src/files/sweep.js';
 import { accountFileBytes, expiredFiles, findAccountFile, findFile, insertFile } from '../../src/store/files.js';

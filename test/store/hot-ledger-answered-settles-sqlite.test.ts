@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
-import { checkAccountBalance, createAccount } from '../../src/billing/ledger.js';
+import { checkAccountBalance, createAccount } from '../../src/billing/accounts.js';
 import { findAccount } from '../../src/store/accounts.js';
 import { SHADOW_BATCH } from '../../src/store/hot-ledger/answered-settles.js';
 import { settleJournal } from '../../src/store/hot-ledger/settle-journal.js';

@@ -4,7 +4,8 @@
 // is, and their end says so.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { checkAccountBalance, createAccount, holdFunds, settleHold } from '../../src/billing/ledger.js';
+import { checkAccountBalance, createAccount } from '../../src/billing/accounts.js';
+import { holdFunds, settleHold } from '../../src/billing/ledger.js';
 import { findAccount } from '../../src/store/accounts.js';
 import { UnwrittenHoldError } from '../../src/store/hot-ledger/types.js';
 import type { Store } from '../../src/store/open.js';

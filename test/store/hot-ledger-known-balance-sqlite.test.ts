@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
-import { createAccount } from '../../src/billing/ledger.js';
+import { createAccount } from '../../src/billing/accounts.js';
 import { findAccount } from '../../src/store/accounts.js';
 import { knownBalances } from '../../src/store/hot-ledger/known-balances.js';
 import { sqliteSteps } from '../../src/store/hot-ledger/sqlite-steps.js';

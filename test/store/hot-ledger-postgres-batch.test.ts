@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import type pg from 'pg';
-import { checkAccountBalance, createAccount, holdFundsIn, releaseHoldIn, settleHoldIn } from '../../src/billing/ledger.js';
+import { checkAccountBalance, createAccount } from '../../src/billing/accounts.js';
+import { holdFundsIn, releaseHoldIn, settleHoldIn } from '../../src/billing/ledger.js';
 import type { CoalesceLimits } from '../../src/store/hot-ledger/coalesce.js';
 import { type PostgresQueryable, postgresHotLedger } from '../../src/store/hot-ledger/postgres.js';
 import type { HoldEntry, HotLedger, SettleEntry, SettleResult } from '../../src/store/hot-ledger/types.js';

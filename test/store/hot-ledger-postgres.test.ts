@@ -7,16 +7,8 @@ import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import { sql } from 'kysely';
 import type pg from 'pg';
-import {
-  checkAccountBalance,
-  createAccount,
-  type HoldRequest,
-  holdFundsIn,
-  releaseHoldIn,
-  type SettleOptions,
-  settleHold,
-  settleHoldIn,
-} from '../../src/billing/ledger.js';
+import { checkAccountBalance, createAccount } from '../../src/billing/accounts.js';
+import { type HoldRequest, holdFundsIn, releaseHoldIn, type SettleOptions, settleHold, settleHoldIn } from '../../src/billing/ledger.js';
 import { postgresHotLedger } from '../../src/store/hot-ledger/postgres.js';
 import type { HotLedger, SettleResult } from '../../src/store/hot-ledger/types.js';
 import { newId } from '../../src/store/ids.js';

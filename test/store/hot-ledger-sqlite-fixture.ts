@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
 import Database from 'better-sqlite3';
-import { createAccount, holdFunds } from '../../src/billing/ledger.js';
+import { createAccount } from '../../src/billing/accounts.js';
+import { holdFunds } from '../../src/billing/ledger.js';
 import { findAccount } from '../../src/store/accounts.js';
 import { openStore, type Store, type StoreOptions } from '../../src/store/open.js';
 

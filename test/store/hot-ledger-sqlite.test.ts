@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { checkAccountBalance, createAccount, holdFunds, settleHold } from '../../src/billing/ledger.js';
+import { checkAccountBalance, createAccount } from '../../src/billing/accounts.js';
+import { holdFunds, settleHold } from '../../src/billing/ledger.js';
 import { findAccount } from '../../src/store/accounts.js';
 import { findHold } from '../../src/store/holds.js';
 import type { Store } from '../../src/store/open.js';

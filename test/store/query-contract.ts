@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
+import { createAccount } from '../../src/billing/accounts.js';
 import { issueApiKey } from '../../src/billing/api-keys.js';
-import { createAccount } from '../../src/billing/ledger.js';
 import { findAccount, setWebhookSecret } from '../../src/store/accounts.js';
 import { findApiKeyByHash, revokeApiKey } from '../../src/store/api-keys.js';
 import { abandonIdempotent, beginIdempotent, completeIdempotent, IDEMPOTENCY_TTL_MS } from '../../src/store/idempotency.js';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { createAccount, creditAccount } from '../../src/billing/ledger.js';
+import { createAccount, creditAccount } from '../../src/billing/accounts.js';
 import { isStoreFault } from '../../src/store/health.js';
 import { openStore } from '../../src/store/open.js';
 

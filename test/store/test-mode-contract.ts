@@ -2,7 +2,8 @@
 // first uses race, and their money kept apart from the live account's.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { checkAccountBalance, createAccount, holdFunds } from '../../src/billing/ledger.js';
+import { checkAccountBalance, createAccount } from '../../src/billing/accounts.js';
+import { holdFunds } from '../../src/billing/ledger.js';
 import { creditTestFunds, testBalance, testTwin } from '../../src/billing/test-mode.js';
 import type { GatewayError } from '../../src/errors.js';
 import { findAccount } from '../../src/store/accounts.js';

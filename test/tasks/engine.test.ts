@@ -2,7 +2,8 @@
 // tasks their submitter or generator left behind.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { checkAccountBalance, createAccount, holdFundsIn } from '../../src/billing/ledger.js';
+import { checkAccountBalance, createAccount } from '../../src/billing/accounts.js';
+import { holdFundsIn } from '../../src/billing/ledger.js';
 import { buildConfig } from '../../src/config/load.js';
 import { sandboxCatalogue } from '../../src/config/sandbox-catalogue.js';
 import { createCatalogue } from '../../src/pipeline/catalogue.js';

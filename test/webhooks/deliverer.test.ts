@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
-import { createAccount } from '../../src/billing/ledger.js';
+import { createAccount } from '../../src/billing/accounts.js';
 import { verifyWebhook } from '../../src/index.js';
 import { setWebhookSecret } from '../../src/store/accounts.js';
 import { openStore, type Store } from '../../src/store/open.js';

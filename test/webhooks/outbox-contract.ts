@@ -1,7 +1,7 @@
 // The outbox queries, run on SQLite by outbox-sqlite.test.ts and on PostgreSQL by outbox-postgres.test.ts.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { createAccount } from '../../src/billing/ledger.js';
+import { createAccount } from '../../src/billing/accounts.js';
 import { migrateToLatest } from '../../src/store/migrations.js';
 import { openStore } from '../../src/store/open.js';
 import {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { after, afterEach, beforeEach, describe, test } from 'node:test';
-import { createAccount } from '../../src/billing/ledger.js';
+import { createAccount } from '../../src/billing/accounts.js';
 import { verifyWebhook } from '../../src/index.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import { enqueueWebhook, findWebhook, type WebhookRow } from '../../src/store/webhook-outbox.js';

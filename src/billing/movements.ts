@@ -1,0 +1,38 @@
+// What every money step shares: the bounds a micros amount must keep, and the ledger row that
+// records a movement (DESIGN §3). The steps are in ledger.ts (holds) and accounts.ts (credits).
+import { invalidRequest } from '../errors.js';
+
+/**
+ * The most an account's balance plus held funds may reach: the largest integer a JS number holds
+ * exactly, so SQLite's INTEGER and PostgreSQL's BIGINT read back the same value (DESIGN §3).
+ */
+export const MAX_BALANCE_MICROS = Number.MAX_SAFE_INTEGER;
+
+export function requireMicros(field: string, value: number, { min }: { min: number }): void {
+  if (!Number.isSafeInteger(value)) throw invalidRequest(`${field}: expected an integer number of micros up to ${MAX_BALANCE_MICROS}, got ${value}`);
+  if (value < min) throw invalidRequest(`${field}: expected at least ${min}, got ${value}`);
+}
+
+export function ledgerRow(m: {
+  accountId: string;
+  kind: 'credit' | 'hold' | 'settle' | 'release';
+  balanceDelta: number;
+  heldDelta?: number;
+  holdId?: string;
+  requestId?: string | null;
+  model?: string;
+  note?: string;
+  now: number;
+}) {
+  return {
+    account_id: m.accountId,
+    kind: m.kind,
+    balance_delta_micros: m.balanceDelta,
+    held_delta_micros: m.heldDelta ?? 0,
+    hold_id: m.holdId ?? null,
+    request_id: m.requestId ?? null,
+    model: m.model ?? null,
+    note: m.note ?? null,
+    created_at: m.now,
+  };
+}

@@ -1,0 +1,141 @@
+// One call's hold, ended exactly once whichever way of ending gets there first: priced from its
+// bill, handed to the settlements (which keep an end the store refuses and retry it), and its fields
+// added to the request's log line. The pipeline (metered-call.ts) makes one per call.
+import type { Units } from '../billing/prices.js';
+import type { HoldEnd, Settlements } from '../billing/settlements.js';
+import { type Bill, priceUsage } from './bill.js';
+import type { HoldLogFields, MeteredRequest, ResolvedModel } from './types.js';
+
+export interface PipelineLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface PipelineMetrics {
+  observeUpstream(labels: { model: string; channel: string; outcome: string }, seconds: number): void;
+  addBilled(model: string, micros: number): void;
+  addUnbilled(model: string, micros: number): void;
+  countClamped(model: string): void;
+  countUpstreamAuthFailure(channel: string): void;
+}
+
+/** One call's hold, ended once: `end` after the first returns the first end's promise. */
+export interface HoldEnding {
+  /** The end under way or done, once one has begun (set by `end` and `abandon` only). */
+  underWay: Promise<void> | undefined;
+  /** The channel's answer time (for a stream, to its first data), once known: kept on the usage row. */
+  upstreamMs?: number;
+  /** The channel (and key) that served, and the attempts it took, once one has: on the usage row and the log line. */
+  servedBy?: { model: ResolvedModel; attempts: number };
+  end(bill: Bill, outcome: string): Promise<void>;
+  /** The hold was never written (its commit failed): there is nothing to end. */
+  abandon(): void;
+}
+
+/** What the end of a hold knows of how the call was served. */
+interface ServedCall {
+  upstreamMs?: number;
+  servedBy?: { model: ResolvedModel; attempts: number };
+}
+
+export interface HoldEndings {
+  /** The end of one call's hold; `startedAt` (performance.now()) times the upstream for the metrics. */
+  holdEnding(model: ResolvedModel, holdId: string, estimate: Units, request: MeteredRequest<unknown>, log: PipelineLogger, startedAt: number): HoldEnding;
+  /** Resolves when every end already begun has been written (for shutdown). */
+  settled(): Promise<void>;
+}
+
+export function holdEndings({ settlements, metrics }: { settlements: Settlements; metrics: PipelineMetrics }): HoldEndings {
+  const pendingSettlements = new Set<Promise<unknown>>();
+
+  /** Ends the hold as `bill` says; never throws (a store that refuses keeps the end for a retry). */
+  async function endHold(
+    model: ResolvedModel,
+    holdId: string,
+    bill: Bill,
+    estimate: Units,
+    request: MeteredRequest<unknown>,
+    log: PipelineLogger,
+    served: ServedCall,
+  ) {
+    const { upstreamMs, servedBy } = served;
+    const channel = servedBy?.model.upstream.name;
+    const attempts = servedBy?.attempts;
+    let job: HoldEnd;
+    if (bill.kind === 'release') job = { kind: 'release', holdId, note: bill.reason };
+    else {
+      const priced = priceUsage(bill.units, estimate, model.config);
+      if (priced.flags.length > 0) {
+        metrics.countClamped(model.id);
+        log.warn({ holdId, model: model.id, reported: bill.units, used: priced.units }, 'usage figures out of bounds were clamped');
+      }
+      job = {
+        kind: 'settle',
+        holdId,
+        model: model.id,
+        chargeMicros: priced.chargeMicros,
+        units: priced.units,
+        requestId: request.requestId,
+        flags: priced.flags,
+        upstreamMs,
+        channel,
+        attempts,
+      };
+    }
+    const outcome = await settlements.end(job);
+    const fields: HoldLogFields = {
+      holdId,
+      model: model.id,
+      bill: bill.kind,
+      reason: bill.reason,
+      ...(job.kind === 'settle' && { units: job.units, chargeMicros: job.chargeMicros }),
+      ...(servedBy && { channel, channelKey: servedBy.model.upstream.keyId ?? undefined, attempts }),
+      landed: outcome !== undefined,
+    };
+    if (!request.addToLogLine?.(fields)) log.info(fields, `hold ${bill.kind === 'settle' ? 'settled' : 'released'}`);
+  }
+
+  const observeUpstream = (model: ResolvedModel, outcome: string, startedAt: number) =>
+    metrics.observeUpstream({ model: model.id, channel: model.upstream.name, outcome }, (performance.now() - startedAt) / 1000);
+
+  function track(work: Promise<unknown>) {
+    pendingSettlements.add(work);
+    const forget = () => pendingSettlements.delete(work);
+    work.then(forget, forget); // (not finally(): two promises more a call, and a rejection passed on unheard)
+  }
+
+  /** Ends one call's hold exactly once, whichever way of ending gets there first. */
+  function holdEnding(
+    model: ResolvedModel,
+    holdId: string,
+    estimate: Units,
+    request: MeteredRequest<unknown>,
+    log: PipelineLogger,
+    startedAt: number,
+  ): HoldEnding {
+    // Data properties only: a getter in an object literal puts every such object in dictionary mode
+    // (a hidden class of its own per call), which costs the collector (docs/benchmarks-history.md).
+    return {
+      underWay: undefined,
+      upstreamMs: undefined,
+      servedBy: undefined,
+      end(bill, outcome) {
+        if (this.underWay) return this.underWay;
+        observeUpstream(this.servedBy?.model ?? model, outcome, startedAt);
+        const ending = endHold(model, holdId, bill, estimate, request, log, this);
+        this.underWay = ending;
+        track(ending);
+        return ending;
+      },
+      abandon() {
+        this.underWay ??= Promise.resolve();
+      },
+    };
+  }
+
+  return {
+    holdEnding,
+    settled: async () => void (await Promise.allSettled([...pendingSettlements])),
+  };
+}
