@@ -4,13 +4,15 @@
 // `--ledger` the store micro-bench, `--slow-streams` many slow streams at once, `--hot-account` one
 // account billed by two gateways on PostgreSQL, `--instructions` each call's instructions under
 // valgrind, `--relays` plain chat through two minimal JSON relays beside the floor and the gateway,
-// `--compare <ref>` the working tree's gateway against a commit's. See docs/benchmarks.md.
+// `--parts` the Fastify relay and the gateway profiled part by part, `--compare <ref>` the working
+// tree's gateway against a commit's. See docs/benchmarks.md.
 import { runCompareBench } from './compare.js';
 import { runHotAccountBench } from './hot-account.js';
 import { runHttpBench } from './http-bench.js';
 import { runInstructionsBench } from './instructions.js';
 import { runLedgerBench } from './ledger-bench.js';
 import { parseOptions } from './options.js';
+import { runPartsBench } from './parts.js';
 import { runRelaysBench } from './relays.js';
 import { runSlowStreamsBench } from './slow-streams.js';
 
@@ -34,6 +36,7 @@ async function main(): Promise<number> {
     if (options.hotAccount) return await runHotAccountBench(options, interrupted);
     if (options.instructions) return await runInstructionsBench(options, interrupted);
     if (options.relays) return await runRelaysBench(options, interrupted);
+    if (options.parts) return await runPartsBench(options, interrupted);
     if (options.compare) return await runCompareBench(options, interrupted);
     return await runHttpBench(options, interrupted);
   } catch (error) {

@@ -1,0 +1,142 @@
+// `npm run bench -- --parts`: where the gateway's time a call goes beyond a minimal relay's. Plain
+// chat at 50 connections through the Fastify relay (minimal-relay.ts) and the gateway, each started
+// under V8's CPU profiler, loaded in turn round by round; each one's main-thread time sampled during
+// its measured runs (start-up and warm-ups left out) is split into parts (profile-parts.ts) and
+// divided by the calls of those runs. The
+// profiler slows both, and a sample taken in a system call counts as busy, so read the parts as
+// sizes beside each other, not as the timed bench's CPU.
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describeRun, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
+import type { LoadRun } from './load-run.js';
+import type { BenchOptions } from './options.js';
+import { mainThreadCpuTimeMs } from './proc-stats.js';
+import { type BenchChild, freePort, ROOT, startNode } from './processes.js';
+import { busyPerCall, monotonicMicros, PARTS, type Part, partsPerCall, readProfile, type Window } from './profile-parts.js';
+import { buildScenarios } from './scenarios.js';
+import { fixed, markdownTable, textTable } from './table.js';
+import { buildDist, startTargets, transpiled } from './targets.js';
+import { findWrk, runWrk, wrkVersion } from './wrk.js';
+
+const SCENARIO = 'chat-plain-c50';
+const RELAY_SCRIPT = path.join(ROOT, 'bench', 'minimal-relay.ts');
+const RELAY_DIR = path.join(ROOT, 'node_modules', '.cache', 'tollroute-bench');
+/** One sample every 200 µs: enough samples in a few seconds of load, less overhead than the default 1 ms would spare. */
+const profilerFlags = (dir: string) => ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval', '200'];
+
+export interface PartsResults {
+  scenario: string;
+  calls: { relay: number; gateway: number };
+  /** The main thread's CPU time a call in the same runs, from /proc (null off Linux): beside the sampled busy time, what of it was not CPU. */
+  mainThreadCpuMicros: { relay: number | null; gateway: number | null };
+  /** µs of sampled main-thread time a call, per part. */
+  relay: Record<Part, number>;
+  gateway: Record<Part, number>;
+}
+
+export async function runPartsBench(options: BenchOptions, interrupted: Promise<never>): Promise<number> {
+  const wrk = findWrk();
+  if (!wrk) throw new Error('--parts needs wrk (apt-get install wrk)');
+  buildDist();
+  const workDir = mkdtempSync(path.join(os.tmpdir(), 'tollroute-bench-'));
+  const profiles = { relay: path.join(workDir, 'profile-relay'), gateway: path.join(workDir, 'profile-gateway') };
+  try {
+    const targets = await startTargets(workDir, interrupted, { gatewayNodeArgs: profilerFlags(profiles.gateway) });
+    let relay: BenchChild | undefined;
+    const calls = { relay: 0, gateway: 0 };
+    const windows: Record<'relay' | 'gateway', Window[]> = { relay: [], gateway: [] };
+    const cpuMs: Record<'relay' | 'gateway', number | null> = { relay: 0, gateway: 0 };
+    try {
+      mkdirSync(RELAY_DIR, { recursive: true });
+      const script = transpiled(RELAY_SCRIPT, RELAY_DIR);
+      const relayPort = await freePort();
+      relay = await startNode('fastify relay', [...profilerFlags(profiles.relay), script, String(relayPort), new URL(targets.urls.direct).port, 'fastify']);
+      const broken = Promise.race([targets.broken, relay.died]);
+      broken.catch(() => {});
+      const scenario = buildScenarios(targets.gatewayKey).defaults.find((s) => s.name === SCENARIO);
+      if (!scenario) throw new Error(`no scenario ${SCENARIO}`);
+      const urls = { relay: `http://127.0.0.1:${relayPort}`, gateway: targets.urls.gateway };
+      const requests = { relay: scenario.upstream, gateway: scenario.gateway };
+      const load = (target: 'relay' | 'gateway', seconds: number): Promise<LoadRun> =>
+        runWrk(requests[target], { wrk, threads: options.wrkThreads, workDir, broken, url: urls[target], connections: scenario.connections, seconds });
+
+      const environment = runEnvironment();
+      const settings = { rounds: options.rounds, seconds: options.seconds, warmupSeconds: options.warmupSeconds };
+      const loadGenerator = `${wrkVersion(wrk)} (${options.wrkThreads} thread${options.wrkThreads > 1 ? 's' : ''})`;
+      const out = (line: string) => process.stdout.write(`${line}\n`);
+      out(`tollroute bench (parts): ${describeRun(environment, settings, loadGenerator)}; ${SCENARIO}, both under the CPU profiler`);
+      for (let round = 1; round <= options.rounds; round++) {
+        for (const target of ['relay', 'gateway'] as const) {
+          const warmup = await load(target, options.warmupSeconds);
+          const pid = target === 'relay' ? relay.pid : targets.processes.gateway.pid;
+          const cpuBefore = mainThreadCpuTimeMs(pid);
+          const from = monotonicMicros();
+          const run = await load(target, options.seconds);
+          windows[target].push({ from, to: monotonicMicros() });
+          const cpuAfter = mainThreadCpuTimeMs(pid);
+          cpuMs[target] = cpuBefore === null || cpuAfter === null || cpuMs[target] === null ? null : cpuMs[target] + cpuAfter - cpuBefore;
+          const errors = warmup.errors + run.errors;
+          if (errors > 0) throw new Error(`${target}: ${errors} of ${warmup.requests + run.requests} requests failed`);
+          calls[target] += run.requests;
+          out(`  round ${round}/${options.rounds} ${target.padEnd(8)} ${run.requestsPerSecond.toFixed(0)} calls/s under the profiler`);
+        }
+      }
+      // The profiles are written as each process exits.
+      await relay.stop();
+      await targets.stop();
+      const results: PartsResults = {
+        scenario: SCENARIO,
+        calls,
+        mainThreadCpuMicros: {
+          relay: cpuMs.relay === null ? null : (cpuMs.relay * 1000) / calls.relay,
+          gateway: cpuMs.gateway === null ? null : (cpuMs.gateway * 1000) / calls.gateway,
+        },
+        relay: partsPerCall(readProfile(mainThreadProfile(profiles.relay)), windows.relay, calls.relay, path.basename(script)),
+        gateway: partsPerCall(readProfile(mainThreadProfile(profiles.gateway)), windows.gateway, calls.gateway),
+      };
+      out(`\n${partsTable(results, 'text')}`);
+      out(`\nresults written to ${writeJson('parts', { environment, settings, loadGenerator, ...results }, options.writeDocs)}`);
+      if (options.writeDocs) {
+        const intro = `Run of ${describeRun(environment, settings, loadGenerator)}; ${SCENARIO}; µs of sampled main-thread time a call.`;
+        out(`parts written to ${writeMarkdownSection('parts', [intro, '', partsTable(results, 'markdown')].join('\n'))}`);
+      }
+      return 0;
+    } finally {
+      await relay?.stop();
+      await targets.stop();
+    }
+  } finally {
+    // BENCH_KEEP_WORKDIR=1 keeps the profiles, to be opened in Chrome's DevTools.
+    if (process.env.BENCH_KEEP_WORKDIR === '1') process.stdout.write(`work directory kept (the profiles are in it): ${workDir}\n`);
+    else rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The main thread's profile of the one process that wrote into `dir`: Node names each
+ * `CPU.<date>.<time>.<pid>.<thread id>.<sequence>.cpuprofile`, and worker threads (the gateway's
+ * checkpointer) write their own.
+ */
+function mainThreadProfile(dir: string): string {
+  const files = readdirSync(dir).filter((name) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(name));
+  if (files.length !== 1) throw new Error(`${dir}: expected one main-thread .cpuprofile, found ${files.length}`);
+  return path.join(dir, files[0]!);
+}
+
+/** Each part's µs a call for the relay and the gateway, and the difference, the busy total first. */
+export function partsTable(results: Pick<PartsResults, 'relay' | 'gateway' | 'mainThreadCpuMicros'>, format: 'text' | 'markdown'): string {
+  const row = (name: string, relay: number | null, gateway: number | null) => [
+    name,
+    fixed(relay, 1),
+    fixed(gateway, 1),
+    fixed(relay === null || gateway === null ? null : gateway - relay, 1),
+  ];
+  const rows = [
+    row("the main thread's CPU time (/proc)", results.mainThreadCpuMicros.relay, results.mainThreadCpuMicros.gateway),
+    row('sampled busy, all parts', busyPerCall(results.relay), busyPerCall(results.gateway)),
+    ...PARTS.map((part) => row(part, results.relay[part], results.gateway[part])),
+  ];
+  const header = ['part', 'relay-fastify µs', 'gateway µs', 'gateway − relay µs'];
+  return format === 'text' ? textTable(header, rows) : markdownTable(header, rows);
+}
