@@ -37,11 +37,19 @@ export function runEnvironment(): RunEnvironment {
   };
 }
 
-/** A timed run's machine, code and settings, as its report and its Markdown section open. */
-export function describeRun(env: RunEnvironment, s: { rounds: number; seconds: number; warmupSeconds: number }, loadGenerator: string): string {
+/**
+ * A timed run's machine, code and settings, as its report and its Markdown section open;
+ * `overRounds` says how the rounds make one figure.
+ */
+export function describeRun(
+  env: RunEnvironment,
+  s: { rounds: number; seconds: number; warmupSeconds: number },
+  loadGenerator: string,
+  overRounds = 'medians over rounds',
+): string {
   return (
     `${env.date.slice(0, 10)}, code ${env.commit}, Node.js ${env.node}, ${env.cores} cores (${env.cpuModel}), ${env.platform}, load average ${env.loadAverage} at the start; ` +
-    `${s.rounds} round${s.rounds === 1 ? '' : 's'} of ${s.seconds} s after a ${s.warmupSeconds} s warm-up, medians over rounds; load: ${loadGenerator}`
+    `${s.rounds} round${s.rounds === 1 ? '' : 's'} of ${s.seconds} s after a ${s.warmupSeconds} s warm-up, ${overRounds}; load: ${loadGenerator}`
   );
 }
 

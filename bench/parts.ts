@@ -65,7 +65,9 @@ export async function runPartsBench(options: BenchOptions, interrupted: Promise<
       const settings = { rounds: options.rounds, seconds: options.seconds, warmupSeconds: options.warmupSeconds };
       const loadGenerator = `${wrkVersion(wrk)} (${options.wrkThreads} thread${options.wrkThreads > 1 ? 's' : ''})`;
       const out = (line: string) => process.stdout.write(`${line}\n`);
-      out(`tollroute bench (parts): ${describeRun(environment, settings, loadGenerator)}; ${SCENARIO}, both under the CPU profiler`);
+      out(
+        `tollroute bench (parts): ${describeRun(environment, settings, loadGenerator, 'the rounds taken together')}; ${SCENARIO}, both under the CPU profiler`,
+      );
       for (let round = 1; round <= options.rounds; round++) {
         for (const target of ['relay', 'gateway'] as const) {
           const warmup = await load(target, options.warmupSeconds);
@@ -98,7 +100,7 @@ export async function runPartsBench(options: BenchOptions, interrupted: Promise<
       out(`\n${partsTable(results, 'text')}`);
       out(`\nresults written to ${writeJson('parts', { environment, settings, loadGenerator, ...results }, options.writeDocs)}`);
       if (options.writeDocs) {
-        const intro = `Run of ${describeRun(environment, settings, loadGenerator)}; ${SCENARIO}; µs of sampled main-thread time a call.`;
+        const intro = `Run of ${describeRun(environment, settings, loadGenerator, 'the rounds taken together')}; ${SCENARIO}; µs of sampled main-thread time a call.`;
         out(`parts written to ${writeMarkdownSection('parts', [intro, '', partsTable(results, 'markdown')].join('\n'))}`);
       }
       return 0;
