@@ -8,11 +8,13 @@ import { invalidRequest } from '../errors.js';
  */
 export const MAX_BALANCE_MICROS = Number.MAX_SAFE_INTEGER;
 
+/** An amount the caller gave: a safe integer of micros, at least `min`; else a 400 naming the field. */
 export function requireMicros(field: string, value: number, { min }: { min: number }): void {
   if (!Number.isSafeInteger(value)) throw invalidRequest(`${field}: expected an integer number of micros up to ${MAX_BALANCE_MICROS}, got ${value}`);
   if (value < min) throw invalidRequest(`${field}: expected at least ${min}, got ${value}`);
 }
 
+/** A movement as the ledger's row; `now` is given (tests pin it to compare whole rows). */
 export function ledgerRow(m: {
   accountId: string;
   kind: 'credit' | 'hold' | 'settle' | 'release';
