@@ -8,7 +8,7 @@ import type { BenchOptions } from './options.js';
 import { baselineNotes, checkTargets, emptyRunNotes, figuresTable, gatewayToFloorTable, sweepTables, type TargetCheck, targetsTable } from './report.js';
 import { buildScenarios, type SweepGroup } from './scenarios.js';
 import { buildDist, startTargets } from './targets.js';
-import { findWrk, wrkVersion } from './wrk.js';
+import { findWrk, wrkLoad } from './wrk.js';
 
 const MAX_ERROR_RATE = 0.01;
 const WRK_MISSING = 'wrk not found (or BENCH_WRK=none): load from the undici fallback in this process, which may itself limit the rates (apt-get install wrk)';
@@ -25,7 +25,7 @@ interface HttpBenchResults {
 export async function runHttpBench(options: BenchOptions, interrupted: Promise<never>): Promise<number> {
   buildDist();
   const wrk = findWrk();
-  const loadGenerator = wrk ? `${wrkVersion(wrk)} (${options.wrkThreads} thread${options.wrkThreads > 1 ? 's' : ''})` : 'undici fallback (no wrk)';
+  const loadGenerator = wrk ? wrkLoad(wrk, options.wrkThreads) : 'undici fallback (no wrk)';
   const workDir = mkdtempSync(path.join(os.tmpdir(), 'tollroute-bench-'));
   try {
     const targets = await startTargets(workDir, interrupted);

@@ -5,23 +5,21 @@
 // divided by the calls of those runs. The
 // profiler slows both, and a sample taken in a system call counts as busy, so read the parts as
 // sizes beside each other, not as the timed bench's CPU.
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describeRun, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
 import type { LoadRun } from './load-run.js';
 import type { BenchOptions } from './options.js';
 import { mainThreadCpuTimeMs } from './proc-stats.js';
-import { type BenchChild, freePort, ROOT, startNode } from './processes.js';
 import { busyPerCall, monotonicMicros, PARTS, type Part, partsPerCall, readProfile, type Window } from './profile-parts.js';
+import { type StartedRelay, startRelay } from './relays.js';
 import { buildScenarios } from './scenarios.js';
 import { fixed, markdownTable, textTable } from './table.js';
-import { buildDist, startTargets, transpiled } from './targets.js';
-import { findWrk, runWrk, wrkVersion } from './wrk.js';
+import { buildDist, startTargets } from './targets.js';
+import { findWrk, runWrk, wrkLoad } from './wrk.js';
 
 const SCENARIO = 'chat-plain-c50';
-const RELAY_SCRIPT = path.join(ROOT, 'bench', 'minimal-relay.ts');
-const RELAY_DIR = path.join(ROOT, 'node_modules', '.cache', 'tollroute-bench');
 /** One sample every 200 µs: enough samples in a few seconds of load, less overhead than the default 1 ms would spare. */
 const profilerFlags = (dir: string) => ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval', '200'];
 
@@ -43,27 +41,25 @@ export async function runPartsBench(options: BenchOptions, interrupted: Promise<
   const profiles = { relay: path.join(workDir, 'profile-relay'), gateway: path.join(workDir, 'profile-gateway') };
   try {
     const targets = await startTargets(workDir, interrupted, { gatewayNodeArgs: profilerFlags(profiles.gateway) });
-    let relay: BenchChild | undefined;
+    let relay: StartedRelay | undefined;
     const calls = { relay: 0, gateway: 0 };
     const windows: Record<'relay' | 'gateway', Window[]> = { relay: [], gateway: [] };
-    const cpuMs: Record<'relay' | 'gateway', number | null> = { relay: 0, gateway: 0 };
+    /** Each measured run's main-thread CPU in ms (null when /proc could not tell). */
+    const cpuRunsMs: Record<'relay' | 'gateway', (number | null)[]> = { relay: [], gateway: [] };
     try {
-      mkdirSync(RELAY_DIR, { recursive: true });
-      const script = transpiled(RELAY_SCRIPT, RELAY_DIR);
-      const relayPort = await freePort();
-      relay = await startNode('fastify relay', [...profilerFlags(profiles.relay), script, String(relayPort), new URL(targets.urls.direct).port, 'fastify']);
-      const broken = Promise.race([targets.broken, relay.died]);
+      relay = await startRelay('fastify', targets.urls.direct, profilerFlags(profiles.relay));
+      const broken = Promise.race([targets.broken, relay.child.died]);
       broken.catch(() => {});
       const scenario = buildScenarios(targets.gatewayKey).defaults.find((s) => s.name === SCENARIO);
       if (!scenario) throw new Error(`no scenario ${SCENARIO}`);
-      const urls = { relay: `http://127.0.0.1:${relayPort}`, gateway: targets.urls.gateway };
+      const urls = { relay: relay.url, gateway: targets.urls.gateway };
       const requests = { relay: scenario.upstream, gateway: scenario.gateway };
       const load = (target: 'relay' | 'gateway', seconds: number): Promise<LoadRun> =>
         runWrk(requests[target], { wrk, threads: options.wrkThreads, workDir, broken, url: urls[target], connections: scenario.connections, seconds });
 
       const environment = runEnvironment();
       const settings = { rounds: options.rounds, seconds: options.seconds, warmupSeconds: options.warmupSeconds };
-      const loadGenerator = `${wrkVersion(wrk)} (${options.wrkThreads} thread${options.wrkThreads > 1 ? 's' : ''})`;
+      const loadGenerator = wrkLoad(wrk, options.wrkThreads);
       const out = (line: string) => process.stdout.write(`${line}\n`);
       out(
         `tollroute bench (parts): ${describeRun(environment, settings, loadGenerator, 'the rounds taken together')}; ${SCENARIO}, both under the CPU profiler`,
@@ -71,13 +67,13 @@ export async function runPartsBench(options: BenchOptions, interrupted: Promise<
       for (let round = 1; round <= options.rounds; round++) {
         for (const target of ['relay', 'gateway'] as const) {
           const warmup = await load(target, options.warmupSeconds);
-          const pid = target === 'relay' ? relay.pid : targets.processes.gateway.pid;
+          const pid = target === 'relay' ? relay.child.pid : targets.processes.gateway.pid;
           const cpuBefore = mainThreadCpuTimeMs(pid);
           const from = monotonicMicros();
           const run = await load(target, options.seconds);
           windows[target].push({ from, to: monotonicMicros() });
           const cpuAfter = mainThreadCpuTimeMs(pid);
-          cpuMs[target] = cpuBefore === null || cpuAfter === null || cpuMs[target] === null ? null : cpuMs[target] + cpuAfter - cpuBefore;
+          cpuRunsMs[target].push(cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore);
           const errors = warmup.errors + run.errors;
           if (errors > 0) throw new Error(`${target}: ${errors} of ${warmup.requests + run.requests} requests failed`);
           calls[target] += run.requests;
@@ -85,16 +81,13 @@ export async function runPartsBench(options: BenchOptions, interrupted: Promise<
         }
       }
       // The profiles are written as each process exits.
-      await relay.stop();
+      await relay.child.stop();
       await targets.stop();
       const results: PartsResults = {
         scenario: SCENARIO,
         calls,
-        mainThreadCpuMicros: {
-          relay: cpuMs.relay === null ? null : (cpuMs.relay * 1000) / calls.relay,
-          gateway: cpuMs.gateway === null ? null : (cpuMs.gateway * 1000) / calls.gateway,
-        },
-        relay: partsPerCall(readProfile(mainThreadProfile(profiles.relay)), windows.relay, calls.relay, path.basename(script)),
+        mainThreadCpuMicros: { relay: cpuPerCall(cpuRunsMs.relay, calls.relay), gateway: cpuPerCall(cpuRunsMs.gateway, calls.gateway) },
+        relay: partsPerCall(readProfile(mainThreadProfile(profiles.relay)), windows.relay, calls.relay, path.basename(relay.script)),
         gateway: partsPerCall(readProfile(mainThreadProfile(profiles.gateway)), windows.gateway, calls.gateway),
       };
       out(`\n${partsTable(results, 'text')}`);
@@ -105,7 +98,7 @@ export async function runPartsBench(options: BenchOptions, interrupted: Promise<
       }
       return 0;
     } finally {
-      await relay?.stop();
+      await relay?.child.stop();
       await targets.stop();
     }
   } finally {
@@ -113,6 +106,12 @@ export async function runPartsBench(options: BenchOptions, interrupted: Promise<
     if (process.env.BENCH_KEEP_WORKDIR === '1') process.stdout.write(`work directory kept (the profiles are in it): ${workDir}\n`);
     else rmSync(workDir, { recursive: true, force: true });
   }
+}
+
+/** µs of CPU a call over the measured runs; null when any run's CPU could not be read. */
+function cpuPerCall(runsMs: (number | null)[], calls: number): number | null {
+  if (runsMs.some((ms) => ms === null)) return null;
+  return ((runsMs as number[]).reduce((sum, ms) => sum + ms, 0) * 1000) / calls;
 }
 
 /**

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describeRun, type RunEnvironment, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
 import type { LoadRun } from './load-run.js';
-import { RELAY_KINDS } from './minimal-relay.js';
+import { RELAY_KINDS, type RelayKind } from './minimal-relay.js';
 import type { BenchOptions } from './options.js';
 import { cpuMeter } from './proc-stats.js';
 import { type BenchChild, freePort, ROOT, startNode } from './processes.js';
@@ -16,7 +16,7 @@ import { type BenchRequest, buildScenarios } from './scenarios.js';
 import { median } from './stats.js';
 import { markdownTable, ratio, textTable } from './table.js';
 import { buildDist, startTargets, transpiled } from './targets.js';
-import { findWrk, runWrk, wrkVersion } from './wrk.js';
+import { findWrk, runWrk, wrkLoad } from './wrk.js';
 
 const SCENARIO = 'chat-plain-c50';
 const RELAY_SCRIPT = path.join(ROOT, 'bench', 'minimal-relay.ts');
@@ -42,6 +42,22 @@ export interface RelaysResults {
   targets: Record<RelayTarget, RelayFigures>;
 }
 
+export interface StartedRelay {
+  child: BenchChild;
+  url: string;
+  /** The relay's script as it runs (its file name tells its own code apart in a CPU profile). */
+  script: string;
+}
+
+/** A minimal relay of `kind` as its own process, in front of the upstream at `upstreamUrl`; `nodeArgs` go to its node. */
+export async function startRelay(kind: RelayKind, upstreamUrl: string, nodeArgs: string[] = []): Promise<StartedRelay> {
+  mkdirSync(RELAY_DIR, { recursive: true });
+  const script = transpiled(RELAY_SCRIPT, RELAY_DIR);
+  const port = await freePort();
+  const child = await startNode(`${kind} relay`, [...nodeArgs, script, String(port), new URL(upstreamUrl).port, kind]);
+  return { child, url: `http://127.0.0.1:${port}`, script };
+}
+
 export async function runRelaysBench(options: BenchOptions, interrupted: Promise<never>): Promise<number> {
   const wrk = findWrk();
   if (!wrk) throw new Error('--relays needs wrk (apt-get install wrk): the fallback load generator would be the bottleneck here');
@@ -51,15 +67,11 @@ export async function runRelaysBench(options: BenchOptions, interrupted: Promise
   try {
     const targets = await startTargets(workDir, interrupted);
     try {
-      mkdirSync(RELAY_DIR, { recursive: true });
-      const script = transpiled(RELAY_SCRIPT, RELAY_DIR);
-      const sandboxPort = new URL(targets.urls.direct).port;
-      const relays: Record<string, { child: BenchChild; url: string }> = {};
+      const relays: Record<string, StartedRelay> = {};
       for (const kind of RELAY_KINDS) {
-        const port = await freePort();
-        const child = await startNode(`${kind} relay`, [script, String(port), sandboxPort, kind]);
-        started.push(child);
-        relays[`relay-${kind}`] = { child, url: `http://127.0.0.1:${port}` };
+        const relay = await startRelay(kind, targets.urls.direct);
+        started.push(relay.child);
+        relays[`relay-${kind}`] = relay;
       }
       const broken = Promise.race([targets.broken, ...started.map((child) => child.died)]);
       broken.catch(() => {});
@@ -77,7 +89,7 @@ export async function runRelaysBench(options: BenchOptions, interrupted: Promise
       };
 
       const environment = runEnvironment();
-      const loadGenerator = `${wrkVersion(wrk)} (${options.wrkThreads} thread${options.wrkThreads > 1 ? 's' : ''})`;
+      const loadGenerator = wrkLoad(wrk, options.wrkThreads);
       const settings = { rounds: options.rounds, seconds: options.seconds, warmupSeconds: options.warmupSeconds };
       const out = (line: string) => process.stdout.write(`${line}\n`);
       out(`tollroute bench (relays): ${describeRun(environment, settings, loadGenerator)}; ${SCENARIO}`);

@@ -24,6 +24,9 @@ export function findWrk(): string | null {
   }
 }
 
+/** How a report names the load: wrk's version and its threads. */
+export const wrkLoad = (wrk: string, threads: number) => `${wrkVersion(wrk)} (${threads} thread${threads > 1 ? 's' : ''})`;
+
 export function wrkVersion(wrk: string): string {
   // wrk prints its version in the usage text, and exits 1 for lack of a URL.
   try {
