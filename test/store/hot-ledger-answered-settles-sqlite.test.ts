@@ -4,13 +4,13 @@
 // journal still holds, once; a store that refuses keeps it for later; a journal that cannot take it
 // leaves the settle committed before its answer, as without one.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { checkAccountBalance, createAccount } from '../../src/billing/accounts.js';
 import { findAccount } from '../../src/store/accounts.js';
-import { SHADOW_BATCH } from '../../src/store/hot-ledger/answered-settles.js';
+import { BULK_BATCH, SHADOW_BATCH } from '../../src/store/hot-ledger/answered-settles.js';
 import { settleJournal } from '../../src/store/hot-ledger/settle-journal.js';
 import { type HotLedgerLog, UnwrittenHoldError } from '../../src/store/hot-ledger/types.js';
 import type { Store } from '../../src/store/open.js';
@@ -158,25 +158,31 @@ describe('a settle answered before the store has it', () => {
     assert.deepEqual(warning?.obj, { holdId: 'hold_b', model: 'm', chargedMicros: 2_500, unbilledMicros: 500 });
   });
 
-  test("is only the lone call's: with other holds in flight, a settle joins their batch and is committed before its answer", () =>
-    withAnsweredSettle(async ({ store, accountId, journal }) => {
-      assert.equal(store.hotLedger!.holdAtOnce!(hotHold(accountId, 'hold_b', 1_000)), true);
-      assert.equal(store.hotLedger!.holdAtOnce!(hotHold(accountId, 'hold_c', 1_000)), true);
-      await store.hotLedger!.settle({ ...settleOf('hold_b'), usageId: 'use_b' });
-      assert.deepEqual(committedHold('hold_b'), { state: 'settled', charged_micros: 100 });
-      assert.equal(journalLines(journal), 1, 'only hold_a went through the journal');
-    }));
-
-  test('is not taken while the writer has a transaction to commit: the last settle of a wave joins it, sharing its commit', () =>
+  test('is journaled with other calls in flight too: the settles of a turn in one write, each answered once it is there', () =>
     withAnsweredSettle(async ({ store, accountId, journal }) => {
       const ledger = store.hotLedger!;
-      assert.equal(ledger.holdAtOnce!(hotHold(accountId, 'hold_b', 1_000)), true);
-      assert.equal(ledger.holdAtOnce!(hotHold(accountId, 'hold_c', 1_000)), true);
-      const first = ledger.settle({ ...settleOf('hold_b'), usageId: 'use_b' }); // run now, in a transaction its batch commits
-      const last = ledger.settle({ ...settleOf('hold_c'), usageId: 'use_c' }); // the only hold left in flight
-      await Promise.all([first, last]);
-      assert.deepEqual(committedHold('hold_c'), { state: 'settled', charged_micros: 100 });
-      assert.equal(journalLines(journal), 1, 'only hold_a went through the journal');
+      for (const id of ['hold_b', 'hold_c', 'hold_d']) assert.equal(ledger.holdAtOnce!(hotHold(accountId, id, 1_000)), true);
+      const settles = ['hold_b', 'hold_c'].map((id) => ledger.settle({ ...settleOf(id), usageId: `use_${id}` }));
+      assert.equal(journalLines(journal), 1, 'not before the turn ends');
+      assert.deepEqual(
+        await Promise.all(settles),
+        [0, 0].map(() => ({ kind: 'applied', chargedMicros: 100, unbilledMicros: 0 })),
+      );
+      assert.equal(journalLines(journal), 3);
+      assert.equal(committedHold('hold_b'), undefined);
+      assert.equal(committedHold('hold_c'), undefined);
+    }));
+
+  test('once a bulk is queued, is written after that turn, without waiting for the timer', () =>
+    withAnsweredSettle(async ({ store, accountId }) => {
+      const ledger = store.hotLedger!;
+      const ids = Array.from({ length: BULK_BATCH }, (_, i) => `hold_${i}`);
+      for (const id of ids) assert.equal(ledger.holdAtOnce!(hotHold(accountId, id, 10)), true);
+      await Promise.all(ids.map((id) => ledger.settle({ ...settleOf(id), chargeMicros: 10, usageId: `use_${id}` })));
+      assert.equal(committedHold('hold_0'), undefined, 'answered from the journal');
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(committedHold(`hold_${BULK_BATCH - 1}`), { state: 'settled', charged_micros: 10 });
+      assert.equal(otherConnectionBalance(accountId), 10_000 - 2_500 - 10 * BULK_BATCH);
     }));
 
   test('is written before a decision its hold would refuse, which then reads what it charged', () =>
@@ -214,20 +220,42 @@ test('a settle past its hold is committed before it is answered: its charge read
     assert.deepEqual(committedHold('hold_b'), { state: 'settled', charged_micros: 1_000 });
   }));
 
+test('a journal line of an earlier version (named objects) is still written at a restart', async () => {
+  const store = await freshStore('', { maxUnwrittenHoldMs: 60_000 });
+  const { id } = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+  await store.close();
+  const journal = `${storeFile()}-answered.jsonl`;
+  const record = { hold: hotHold(id, 'hold_old', 1_000), settle: { ...settleOf('hold_old'), chargeMicros: 700 } };
+  writeFileSync(journal, `${JSON.stringify(record)}\n`);
+  const restarted = await openStore(`sqlite:${storeFile()}`, { settleJournal: journal });
+  try {
+    assert.deepEqual(committedHold('hold_old'), { state: 'settled', charged_micros: 700 });
+    assert.equal(otherConnectionBalance(id), 9_300);
+  } finally {
+    await restarted.close();
+  }
+});
+
 test('the settle journal is emptied once the store has all of it and it has grown past its limit', () => {
   const path = join(mkdtempSync(join(tmpdir(), 'tollroute-journal-')), 'answered.jsonl');
-  const journal = settleJournal(path, 600);
   const record = { hold: hotHold('acct_a', 'hold_a', 1), settle: settleOf('hold_a') };
+  const probe = settleJournal(path);
+  probe.appendAll([record]);
+  probe.close();
+  const lineBytes = statSync(path).size;
+  truncateSync(path, 0);
+  const journal = settleJournal(path, lineBytes * 2.5);
   try {
-    assert.equal(journal.append(record), true);
+    assert.equal(journal.appendAll([record]), true);
     journal.written();
     assert.equal(journalLines(path), 1, 'under the limit: kept');
-    assert.equal(journal.append(record), true);
-    assert.equal(journal.append(record), true);
+    assert.equal(journal.appendAll([record]), true);
+    assert.equal(journal.appendAll([record]), true);
     journal.written();
     assert.equal(journalLines(path), 0);
-    assert.equal(journal.append(record), true);
-    assert.deepEqual(journal.records(), [record]);
+    assert.equal(journal.appendAll([record]), true);
+    const unknownChannel = { upstreamMs: null, channel: null, attempts: null }; // written as nulls
+    assert.deepEqual(journal.records(), [{ ...record, settle: { ...record.settle, ...unknownChannel } }]);
   } finally {
     journal.close();
     rmSync(dirname(path), { recursive: true, force: true });

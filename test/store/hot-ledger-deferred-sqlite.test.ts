@@ -106,6 +106,25 @@ describe('a hold decided in memory', () => {
       assert.equal((await checkAccountBalance(store, account.id)).consistent, true);
     }));
 
+  test("stays unwritten through a read of Kysely's that touches none of the ledger's tables (the pollers')", () =>
+    withHoldsInMemory(async (store) => {
+      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+      decide(store, account.id, 'hold_a', 4_000);
+      await store.db.selectFrom('webhook_outbox').select('id').where('state', '=', 'pending').execute();
+      await store.db.selectFrom('tasks').select('id').execute();
+      assert.equal(committedRows(account.id, 'hold_a').hold, undefined);
+      await store.db.selectFrom('holds').select('id').where('state', '=', 'open').execute();
+      assert.deepEqual(committedRows(account.id, 'hold_a').hold, { state: 'open', amount_micros: 4_000, charged_micros: null }, 'a read of holds sees it');
+    }));
+
+  test("is written before a write of Kysely's, whatever its table", () =>
+    withHoldsInMemory(async (store) => {
+      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+      decide(store, account.id, 'hold_a', 4_000);
+      await store.db.updateTable('tasks').set({ status: 'failed' }).where('id', '=', 'no_such_task').execute();
+      assert.deepEqual(committedRows(account.id, 'hold_a').hold, { state: 'open', amount_micros: 4_000, charged_micros: null });
+    }));
+
   test('still unwritten after maxUnwrittenHoldMs, is written by the timer', () =>
     withHoldsInMemory(async (store) => {
       const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });

@@ -1,31 +1,38 @@
-// Settles answered before SQLite has them (sqlite.ts). At one connection a call's settle cost its
-// answer some 160 µs of SQLite (the transaction's locks, the statement, the commit's log writes), on
-// cold caches, while the gateway sits idle as the next call's upstream works. So a plain call's settle
-// of a hold decided in memory is appended to the journal (settle-journal.ts, one write), answered at
-// once, and written into the store in the shadow of a later call: several in one transaction, right
-// after that call's upstream request goes out once a batch is queued, or by a timer, or before
-// anything else reads the store (a statement of Kysely's, a close). Until then its hold keeps
-// reserving its amount (deferred-holds.ts), so no decision of this process spends it twice (one
-// that the reservations alone would refuse writes them first). A restart writes what the journal
-// still holds before serving (docs/benchmarks-history.md).
+// Settles answered before SQLite has them (sqlite.ts). A call's settle of a hold decided in memory,
+// when its charge is within the hold, is appended to the journal (settle-journal.ts: one write for
+// the settles of an event-loop turn), answered, and written into the store later, many to a
+// transaction: at one connection in the shadow of a later call (right after its upstream request
+// goes out, once a few are queued), under load once a bulk is queued or by a timer, and always
+// before anything else reads the store (a statement of Kysely's, a close). A transaction's begin and
+// commit, and the log pages it writes, cost more than a settle's statement; under load each
+// turn's few settles paid them (docs/benchmarks-history.md). Until a settle is in the store its
+// hold keeps reserving its amount (deferred-holds.ts), so no decision of this process spends it
+// twice (one that the reservations alone would refuse writes them first). A restart writes what
+// the journal still holds before serving.
 import type { DeferredHold } from './deferred-holds.js';
 import type { AnsweredSettle, SettleJournal } from './settle-journal.js';
 import type { HotLedgerLog, SettleEntry } from './types.js';
 
-/** The longest a settle waits for a later call to write it in its shadow. */
+/** The longest an answered settle waits to be written into the store. */
 const WRITE_WITHIN_MS = 20;
 /**
- * How many settles a later call's upstream request waits for before it writes them: one commit for
- * several (a transaction's begin and commit cost more than one settle's statement, on cold caches
- * at one connection), few enough to be written while that upstream works.
+ * How many settles a lone call's upstream request waits for before it writes them: one commit for
+ * several, few enough to be written while that upstream works.
  */
 export const SHADOW_BATCH = 8;
+/** Under load, how many settles are written at once without waiting for the timer: enough to share a commit, few enough not to stall the event loop (about 20 µs each). */
+export const BULK_BATCH = 256;
 /** After the store refused a batch: when to try it again. */
 const RETRY_MS = 1_000;
 
 interface Queued {
   held: DeferredHold;
   record: AnsweredSettle;
+}
+
+/** A settle waiting for the journal's write of its turn, and its caller told whether it landed. */
+interface Waiting extends Queued {
+  journaled(landed: boolean): void;
 }
 
 export interface AnsweredSettlesDeps {
@@ -38,18 +45,47 @@ export interface AnsweredSettlesDeps {
   write(record: AnsweredSettle): void;
   /** The hold's reservation is no longer needed: its rows are in the store. */
   giveBack(held: DeferredHold): void;
+  /** How many calls hold funds now (a lone call writes the queue in its upstream's shadow). */
+  holdsInFlight(): number;
+  /** The longest an answered settle waits to be written into the store (WRITE_WITHIN_MS). */
+  writeWithinMs?: number;
   log?: HotLedgerLog;
 }
 
 export function answeredSettles(deps: AnsweredSettlesDeps) {
-  const { journal, log } = deps;
+  const { journal, log, writeWithinMs = WRITE_WITHIN_MS } = deps;
+  /** Settles of this turn, before the journal's write. */
+  let waiting: Waiting[] = [];
+  /** Settles in the journal, not yet in the store. */
   let queue: Queued[] = [];
   let soon = false;
   let timer: NodeJS.Timeout | undefined;
   let failing = false;
   let closed = false;
 
+  /** Appends this turn's settles to the journal in one write and answers them: queued when they landed. */
+  function journalWaiting() {
+    const batch = waiting;
+    waiting = [];
+    if (batch.length === 0) return;
+    const landed = journal.appendAll(batch.map((w) => w.record));
+    for (const { held, record, journaled } of batch) {
+      if (landed) queue.push({ held, record });
+      journaled(landed);
+    }
+    if (!landed) return;
+    timer ??= setTimeout(writeQueued, writeWithinMs).unref();
+    if (queue.length >= BULK_BATCH) writeAfterThisTurn();
+  }
+
+  function writeAfterThisTurn() {
+    if (soon) return;
+    soon = true;
+    setImmediate(writeQueued);
+  }
+
   function writeQueued() {
+    journalWaiting();
     soon = false;
     clearTimeout(timer);
     timer = undefined;
@@ -79,26 +115,25 @@ export function answeredSettles(deps: AnsweredSettlesDeps) {
 
   return {
     get size() {
-      return queue.length;
+      return waiting.length + queue.length;
     },
     /**
-     * Journals the settle and queues it: true. False while the store refuses the queue (a settle is
-     * then committed before its answer, and refused with it, so callers hear of the failing store),
-     * or when the journal could not take it: write it as before.
+     * Journals the settle with the others of this turn: true once it is in the journal, and its answer
+     * may go out; false when the journal could not take it. Undefined (nothing taken) while the store
+     * refuses the queue: a settle is then committed before its answer, and refused with it, so
+     * callers hear of the failing store.
      */
-    add(held: DeferredHold, settle: SettleEntry): boolean {
-      if (failing) return false;
-      const record = { hold: held.entry, settle };
-      if (!journal.append(record)) return false;
-      queue.push({ held, record });
-      timer ??= setTimeout(writeQueued, WRITE_WITHIN_MS).unref();
-      return true;
+    add(held: DeferredHold, settle: SettleEntry): Promise<boolean> | undefined {
+      if (failing || closed) return undefined;
+      return new Promise((journaled) => {
+        waiting.push({ held, record: { hold: held.entry, settle }, journaled });
+        if (waiting.length === 1) setImmediate(journalWaiting);
+      });
     },
-    /** After what the caller does in this turn (a call's upstream request, on its way), once a batch is queued. */
+    /** After what the caller does in this turn (a lone call's upstream request, on its way), once a few are queued. */
     writeSoon() {
-      if (soon || queue.length < SHADOW_BATCH || failing) return;
-      soon = true;
-      setImmediate(writeQueued);
+      if (queue.length < SHADOW_BATCH || failing || deps.holdsInFlight() > 1) return;
+      writeAfterThisTurn();
     },
     /** Now: something else is about to read the store, or it closes. */
     writeNow: writeQueued,

@@ -59,8 +59,6 @@ export interface StepWriter {
   countHold(delta: 1 | -1): void;
   /** How many holds are in flight (taken here or counted, not yet ended). */
   holdsInFlight(): number;
-  /** Nothing pending, no transaction open: a step now would need a commit of its own. */
-  idle(): boolean;
 }
 
 export function sqliteStepWriter(db: Kysely<DB>, sqlite: Database.Database, hooks: StepWriterHooks, log?: HotLedgerLog): StepWriter {
@@ -301,7 +299,6 @@ export function sqliteStepWriter(db: Kysely<DB>, sqlite: Database.Database, hook
       holdsInFlight = Math.max(0, holdsInFlight + delta);
     },
     holdsInFlight: () => holdsInFlight,
-    idle: aloneNow,
   };
 }
 

@@ -6,8 +6,8 @@
 // one step (deferred-holds.ts): a call answered in one piece writes its rows once and commits once.
 // A stream's hold is written before its first byte (writeHold); any hold still unwritten is written
 // before any statement of Kysely's runs, and by a timer once it is a few hundred ms old, so that
-// other readers (the CLI) see it held. The settle of the only call in flight may be answered from
-// the gateway's settle journal and written in the shadow of later calls instead (answered-settles.ts).
+// other readers (the CLI) see it held. With the gateway's settle journal, such a settle is answered
+// once it is in the journal and written into the store later, many to a commit (answered-settles.ts).
 import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { DB } from '../schema.js';
@@ -78,6 +78,7 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
       inForeignTransaction: writer.inForeignTransaction,
       write: writeAnswered,
       giveBack: (held) => unwritten.giveBack(held),
+      holdsInFlight: writer.holdsInFlight,
       log,
     });
 
@@ -133,15 +134,19 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
 
   /** The hold never written and its settle, as one step; rejects with UnwrittenHoldError when it cannot be written. */
   function settleUnwritten(held: DeferredHold, entry: SettleEntry): Promise<SettleResult> {
-    // Answered before it is written when its call is the only one in flight and the writer has
-    // nothing to commit (else the batch it joins shares a commit that comes anyway, and the journal's
-    // write and a commit of its own later would cost more than they save: the last settle of a wave
-    // of calls under load), and within the hold, so its charge is the usage's (no account read).
-    const alone = writer.holdsInFlight() <= 1 && writer.idle();
-    if (answered && alone && entry.chargeMicros <= held.entry.amountMicros && answered.add(held, entry)) {
+    // Answered once it is in the journal when its charge is within the hold (so its charge is the
+    // usage's: no account read), and written into the store later with many others.
+    const journaled = entry.chargeMicros <= held.entry.amountMicros ? answered?.add(held, entry) : undefined;
+    if (!journaled) return writeHoldAndSettle(held, entry);
+    return journaled.then((landed): SettleResult | Promise<SettleResult> => {
+      if (!landed) return writeHoldAndSettle(held, entry); // the journal could not take it: committed before its answer
       writer.countHold(-1);
-      return Promise.resolve({ kind: 'applied', chargedMicros: entry.chargeMicros, unbilledMicros: 0 });
-    }
+      return { kind: 'applied', chargedMicros: entry.chargeMicros, unbilledMicros: 0 };
+    });
+  }
+
+  /** The hold never written and its settle, committed before the promise resolves. */
+  function writeHoldAndSettle(held: DeferredHold, entry: SettleEntry): Promise<SettleResult> {
     const run = () => {
       const result = holdAndSettle(held.entry, entry);
       if (result.kind === 'applied') {
