@@ -18,6 +18,7 @@ import { registerJsonBodies, requireMultipartBoundary } from './json-body.js';
 import type { KeyResolver } from './key-resolver.js';
 import { type GatewayMetrics, registerRequestMetrics } from './metrics.js';
 import { registerOpenApi, serveOpenApi } from './openapi.js';
+import { lazyRequestLoggers } from './request-logger.js';
 import { accountRoutes } from './routes/account.js';
 import { adminRoutes } from './routes/admin.js';
 import { assetRoutes } from './routes/assets.js';
@@ -70,6 +71,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   };
   const app = Fastify({
     loggerInstance: deps.logger,
+    childLoggerFactory: lazyRequestLoggers,
     bodyLimit: config.limits.body_limit_bytes,
     // Always the gateway's own id: a caller's x-request-id is kept beside it, never trusted as it.
     genReqId: () => `req_${randomUUID()}`,
