@@ -6,6 +6,9 @@ import type { FastifyBaseLogger } from 'fastify';
 import { type Bindings, type ChildLoggerOptions, type LogFn, pino } from 'pino';
 
 const { chindingsSym } = pino.symbols;
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
+/** pino's text of a logger's bindings (undefined: not a pino logger). */
+const bindingsText = (logger: FastifyBaseLogger) => (logger as unknown as Record<symbol, string | undefined>)[chindingsSym];
 
 /** request.log: the pino child it stands for, made the first time anything but the request line needs it. */
 export class LazyRequestLogger implements FastifyBaseLogger {
@@ -39,35 +42,29 @@ export class LazyRequestLogger implements FastifyBaseLogger {
    * else is the child's to serialize.
    */
   get [chindingsSym](): string | undefined {
-    const source = this.#child ?? this.#parent;
-    let text = (source as unknown as Record<symbol, string | undefined>)[chindingsSym];
+    let text = bindingsText(this.#child ?? this.#parent);
     if (this.#child || text === undefined) return text;
     for (const key in this.#bindings) {
       const value = this.#bindings[key];
-      if (typeof value !== 'string') return (this.#logger as unknown as Record<symbol, string | undefined>)[chindingsSym];
+      if (typeof value !== 'string') return bindingsText(this.#logger);
       text += `,${JSON.stringify(key)}:${JSON.stringify(value)}`;
     }
     return text;
   }
 
-  // Methods, not arrow fields: a request's logger costs one small object, no closures.
-  fatal(...args: unknown[]) {
-    this.#logger.fatal(...(args as Parameters<LogFn>));
-  }
-  error(...args: unknown[]) {
-    this.#logger.error(...(args as Parameters<LogFn>));
-  }
-  warn(...args: unknown[]) {
-    this.#logger.warn(...(args as Parameters<LogFn>));
-  }
-  info(...args: unknown[]) {
-    this.#logger.info(...(args as Parameters<LogFn>));
-  }
-  debug(...args: unknown[]) {
-    this.#logger.debug(...(args as Parameters<LogFn>));
-  }
-  trace(...args: unknown[]) {
-    this.#logger.trace(...(args as Parameters<LogFn>));
+  declare fatal: LogFn;
+  declare error: LogFn;
+  declare warn: LogFn;
+  declare info: LogFn;
+  declare debug: LogFn;
+  declare trace: LogFn;
+  // One method per level on the prototype, not arrow fields: a request's logger is one small object.
+  static {
+    for (const level of LEVELS) {
+      LazyRequestLogger.prototype[level] = function (this: LazyRequestLogger, ...args: Parameters<LogFn>) {
+        this.#logger[level](...args);
+      };
+    }
   }
   silent() {}
 

@@ -40,6 +40,16 @@ async function answerLoneSettles(store: Store, accountId: string, count: number)
   }
 }
 
+/** Opens the store again with `journal`, as the restart after a crash does, checks it, and closes it. */
+async function afterRestart(journal: string, check: () => void) {
+  const restarted = await openStore(`sqlite:${storeFile()}`, { settleJournal: journal });
+  try {
+    check();
+  } finally {
+    await restarted.close();
+  }
+}
+
 /** A store with a settle journal beside its file, an account of 10 000 micros, and a settle answered already (4 000 held, 2 500 charged). */
 async function withAnsweredSettle(run: (s: { store: Store; accountId: string; journal: string }) => Promise<void>, log?: HotLedgerLog) {
   const store = await freshStore('', { maxUnwrittenHoldMs: 60_000 });
@@ -108,13 +118,10 @@ describe('a settle answered before the store has it', () => {
   test('is written by the next process to open the store with the journal, exactly once', () =>
     withAnsweredSettle(async ({ store, accountId, journal }) => {
       // A second opening stands for the restart after a crash: the first never wrote it.
-      const restarted = await openStore(`sqlite:${storeFile()}`, { settleJournal: journal });
-      try {
+      await afterRestart(journal, () => {
         assert.deepEqual(committedHold('hold_a'), { state: 'settled', charged_micros: 2_500 });
         assert.equal(journalLines(journal), 0);
-      } finally {
-        await restarted.close();
-      }
+      });
       await sleep(60); // the first one's own write (its timer: one settle is less than a batch) finds it there
       assert.equal(otherConnectionBalance(accountId), 7_500, 'charged once');
       assert.equal(store.hotLedger!.holdAtOnce!(hotHold(accountId, 'hold_b', 1_000)), true);
@@ -227,13 +234,10 @@ test('a journal line of an earlier version (named objects) is still written at a
   const journal = `${storeFile()}-answered.jsonl`;
   const record = { hold: hotHold(id, 'hold_old', 1_000), settle: { ...settleOf('hold_old'), chargeMicros: 700 } };
   writeFileSync(journal, `${JSON.stringify(record)}\n`);
-  const restarted = await openStore(`sqlite:${storeFile()}`, { settleJournal: journal });
-  try {
+  await afterRestart(journal, () => {
     assert.deepEqual(committedHold('hold_old'), { state: 'settled', charged_micros: 700 });
     assert.equal(otherConnectionBalance(id), 9_300);
-  } finally {
-    await restarted.close();
-  }
+  });
 });
 
 test('the settle journal is emptied once the store has all of it and it has grown past its limit', () => {
