@@ -1,0 +1,79 @@
+// How a stream's bytes leave the gateway, write by write on the caller's socket: a completed
+// stream's last data (its end marker) with the response's end.
+import assert from 'node:assert/strict';
+import type { Socket } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { Client } from 'undici';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+const TERMINATOR = '0\r\n\r\n'; // the end of a chunked body
+
+describe("a stream's writes to its caller", () => {
+  let gw: TestGateway;
+  /** The bytes of each write the gateway made on each connection it accepted, in order. */
+  const writes: string[][] = [];
+  before(async () => {
+    gw = await startTestGateway();
+    gw.gateway.app.server.on('connection', (socket: Socket) => {
+      const seen: string[] = [];
+      writes.push(seen);
+      // One _write or _writev is one system call's worth of bytes.
+      const plain = socket._write.bind(socket);
+      const vectored = socket._writev?.bind(socket);
+      socket._write = (chunk, encoding, callback) => {
+        seen.push(Buffer.from(chunk, encoding).toString());
+        plain(chunk, encoding, callback);
+      };
+      socket._writev = (chunks, callback) => {
+        seen.push(chunks.map(({ chunk, encoding }) => Buffer.from(chunk, encoding as BufferEncoding).toString()).join(''));
+        vectored!(chunks, callback);
+      };
+    });
+  });
+  after(() => gw.close());
+
+  /** The writes of one call on a fresh connection, once its answer has been read whole. */
+  async function writesOf(path: string, key: string, body: unknown, headers: Record<string, string> = {}): Promise<{ text: string; writes: string[] }> {
+    const before = writes.length;
+    const client = new Client(gw.url); // a connection of its own
+    try {
+      const res = await client.request({
+        method: 'POST',
+        path,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers },
+        body: JSON.stringify(body),
+      });
+      assert.equal(res.statusCode, 200);
+      const text = await res.body.text();
+      assert.equal(writes.length, before + 1, 'one new connection');
+      return { text, writes: writes[before]! };
+    } finally {
+      await client.close();
+    }
+  }
+
+  test("a speech stream's end line leaves in the same write as the end of the response", async () => {
+    const { key } = await gw.account();
+    const { text, writes: made } = await writesOf('/v1/audio/speech/unidirectional?model=sandbox-tts', key, {
+      req_params: { text: 'One sentence. Another sentence. A third one.', speaker: 's' },
+    });
+    const endLine = text.trimEnd().split('\n').at(-1)!;
+    assert.match(endLine, /"code":20000000/);
+    const last = made.at(-1)!;
+    assert.ok(last.endsWith(TERMINATOR), 'the last write ends the body');
+    assert.ok(last.includes(endLine), `the last write carries the end line too: ${JSON.stringify(last.slice(0, 80))}`);
+  });
+
+  test("a chat stream's [DONE] leaves in the same write as the end of the response", async () => {
+    const { key } = await gw.account();
+    const { text, writes: made } = await writesOf('/v1/chat/completions', key, {
+      model: 'sandbox-chat',
+      stream: true,
+      messages: [{ role: 'user', content: 'tell me a story [[words:20]]' }],
+    });
+    assert.ok(text.trimEnd().endsWith('data: [DONE]'));
+    const last = made.at(-1)!;
+    assert.ok(last.endsWith(TERMINATOR));
+    assert.ok(last.includes('data: [DONE]'), `the last write carries [DONE]: ${JSON.stringify(last.slice(0, 80))}`);
+  });
+});
