@@ -65,14 +65,14 @@ function sendStream(answer: StreamAnswer, raw: ServerResponse, log: FastifyBaseL
 }
 
 /**
- * A completed stream's last data leaves with the response's end, in one write instead of two: the
- * socket is corked from the first data after the end marker was read (its end marker, let out once
- * the settle landed) until `end`, which uncorks it fully, or one turn later should the end not
- * follow. Each write to a socket costs a system call and wakes the reader; a short stream (speech:
- * a few lines in one burst) made four writes where three carry the same bytes. A stream's first
- * data is never held: it goes out as it arrives, end marker or not.
+ * A completed stream's last data leaves with the response's end, in one write: the socket is corked
+ * from the first data after the end marker was read (the events the tap lets out while the settle is
+ * written, then the end marker once it landed) until `end`, which uncorks it fully, and for one turn
+ * at most should the end not follow. Each write to a socket is a system call that wakes the reader;
+ * a speech stream that came in one burst made four writes to its caller, now two. A stream's first
+ * data is never held.
  */
-function holdLastDataForEnd(source: Readable, raw: ServerResponse, meter: StreamAnswer['meter']) {
+export function holdLastDataForEnd(source: Readable, raw: ServerResponse, meter: StreamAnswer['meter']) {
   let dataSeen = false;
   const corkIfLast = () => {
     if (dataSeen && meter.completed) {

@@ -1,9 +1,13 @@
 // How a stream's bytes leave the gateway, write by write on the caller's socket: a completed
 // stream's last data (its end marker) with the response's end.
 import assert from 'node:assert/strict';
-import type { Socket } from 'node:net';
+import { once } from 'node:events';
+import { createServer, get, type IncomingMessage } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { Client } from 'undici';
+import { holdLastDataForEnd } from '../../src/http/metered-handler.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const TERMINATOR = '0\r\n\r\n'; // the end of a chunked body
@@ -76,4 +80,38 @@ describe("a stream's writes to its caller", () => {
     assert.ok(last.endsWith(TERMINATOR));
     assert.ok(last.includes('data: [DONE]'), `the last write carries [DONE]: ${JSON.stringify(last.slice(0, 80))}`);
   });
+});
+
+test('data after the end marker is held one turn at most when the response does not end', async () => {
+  const meter = { completed: false };
+  const server = createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'text/plain' });
+    const source = new PassThrough();
+    source.pipe(response, { end: false });
+    holdLastDataForEnd(source, response, meter as never);
+    source.write('first\n');
+    setTimeout(() => {
+      meter.completed = true;
+      source.write('after the marker\n'); // and no end: the cork must still let it go
+    }, 20);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  try {
+    const { port } = server.address() as AddressInfo;
+    const [response] = (await once(get(`http://127.0.0.1:${port}/`), 'response')) as [IncomingMessage];
+    let text = '';
+    const arrived = new Promise<void>((resolve) => {
+      response.on('data', (chunk: Buffer) => {
+        text += chunk.toString();
+        if (text.includes('after the marker')) resolve();
+      });
+    });
+    const late = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), 2_000).unref());
+    assert.notEqual(await Promise.race([arrived, late]), 'late', `received only ${JSON.stringify(text)}`);
+    response.destroy();
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
 });
