@@ -1,5 +1,5 @@
 // How a stream's bytes leave the gateway, write by write on the caller's socket: a completed
-// stream's last data (its end marker) with the response's end.
+// stream's last data (its end marker) with the response's end, and nothing held past a turn.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, get, type IncomingMessage } from 'node:http';
@@ -8,6 +8,7 @@ import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { Client } from 'undici';
 import { holdLastDataForEnd } from '../../src/http/metered-handler.js';
+import type { StreamMeter } from '../../src/pipeline/types.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const TERMINATOR = '0\r\n\r\n'; // the end of a chunked body
@@ -83,12 +84,12 @@ describe("a stream's writes to its caller", () => {
 });
 
 test('data after the end marker is held one turn at most when the response does not end', async () => {
-  const meter = { completed: false };
+  const meter = { completed: false }; // the one field holdLastDataForEnd reads
   const server = createServer((_request, response) => {
     response.writeHead(200, { 'content-type': 'text/plain' });
     const source = new PassThrough();
     source.pipe(response, { end: false });
-    holdLastDataForEnd(source, response, meter as never);
+    holdLastDataForEnd(source, response, meter as StreamMeter);
     source.write('first\n');
     setTimeout(() => {
       meter.completed = true;
