@@ -5,8 +5,9 @@
 // header, no caller's object can ride in it) or its serializers. Any other logger gets the same
 // fields through `log.info`. Counted with `npm run bench -- --instructions` (docs/benchmarks.md).
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
-import { pino } from 'pino';
+import type { pino } from 'pino';
 import type { HoldLogFields } from '../pipeline/types.js';
+import { bindingsText } from './request-logger.js';
 
 export interface RequestLine {
   method: string;
@@ -39,12 +40,11 @@ export function templateRequestLines(logger: pino.Logger, destination: pino.Dest
 export function requestLineWriter(logger: FastifyBaseLogger): RequestLineWriter {
   const destination = templated.get(logger);
   if (!destination) return (request, line) => request.log.info(asFields(line), MESSAGE);
-  const { chindingsSym } = pino.symbols;
   return (request, line) => {
     if ((request.log as pino.Logger).levelVal > INFO) return; // the request's own level (a route may set one)
     // `,"pid":…,"hostname":"…","reqId":"…"` and any binding added since (a caller's x-request-id):
     // what pino puts after the time on every line of the request's logger.
-    const bindings = (request.log as unknown as Record<symbol, string | undefined>)[chindingsSym];
+    const bindings = bindingsText(request.log);
     destination.write(formatRequestLine(Date.now(), bindings ?? `,"reqId":${text(request.id)}`, line));
   };
 }

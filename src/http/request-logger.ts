@@ -7,8 +7,8 @@ import { type Bindings, type ChildLoggerOptions, type LogFn, pino } from 'pino';
 
 const { chindingsSym } = pino.symbols;
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
-/** pino's text of a logger's bindings (undefined: not a pino logger). */
-const bindingsText = (logger: FastifyBaseLogger) => (logger as unknown as Record<symbol, string | undefined>)[chindingsSym];
+/** pino's text of a logger's bindings, `,"pid":…,"reqId":"…"` (undefined: not a pino logger). */
+export const bindingsText = (logger: FastifyBaseLogger) => (logger as unknown as Record<symbol, string | undefined>)[chindingsSym];
 
 /** request.log: the pino child it stands for, made the first time anything but the request line needs it. */
 export class LazyRequestLogger implements FastifyBaseLogger {
@@ -75,6 +75,6 @@ export class LazyRequestLogger implements FastifyBaseLogger {
 
 /** Fastify's childLoggerFactory: a lazy logger, unless the route sets options of its own (a level, serializers). */
 export function lazyRequestLoggers(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
-  for (const _ in options) return logger.child(bindings, options);
+  for (const _ in options) return logger.child(bindings, options); // any option at all (no array of keys per request)
   return new LazyRequestLogger(logger, bindings);
 }

@@ -38,14 +38,14 @@ describe("a stream's writes to its caller", () => {
   after(() => gw.close());
 
   /** The writes of one call on a fresh connection, once its answer has been read whole. */
-  async function writesOf(path: string, key: string, body: unknown, headers: Record<string, string> = {}): Promise<{ text: string; writes: string[] }> {
+  async function writesOf(path: string, key: string, body: unknown): Promise<{ text: string; writes: string[] }> {
     const before = writes.length;
     const client = new Client(gw.url); // a connection of its own
     try {
       const res = await client.request({
         method: 'POST',
         path,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers },
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
         body: JSON.stringify(body),
       });
       assert.equal(res.statusCode, 200);
