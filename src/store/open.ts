@@ -41,6 +41,8 @@ export interface StoreOptions {
    * an in-memory store) every settle is committed before its answer.
    */
   settleJournal?: string;
+  /** SQLite: the longest an answered settle waits in the journal before a timer writes it (20 ms); tests lengthen it. */
+  answeredSettleWriteWithinMs?: number;
 }
 
 // `sqlite:./data/tollroute.db`, `sqlite::memory:`, `postgres://…?schema=name`, `postgresql://…`
@@ -113,6 +115,7 @@ function openSqlite(location: string, options: StoreOptions): Store {
           moveUsage: options.moveUsage,
           maxUnwrittenMs: options.maxUnwrittenHoldMs,
           settleJournal: file !== ':memory:' && synchronous === 'normal' ? options.settleJournal : undefined,
+          answeredSettleWriteWithinMs: options.answeredSettleWriteWithinMs,
         },
         options.log,
       );

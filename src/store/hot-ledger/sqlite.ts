@@ -33,6 +33,8 @@ export interface SqliteHotLedgerHooks {
    * written into the store first. Without it every settle is committed before its answer.
    */
   settleJournal?: string;
+  /** The longest an answered settle waits in the journal before a timer writes it (answered-settles.ts). */
+  answeredSettleWriteWithinMs?: number;
 }
 
 /** A balance (undefined: no such account) that covers `needed` micros. */
@@ -79,6 +81,7 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
       write: writeAnswered,
       giveBack: (held) => unwritten.giveBack(held),
       holdsInFlight: writer.holdsInFlight,
+      writeWithinMs: hooks.answeredSettleWriteWithinMs,
       log,
     });
 
