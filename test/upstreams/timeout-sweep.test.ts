@@ -1,0 +1,192 @@
+// A channel's headers and body timeouts, kept by the pool's sweep instead of undici's timers: a call
+// fails with undici's own errors when its answer's headers, or the next bytes of its body, do not
+// come in time, never before, and a call that keeps showing life is left alone.
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { TimeoutSweep } from '../../src/upstreams/timeout-sweep.js';
+import { WaitBoundedPool } from '../../src/upstreams/wait-bounded-pool.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Paths (a query names the test): /hang never answers; /stall sends headers and one chunk, then nothing; /trickle a chunk every 100 ms, 15 in all; /big 4 MiB at once. */
+let server: Server;
+let origin: string;
+const closedSockets: string[] = [];
+before(async () => {
+  server = createServer((req, res: ServerResponse) => {
+    req.socket.once('close', () => closedSockets.push(req.url ?? ''));
+    const path = new URL(req.url ?? '/', 'http://x').pathname;
+    if (path === '/hang') return;
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    if (path === '/stall') return void res.write('first');
+    if (path === '/big') return void res.end(Buffer.alloc(4 << 20, 'x'));
+    let sent = 0;
+    const timer = setInterval(() => {
+      res.write(`chunk ${++sent};`);
+      if (sent === 15) {
+        clearInterval(timer);
+        res.end();
+      }
+    }, 100);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+after(() => server.close());
+
+const poolWith = (headersTimeout: number, bodyTimeout: number) =>
+  new WaitBoundedPool(origin, { channel: 'test-channel', connections: 4, maxWaitMs: 1_000, headersTimeout, bodyTimeout });
+
+/** The error a GET of `path` ends with (its body read to the end), and after how long. */
+async function failureOf(pool: WaitBoundedPool, path: string): Promise<{ code: unknown; ms: number }> {
+  const started = performance.now();
+  try {
+    // a test that would otherwise wait for ever fails here instead
+    const res = await pool.request({ method: 'GET', path, signal: AbortSignal.timeout(5_000) });
+    await res.body.text();
+  } catch (error) {
+    return { code: (error as { code?: unknown }).code, ms: performance.now() - started };
+  }
+  assert.fail(`${path} was answered in full`);
+}
+
+describe('a channel pool’s timeouts', () => {
+  test('a call whose answer’s headers do not come within the headers timeout fails with undici’s headers timeout, and its connection is closed', async () => {
+    const pool = poolWith(300, 60_000);
+    try {
+      const { code, ms } = await failureOf(pool, '/hang');
+      assert.equal(code, 'UND_ERR_HEADERS_TIMEOUT');
+      assert.equal(pool.timed, 0);
+      assert.ok(ms >= 300, `not before the bound: ${ms} ms`);
+      assert.ok(ms < 2_500, `within two sweeps of the bound, give or take a loaded machine: ${ms} ms`);
+      await sleep(50);
+      assert.ok(closedSockets.includes('/hang'));
+    } finally {
+      await pool.destroy();
+    }
+  });
+
+  test('a body that stops coming fails with undici’s body timeout once it has been quiet for the body timeout', async () => {
+    const pool = poolWith(60_000, 300);
+    try {
+      const { code, ms } = await failureOf(pool, '/stall');
+      assert.equal(code, 'UND_ERR_BODY_TIMEOUT');
+      assert.ok(ms >= 300, `not before the bound: ${ms} ms`);
+    } finally {
+      await pool.destroy();
+    }
+  });
+
+  test('a body that keeps coming is not timed out, however long it takes in all', async () => {
+    const pool = poolWith(60_000, 300);
+    try {
+      const res = await pool.request({ method: 'GET', path: '/trickle' });
+      const text = await res.body.text(); // 1.5 s in all, never 300 ms quiet
+      assert.equal(text.split(';').filter(Boolean).length, 15);
+    } finally {
+      await pool.destroy();
+    }
+  });
+
+  test('an answer its reader holds back is not timed out while the reader holds it', async () => {
+    const pool = poolWith(60_000, 300);
+    try {
+      const res = await pool.request({ method: 'GET', path: '/big' });
+      const reader = res.body[Symbol.asyncIterator]();
+      let bytes = ((await reader.next()).value as Buffer).length;
+      await sleep(1_200); // undici has paused the connection: the rest waits, unread
+      for (let next = await reader.next(); !next.done; next = await reader.next()) bytes += (next.value as Buffer).length;
+      assert.equal(bytes, 4 << 20);
+    } finally {
+      await pool.destroy();
+    }
+  });
+
+  test('a call answered in time is left alone by the sweep afterwards', async () => {
+    const pool = poolWith(300, 300);
+    try {
+      const res = await pool.request({ method: 'GET', path: '/trickle?left-alone' });
+      assert.equal(res.statusCode, 200);
+      await res.body.text();
+      await sleep(700); // past both bounds: a call still watched would be aborted now, its socket closed
+      assert.ok(!closedSockets.includes('/trickle?left-alone'), 'its connection stays open for the next call');
+      assert.equal(pool.timed, 0, 'nothing is left watched');
+    } finally {
+      await pool.destroy();
+    }
+  });
+});
+
+describe('the sweep', () => {
+  const quietRequest = () => {
+    const timedOut: Error[] = [];
+    return {
+      sweepPrev: null,
+      sweepNext: null,
+      quietSince: 0,
+      stirred: false,
+      awaitingHeaders: false,
+      paused: false,
+      timeOut: (error: Error) => void timedOut.push(error),
+      timedOut,
+    };
+  };
+
+  test('stops once nothing is watched, and starts again with the next request', async () => {
+    const sweep = new TimeoutSweep({ headersMs: 1_000, bodyMs: 1_000 }, 10);
+    const request = quietRequest();
+    sweep.watch(request);
+    assert.equal(sweep.sweeping, true);
+    sweep.unwatch(request);
+    await sleep(40);
+    assert.equal(sweep.sweeping, false, 'an idle pool keeps no timer running');
+    sweep.watch(request);
+    assert.equal(sweep.sweeping, true);
+    sweep.close();
+  });
+
+  test('counts each request once, however requests join and leave, and times out only those still watched', async () => {
+    const sweep = new TimeoutSweep({ headersMs: 20, bodyMs: 20 }, 10);
+    const [first, middle, last] = [quietRequest(), quietRequest(), quietRequest()];
+    for (const request of [first, middle, last]) sweep.watch(request);
+    sweep.unwatch(middle);
+    sweep.unwatch(middle);
+    sweep.watch(first); // connected again: watched from now, still once
+    assert.equal(sweep.size, 2);
+    await sleep(120);
+    assert.deepEqual([first.timedOut.length, middle.timedOut.length, last.timedOut.length], [1, 0, 1]);
+    assert.equal(sweep.size, 0);
+    assert.deepEqual([first.sweepPrev, first.sweepNext, last.sweepPrev, last.sweepNext], [null, null, null, null], 'no links left behind');
+    sweep.close();
+  });
+
+  test('never times out a request whose timeout is 0', async () => {
+    const sweep = new TimeoutSweep({ headersMs: 0, bodyMs: 0 }, 10);
+    const request = quietRequest();
+    sweep.watch(request);
+    await sleep(100);
+    assert.deepEqual(request.timedOut, []);
+    assert.equal(sweep.size, 1);
+    sweep.close();
+  });
+
+  test('times a request out once, with the headers error while it awaits its headers and the body error after', async () => {
+    const sweep = new TimeoutSweep({ headersMs: 30, bodyMs: 30 }, 10);
+    const waiting = quietRequest();
+    const reading = quietRequest();
+    sweep.watch(waiting);
+    sweep.watch(reading);
+    reading.awaitingHeaders = false;
+    await sleep(150);
+    assert.deepEqual(
+      [...waiting.timedOut, ...reading.timedOut].map((error) => (error as Error & { code: string }).code),
+      ['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'],
+    );
+    assert.equal(sweep.size, 0);
+    sweep.close();
+  });
+});
