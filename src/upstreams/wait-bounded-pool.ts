@@ -8,7 +8,6 @@
 import type { Duplex } from 'node:stream';
 import { type Dispatcher, Pool } from 'undici';
 import { listenForAbort } from '../abort-slot.js';
-import { type SweptRequest, TimeoutSweep } from './timeout-sweep.js';
 
 /** The call waited `connection_wait_ms` for a connection of the channel and was not sent. */
 export class ConnectionWaitTimeoutError extends Error {
@@ -59,17 +58,9 @@ export class WaitBoundedPool extends Pool {
   #inFlight = 0;
   // insertion-ordered, so the first entry is the longest waiting; delete is O(1) for a caller who leaves
   readonly #queue = new Set<QueuedRequest>();
-  // The headers and body timeouts are kept here (timeout-sweep.ts), not by undici's per-request timers.
-  readonly #timeouts: TimeoutSweep;
-  readonly #headersTimeout: number;
-  readonly #bodyTimeout: number;
 
-  constructor(origin: string, { channel, connections, maxWaitMs, observer, headersTimeout, bodyTimeout, ...options }: WaitBoundedPoolOptions) {
-    super(origin, { ...options, connections, headersTimeout: 0, bodyTimeout: 0 });
-    // undici's defaults when unset; 0 turns a timeout off, as in undici
-    this.#headersTimeout = headersTimeout ?? 300_000;
-    this.#bodyTimeout = bodyTimeout ?? 300_000;
-    this.#timeouts = new TimeoutSweep({ headersMs: this.#headersTimeout, bodyMs: this.#bodyTimeout });
+  constructor(origin: string, { channel, connections, maxWaitMs, observer, ...options }: WaitBoundedPoolOptions) {
+    super(origin, { ...options, connections });
     this.#channel = channel;
     this.#slots = connections;
     this.#maxWaitMs = maxWaitMs;
@@ -86,16 +77,10 @@ export class WaitBoundedPool extends Pool {
     return this.#queue.size;
   }
 
-  /** Requests on the wire whose headers and body timeouts the sweep keeps now. */
-  get timed(): number {
-    return this.#timeouts.size;
-  }
-
   override dispatch(options: Dispatcher.DispatchOptions, handler: Handler): boolean {
     // Handlers in undici's newer style come only from interceptors, which tollroute does not use;
     // every undici API (request, stream, pipeline) dispatches the style wrapped here.
-    // (undici keeps their timeouts: SlotHandler, which the sweep watches, wraps the older style only)
-    if (handler.onRequestStart) return super.dispatch({ headersTimeout: this.#headersTimeout, bodyTimeout: this.#bodyTimeout, ...options }, handler);
+    if (handler.onRequestStart) return super.dispatch(options, handler);
     const startedAt = performance.now();
     if (this.#inFlight < this.#slots && this.#queue.size === 0) {
       this.#send(options, handler, startedAt);
@@ -118,7 +103,7 @@ export class WaitBoundedPool extends Pool {
 
   #send(options: Dispatcher.DispatchOptions, handler: Handler, startedAt: number) {
     this.#inFlight++;
-    super.dispatch(options, new SlotHandler({ handler, startedAt, onConnected: this.#onConnected, release: this.#releaseSlot, timeouts: this.#timeouts }));
+    super.dispatch(options, new SlotHandler({ handler, startedAt, onConnected: this.#onConnected, release: this.#releaseSlot }));
   }
 
   // built once, not per call
@@ -173,44 +158,20 @@ interface QueuedRequest {
   stopListening: (() => void) | undefined;
 }
 
-interface Slot {
-  handler: Handler;
-  startedAt: number;
-  onConnected(waitSeconds: number): void;
-  release(): void;
-  timeouts: TimeoutSweep;
-}
-
-/**
- * Passes every event on; measures the wait at the first connect, keeps the request's headers and
- * body timeouts in the pool's sweep while it is on the wire, and frees the slot when it ends.
- */
-class SlotHandler implements Handler, SweptRequest {
+/** Passes every event on; measures the wait at the first connect and frees the slot when the request ends. */
+class SlotHandler implements Handler {
   #released = false;
   #connected = false;
-  #abort: ((err?: Error) => void) | undefined;
   private readonly handler: Handler;
-  // SweptRequest: what the sweep reads and writes (timeout-sweep.ts)
-  sweepPrev: SweptRequest | null = null;
-  sweepNext: SweptRequest | null = null;
-  quietSince = 0;
-  stirred = false;
-  awaitingHeaders = false;
-  paused = false;
 
-  constructor(private readonly slot: Slot) {
+  constructor(private readonly slot: { handler: Handler; startedAt: number; onConnected(waitSeconds: number): void; release(): void }) {
     this.handler = slot.handler;
   }
 
   #end() {
     if (this.#released) return;
     this.#released = true;
-    this.slot.timeouts.unwatch(this);
     this.slot.release();
-  }
-
-  timeOut(error: Error) {
-    this.#abort?.(error);
   }
 
   onConnect(abort: (err?: Error) => void) {
@@ -219,8 +180,6 @@ class SlotHandler implements Handler, SweptRequest {
       this.#connected = true;
       this.slot.onConnected((performance.now() - this.slot.startedAt) / 1000);
     }
-    this.#abort = abort;
-    this.slot.timeouts.watch(this);
     return this.handler.onConnect?.(abort);
   }
 
@@ -229,24 +188,14 @@ class SlotHandler implements Handler, SweptRequest {
   }
 
   onHeaders(statusCode: number, headers: Buffer[], resume: () => void, statusText: string) {
-    this.awaitingHeaders = false;
-    this.stirred = true;
-    // undici's resume goes on as it is: a closure made here per call, to hear it, was promoted with
-    // everything the call held (8 to 10 full collections in 8 s against 1 or 2). A paused answer
-    // is exempt until its next byte; one whose upstream stalls right after the reader resumed it
-    // ends at the call's deadline (limits.request_timeout_ms) instead.
     return this.handler.onHeaders?.(statusCode, headers, resume, statusText) ?? true;
   }
 
   onData(chunk: Buffer) {
-    this.stirred = true;
-    const more = this.handler.onData?.(chunk) ?? true;
-    this.paused = more === false; // undici pauses the connection until the reader resumes it
-    return more;
+    return this.handler.onData?.(chunk) ?? true;
   }
 
   onBodySent(chunkSize: number, totalBytesSent: number) {
-    this.stirred = true;
     return this.handler.onBodySent?.(chunkSize, totalBytesSent);
   }
 

@@ -1,4 +1,4 @@
-// A channel's headers and body timeouts, kept by the pool's sweep instead of undici's timers: a call
+// A channel's headers and body timeouts (timeouts.headers_ms and body_ms, kept by undici): a call
 // fails with undici's own errors when its answer's headers, or the next bytes of its body, do not
 // come in time, never before, and a call that keeps showing life is left alone.
 import assert from 'node:assert/strict';
@@ -6,7 +6,6 @@ import { once } from 'node:events';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { TimeoutSweep } from '../../src/upstreams/timeout-sweep.js';
 import { WaitBoundedPool } from '../../src/upstreams/wait-bounded-pool.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -60,9 +59,8 @@ describe('a channel pool’s timeouts', () => {
     try {
       const { code, ms } = await failureOf(pool, '/hang');
       assert.equal(code, 'UND_ERR_HEADERS_TIMEOUT');
-      assert.equal(pool.timed, 0);
       assert.ok(ms >= 300, `not before the bound: ${ms} ms`);
-      assert.ok(ms < 2_500, `within two sweeps of the bound, give or take a loaded machine: ${ms} ms`);
+      assert.ok(ms < 2_500, `soon after the bound, give or take a loaded machine: ${ms} ms`);
       await sleep(50);
       assert.ok(closedSockets.includes('/hang'));
     } finally {
@@ -106,87 +104,16 @@ describe('a channel pool’s timeouts', () => {
     }
   });
 
-  test('a call answered in time is left alone by the sweep afterwards', async () => {
+  test('a call answered in time is not timed out afterwards', async () => {
     const pool = poolWith(300, 300);
     try {
       const res = await pool.request({ method: 'GET', path: '/trickle?left-alone' });
       assert.equal(res.statusCode, 200);
       await res.body.text();
-      await sleep(700); // past both bounds: a call still watched would be aborted now, its socket closed
+      await sleep(700); // past both bounds: a timer left running would abort it now, its socket closed
       assert.ok(!closedSockets.includes('/trickle?left-alone'), 'its connection stays open for the next call');
-      assert.equal(pool.timed, 0, 'nothing is left watched');
     } finally {
       await pool.destroy();
     }
-  });
-});
-
-describe('the sweep', () => {
-  const quietRequest = () => {
-    const timedOut: Error[] = [];
-    return {
-      sweepPrev: null,
-      sweepNext: null,
-      quietSince: 0,
-      stirred: false,
-      awaitingHeaders: false,
-      paused: false,
-      timeOut: (error: Error) => void timedOut.push(error),
-      timedOut,
-    };
-  };
-
-  test('stops once nothing is watched, and starts again with the next request', async () => {
-    const sweep = new TimeoutSweep({ headersMs: 1_000, bodyMs: 1_000 }, 10);
-    const request = quietRequest();
-    sweep.watch(request);
-    assert.equal(sweep.sweeping, true);
-    sweep.unwatch(request);
-    await sleep(40);
-    assert.equal(sweep.sweeping, false, 'an idle pool keeps no timer running');
-    sweep.watch(request);
-    assert.equal(sweep.sweeping, true);
-    sweep.close();
-  });
-
-  test('counts each request once, however requests join and leave, and times out only those still watched', async () => {
-    const sweep = new TimeoutSweep({ headersMs: 20, bodyMs: 20 }, 10);
-    const [first, middle, last] = [quietRequest(), quietRequest(), quietRequest()];
-    for (const request of [first, middle, last]) sweep.watch(request);
-    sweep.unwatch(middle);
-    sweep.unwatch(middle);
-    sweep.watch(first); // connected again: watched from now, still once
-    assert.equal(sweep.size, 2);
-    await sleep(120);
-    assert.deepEqual([first.timedOut.length, middle.timedOut.length, last.timedOut.length], [1, 0, 1]);
-    assert.equal(sweep.size, 0);
-    assert.deepEqual([first.sweepPrev, first.sweepNext, last.sweepPrev, last.sweepNext], [null, null, null, null], 'no links left behind');
-    sweep.close();
-  });
-
-  test('never times out a request whose timeout is 0', async () => {
-    const sweep = new TimeoutSweep({ headersMs: 0, bodyMs: 0 }, 10);
-    const request = quietRequest();
-    sweep.watch(request);
-    await sleep(100);
-    assert.deepEqual(request.timedOut, []);
-    assert.equal(sweep.size, 1);
-    sweep.close();
-  });
-
-  test('times a request out once, with the headers error while it awaits its headers and the body error after', async () => {
-    const sweep = new TimeoutSweep({ headersMs: 30, bodyMs: 30 }, 10);
-    const waiting = quietRequest();
-    const reading = quietRequest();
-    sweep.watch(waiting);
-    sweep.watch(reading);
-    reading.awaitingHeaders = false;
-    await sleep(150);
-    assert.deepEqual(
-      [...waiting.timedOut, ...reading.timedOut].map((error) => (error as Error & { code: string }).code),
-      ['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'],
-    );
-    assert.equal(sweep.size, 0);
-    sweep.close();
   });
 });
