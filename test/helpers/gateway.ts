@@ -48,16 +48,6 @@ export async function startTestGateway(
   const sandbox = await startSandbox({ port: 0, taskMs: sandboxTaskMs });
   const overrides = typeof overridesOrBuild === 'function' ? overridesOrBuild(sandbox.url) : overridesOrBuild;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'tollroute-test-'));
-  // A known port (not 0), so the gateway's public URL (result_url, file URLs) is right.
-  const { config } = buildConfig({
-    ...sandboxCatalogue(sandbox.url),
-    port: await freePort(),
-    tasks: { poll_interval_ms: { image: 50, video: 50, erase: 50, minutes: 50 }, tick_ms: 25, lease_ms: 5_000, submit_lease_ms: 5_000 },
-    admin_token: ADMIN_TOKEN,
-    data_dir: dataDir,
-    network: { allow_private_urls: true },
-    ...overrides,
-  });
   const logs: Record<string, unknown>[] = [];
   let raw = '';
   const sink = new Writable({
@@ -67,8 +57,19 @@ export async function startTestGateway(
       done();
     },
   });
-  const gateway = await createGateway(config, gatewayLogger('info', sink));
-  const url = await gateway.listen();
+  const { config, gateway, url } = await listeningGateway(
+    (port) =>
+      buildConfig({
+        ...sandboxCatalogue(sandbox.url),
+        port,
+        tasks: { poll_interval_ms: { image: 50, video: 50, erase: 50, minutes: 50 }, tick_ms: 25, lease_ms: 5_000, submit_lease_ms: 5_000 },
+        admin_token: ADMIN_TOKEN,
+        data_dir: dataDir,
+        network: { allow_private_urls: true },
+        ...overrides,
+      }).config,
+    sink,
+  );
 
   const call = async (base: string, method: string, p: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await request(base + p, {
@@ -113,6 +114,24 @@ export async function startTestGateway(
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The gateway made from `configFor(port)` and listening. A known port (not 0), so the gateway's
+ * public URL (result_url, file URLs) is right; but another test process may take a free port between
+ * its pick and the listen, so on EADDRINUSE the gateway is made again on another port.
+ */
+async function listeningGateway(configFor: (port: number) => ReturnType<typeof buildConfig>['config'], sink: Writable) {
+  for (let attempt = 1; ; attempt++) {
+    const config = configFor(await freePort());
+    const gateway = await createGateway(config, gatewayLogger('info', sink));
+    try {
+      return { config, gateway, url: await gateway.listen() };
+    } catch (error) {
+      await gateway.close();
+      if (attempt === 5 || (error as { code?: unknown }).code !== 'EADDRINUSE') throw error;
+    }
+  }
 }
 
 /** Polls `check` until it returns a truthy value or the deadline passes. */
