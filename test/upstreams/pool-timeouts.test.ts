@@ -6,9 +6,8 @@ import { once } from 'node:events';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { WaitBoundedPool } from '../../src/upstreams/wait-bounded-pool.js';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Paths (a query names the test): /hang never answers; /stall sends headers and one chunk, then nothing; /trickle a chunk every 100 ms, 15 in all; /big 4 MiB at once. */
 let server: Server;
@@ -37,8 +36,15 @@ before(async () => {
 });
 after(() => server.close());
 
-const poolWith = (headersTimeout: number, bodyTimeout: number) =>
-  new WaitBoundedPool(origin, { channel: 'test-channel', connections: 4, maxWaitMs: 1_000, headersTimeout, bodyTimeout });
+/** Runs `use` on a pool with these timeouts, then destroys the pool. */
+async function withPool(headersTimeout: number, bodyTimeout: number, use: (pool: WaitBoundedPool) => Promise<void>) {
+  const pool = new WaitBoundedPool(origin, { channel: 'test-channel', connections: 4, maxWaitMs: 1_000, headersTimeout, bodyTimeout });
+  try {
+    await use(pool);
+  } finally {
+    await pool.destroy();
+  }
+}
 
 /** The error a GET of `path` ends with (its body read to the end), and after how long. */
 async function failureOf(pool: WaitBoundedPool, path: string): Promise<{ code: unknown; ms: number }> {
@@ -54,66 +60,46 @@ async function failureOf(pool: WaitBoundedPool, path: string): Promise<{ code: u
 }
 
 describe('a channel pool’s timeouts', () => {
-  test('a call whose answer’s headers do not come within the headers timeout fails with undici’s headers timeout, and its connection is closed', async () => {
-    const pool = poolWith(300, 60_000);
-    try {
+  test('a call whose answer’s headers do not come within the headers timeout fails with undici’s headers timeout, and its connection is closed', () =>
+    withPool(300, 60_000, async (pool) => {
       const { code, ms } = await failureOf(pool, '/hang');
       assert.equal(code, 'UND_ERR_HEADERS_TIMEOUT');
       assert.ok(ms >= 300, `not before the bound: ${ms} ms`);
       assert.ok(ms < 2_500, `soon after the bound, give or take a loaded machine: ${ms} ms`);
       await sleep(50);
       assert.ok(closedSockets.includes('/hang'));
-    } finally {
-      await pool.destroy();
-    }
-  });
+    }));
 
-  test('a body that stops coming fails with undici’s body timeout once it has been quiet for the body timeout', async () => {
-    const pool = poolWith(60_000, 300);
-    try {
+  test('a body that stops coming fails with undici’s body timeout once it has been quiet for the body timeout', () =>
+    withPool(60_000, 300, async (pool) => {
       const { code, ms } = await failureOf(pool, '/stall');
       assert.equal(code, 'UND_ERR_BODY_TIMEOUT');
       assert.ok(ms >= 300, `not before the bound: ${ms} ms`);
-    } finally {
-      await pool.destroy();
-    }
-  });
+    }));
 
-  test('a body that keeps coming is not timed out, however long it takes in all', async () => {
-    const pool = poolWith(60_000, 300);
-    try {
+  test('a body that keeps coming is not timed out, however long it takes in all', () =>
+    withPool(60_000, 300, async (pool) => {
       const res = await pool.request({ method: 'GET', path: '/trickle' });
       const text = await res.body.text(); // 1.5 s in all, never 300 ms quiet
       assert.equal(text.split(';').filter(Boolean).length, 15);
-    } finally {
-      await pool.destroy();
-    }
-  });
+    }));
 
-  test('an answer its reader holds back is not timed out while the reader holds it', async () => {
-    const pool = poolWith(60_000, 300);
-    try {
+  test('an answer its reader holds back is not timed out while the reader holds it', () =>
+    withPool(60_000, 300, async (pool) => {
       const res = await pool.request({ method: 'GET', path: '/big' });
       const reader = res.body[Symbol.asyncIterator]();
       let bytes = ((await reader.next()).value as Buffer).length;
       await sleep(1_200); // undici has paused the connection: the rest waits, unread
       for (let next = await reader.next(); !next.done; next = await reader.next()) bytes += (next.value as Buffer).length;
       assert.equal(bytes, 4 << 20);
-    } finally {
-      await pool.destroy();
-    }
-  });
+    }));
 
-  test('a call answered in time is not timed out afterwards', async () => {
-    const pool = poolWith(300, 300);
-    try {
+  test('a call answered in time is not timed out afterwards', () =>
+    withPool(300, 300, async (pool) => {
       const res = await pool.request({ method: 'GET', path: '/trickle?left-alone' });
       assert.equal(res.statusCode, 200);
       await res.body.text();
       await sleep(700); // past both bounds: a timer left running would abort it now, its socket closed
       assert.ok(!closedSockets.includes('/trickle?left-alone'), 'its connection stays open for the next call');
-    } finally {
-      await pool.destroy();
-    }
-  });
+    }));
 });
