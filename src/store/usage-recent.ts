@@ -42,28 +42,43 @@ export async function createUsageAllView(db: Kysely<any>): Promise<void> {
   await sql.raw(`create view usage_all as select ${USAGE_COLUMNS} from usage union all select ${USAGE_COLUMNS} from usage_recent`).execute(db);
 }
 
-/** Moves every row of usage_recent into usage, in one transaction of its own; how many it moved. */
-export function recentUsageMover(sqlite: Database.Database): () => number {
+/**
+ * Moves the oldest rows of usage_recent, at most `maxRows`, into usage, in one transaction of its
+ * own; how many it moved. Rows are appended, so the smallest rowids are the oldest, and the move
+ * takes exactly the rows up to the last of them.
+ */
+export function recentUsageMover(sqlite: Database.Database, maxRows = Number.MAX_SAFE_INTEGER): () => number {
+  const lastOfMove = sqlite.prepare('select max(rowid) from (select rowid from usage_recent order by rowid limit ?)').pluck();
   // Sorted by account: each account's rows go to its page of the usage index together.
-  const copy = sqlite.prepare(`insert into usage (${USAGE_COLUMNS}) select ${USAGE_COLUMNS} from usage_recent order by account_id, created_at, id`);
-  const clear = sqlite.prepare('delete from usage_recent');
+  const copy = sqlite.prepare(
+    `insert into usage (${USAGE_COLUMNS}) select ${USAGE_COLUMNS} from usage_recent where rowid <= ? order by account_id, created_at, id`,
+  );
+  const clear = sqlite.prepare('delete from usage_recent where rowid <= ?');
   return sqlite.transaction(() => {
-    const moved = copy.run().changes;
-    clear.run();
+    const last = lastOfMove.get(maxRows) as number | null;
+    if (last === null) return 0;
+    const moved = copy.run(last).changes;
+    clear.run(last);
     return moved;
   });
 }
 
-/** A move after this many settles, or once this long has passed since the last with any settle between. */
+/**
+ * A move after this many settles, or once this long has passed since the last with any settle
+ * between; each move takes at most `rows`, and while rows are left the next commit moves again.
+ */
 export interface UsageMoveSchedule {
   settles: number;
   ms: number;
+  rows?: number;
 }
 
-// A move takes about 4 µs a row on the event loop; every 2 s or 16 384 settles keeps a move under
-// 70 ms at 20 000 settles a second and readers' scans of usage_recent short, while an account's
-// page of the usage index takes a few dozen rows per move on 1 000 busy accounts (docs/benchmarks-history.md).
-export const MOVE_USAGE: UsageMoveSchedule = { settles: 16_384, ms: 2_000 };
+// A row moved costs about 4 µs on the event loop; every 2 s or 16 384 settles keeps readers' scans
+// of usage_recent short, while an account's page of the usage index takes a few dozen rows per move
+// on 1 000 busy accounts (docs/benchmarks-history.md). Moved whole, the rows of 2 s at 8 000 settles
+// a second stalled the event loop for about 60 ms, every call and stream in flight with it; 1 024
+// rows a move keep each stall near 4 ms, and the commits of a busy gateway drain the rest in turns.
+export const MOVE_USAGE: Required<UsageMoveSchedule> = { settles: 16_384, ms: 2_000, rows: 1_024 };
 
 /** The hot ledger's mover: told of each settle, it moves usage_recent into usage when the schedule says. */
 export function scheduledUsageMover(
@@ -72,22 +87,27 @@ export function scheduledUsageMover(
   checkWritable: () => void,
   log?: { warn(obj: object, msg: string): void },
 ) {
-  const move = recentUsageMover(sqlite);
+  const maxRows = schedule.rows ?? MOVE_USAGE.rows;
+  const move = recentUsageMover(sqlite, maxRows);
   let settlesSinceMove = 0;
   let lastMoveAt = Date.now();
+  /** The last move took as many rows as it may: more may wait, and the next commit moves again. */
+  let rowsLeft = false;
   return {
     noteSettle() {
       settlesSinceMove += 1;
     },
     /** Moves when due; a move that fails leaves the rows for the next (readers read both). */
     moveIfDue() {
-      if (settlesSinceMove === 0 || (settlesSinceMove < schedule.settles && Date.now() - lastMoveAt < schedule.ms)) return;
+      const due = rowsLeft || (settlesSinceMove > 0 && (settlesSinceMove >= schedule.settles || Date.now() - lastMoveAt >= schedule.ms));
+      if (!due) return;
       if (sqlite.inTransaction) return; // a transaction of Kysely's: the move must not become part of it
       settlesSinceMove = 0;
       lastMoveAt = Date.now();
+      rowsLeft = false;
       try {
         checkWritable();
-        move();
+        rowsLeft = move() === maxRows;
       } catch (error) {
         settlesSinceMove = 1; // try again at the next schedule
         log?.warn({ err: error }, 'moving usage rows from usage_recent failed; they stay there, readable, until the next move');

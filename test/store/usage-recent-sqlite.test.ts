@@ -96,6 +96,45 @@ describe('usage rows on SQLite: usage_recent, then usage', () => {
       ]);
     }));
 
+  test('a move takes at most its rows, the oldest first and in account order, and the commits after it move the rest', () =>
+    withStore({ settles: 6, ms: NEVER, rows: 4 }, async (store) => {
+      const accounts: string[] = [];
+      for (const name of ['a', 'b']) accounts.push((await createAccount(store, { name, creditMicros: 100_000 })).id);
+      const [a, b] = accounts as [string, string];
+      // b before a in time, so that a move's account order differs from the order the rows came in
+      for (const [i, account] of [b, a, b, a, a, b].entries()) await billedCall(store, account, 10 + i);
+      const movedRows = async () =>
+        (await sql<{ account_id: string; amount_micros: number }>`select account_id, amount_micros from usage order by rowid`.execute(store.db)).rows;
+      assert.deepEqual([await count(store, 'usage_recent'), await count(store, 'usage')], [2, 4], 'the sixth settle moved the four oldest');
+      assert.deepEqual(
+        (await movedRows()).map((row) => [row.account_id, row.amount_micros]),
+        [...[a, b].sort()].flatMap((id) =>
+          id === a
+            ? [
+                [a, 11],
+                [a, 13],
+              ]
+            : [
+                [b, 10],
+                [b, 12],
+              ],
+        ),
+      );
+      const spendBefore = await Promise.all(accounts.map((accountId) => spendByModel(store.db, { accountId })));
+      await holdFunds(store, { accountId: a, amountMicros: 1_000, requestId: 'req_next', model: 'm', endpoint: 'chat' });
+      assert.deepEqual([await count(store, 'usage_recent'), await count(store, 'usage')], [0, 6], 'the next commit moved the two left');
+      assert.deepEqual(
+        (await movedRows())
+          .slice(4)
+          .map((row) => row.amount_micros)
+          .sort(),
+        [14, 15],
+      );
+      assert.deepEqual(await Promise.all(accounts.map((accountId) => spendByModel(store.db, { accountId }))), spendBefore);
+      await holdFunds(store, { accountId: b, amountMicros: 1_000, requestId: 'req_after', model: 'm', endpoint: 'chat' });
+      assert.equal(await count(store, 'usage'), 6, 'nothing left: no move until the schedule says');
+    }));
+
   test('a move is also due once its interval has passed, at the next commit', () =>
     // 300 ms: the first settle must commit before the interval ends, even on a loaded machine (50 ms was not always enough)
     withStore({ settles: NEVER, ms: 300 }, async (store) => {
