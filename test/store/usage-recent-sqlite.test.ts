@@ -106,19 +106,25 @@ describe('usage rows on SQLite: usage_recent, then usage', () => {
       const movedRows = async () =>
         (await sql<{ account_id: string; amount_micros: number }>`select account_id, amount_micros from usage order by rowid`.execute(store.db)).rows;
       assert.deepEqual([await count(store, 'usage_recent'), await count(store, 'usage')], [2, 4], 'the sixth settle moved the four oldest');
+      // Grouped by account in the order of their ids; within an account by time, then by the random
+      // part of the usage id (two settles in one millisecond come in either order).
+      const firstMove = await movedRows();
+      const [first, second] = [a, b].sort() as [string, string];
       assert.deepEqual(
-        (await movedRows()).map((row) => [row.account_id, row.amount_micros]),
-        [...[a, b].sort()].flatMap((id) =>
-          id === a
-            ? [
-                [a, 11],
-                [a, 13],
-              ]
-            : [
-                [b, 10],
-                [b, 12],
-              ],
-        ),
+        firstMove.map((row) => row.account_id),
+        [first, first, second, second],
+      );
+      const amountsOf = (account: string) =>
+        firstMove
+          .filter((row) => row.account_id === account)
+          .map((row) => row.amount_micros)
+          .sort((x, y) => x - y);
+      assert.deepEqual(
+        [amountsOf(a), amountsOf(b)],
+        [
+          [11, 13],
+          [10, 12],
+        ],
       );
       const spendBefore = await Promise.all(accounts.map((accountId) => spendByModel(store.db, { accountId })));
       await holdFunds(store, { accountId: a, amountMicros: 1_000, requestId: 'req_next', model: 'm', endpoint: 'chat' });
@@ -127,7 +133,7 @@ describe('usage rows on SQLite: usage_recent, then usage', () => {
         (await movedRows())
           .slice(4)
           .map((row) => row.amount_micros)
-          .sort(),
+          .sort((x, y) => x - y),
         [14, 15],
       );
       assert.deepEqual(await Promise.all(accounts.map((accountId) => spendByModel(store.db, { accountId }))), spendBefore);
