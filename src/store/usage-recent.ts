@@ -47,7 +47,7 @@ export async function createUsageAllView(db: Kysely<any>): Promise<void> {
  * own; how many it moved. Rows are appended, so the smallest rowids are the oldest, and the move
  * takes exactly the rows up to the last of them.
  */
-export function recentUsageMover(sqlite: Database.Database, maxRows = Number.MAX_SAFE_INTEGER): () => number {
+export function recentUsageMover(sqlite: Database.Database, maxRows: number): () => number {
   const lastOfMove = sqlite.prepare('select max(rowid) from (select rowid from usage_recent order by rowid limit ?)').pluck();
   // Sorted by account: each account's rows go to its page of the usage index together.
   const copy = sqlite.prepare(

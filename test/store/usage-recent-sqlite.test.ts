@@ -58,6 +58,10 @@ const count = async (store: Store, table: 'usage' | 'usage_recent') =>
     ).n,
   );
 
+/** The rows of usage in the order the moves wrote them. */
+const movedRows = async (store: Store) =>
+  (await sql<{ account_id: string; amount_micros: number }>`select account_id, amount_micros from usage order by rowid`.execute(store.db)).rows;
+
 describe('usage rows on SQLite: usage_recent, then usage', () => {
   test('a settle writes its usage row to usage_recent, where the readers find it', () =>
     withStore({ settles: NEVER, ms: NEVER }, async (store) => {
@@ -80,9 +84,8 @@ describe('usage rows on SQLite: usage_recent, then usage', () => {
       assert.equal(await count(store, 'usage'), 0, 'eight settles: no move yet');
       await billedCall(store, accounts[0]!, 99, 'm0');
       assert.deepEqual([await count(store, 'usage_recent'), await count(store, 'usage')], [0, 9]);
-      const moved = await sql<{ account_id: string }>`select account_id from usage order by rowid`.execute(store.db);
       assert.deepEqual(
-        moved.rows.map((row) => row.account_id),
+        (await movedRows(store)).map((row) => row.account_id),
         [...accounts].sort().flatMap((id) => Array(id === accounts[0] ? 4 : id === accounts[1] ? 3 : 2).fill(id)),
       );
       const after = await Promise.all(accounts.map((accountId) => listUsage(store.db, { accountId })));
@@ -103,12 +106,10 @@ describe('usage rows on SQLite: usage_recent, then usage', () => {
       const [a, b] = accounts as [string, string];
       // b before a in time, so that a move's account order differs from the order the rows came in
       for (const [i, account] of [b, a, b, a, a, b].entries()) await billedCall(store, account, 10 + i);
-      const movedRows = async () =>
-        (await sql<{ account_id: string; amount_micros: number }>`select account_id, amount_micros from usage order by rowid`.execute(store.db)).rows;
       assert.deepEqual([await count(store, 'usage_recent'), await count(store, 'usage')], [2, 4], 'the sixth settle moved the four oldest');
       // Grouped by account in the order of their ids; within an account by time, then by the random
       // part of the usage id (two settles in one millisecond come in either order).
-      const firstMove = await movedRows();
+      const firstMove = await movedRows(store);
       const [first, second] = [a, b].sort() as [string, string];
       assert.deepEqual(
         firstMove.map((row) => row.account_id),
@@ -130,7 +131,7 @@ describe('usage rows on SQLite: usage_recent, then usage', () => {
       await holdFunds(store, { accountId: a, amountMicros: 1_000, requestId: 'req_next', model: 'm', endpoint: 'chat' });
       assert.deepEqual([await count(store, 'usage_recent'), await count(store, 'usage')], [0, 6], 'the next commit moved the two left');
       assert.deepEqual(
-        (await movedRows())
+        (await movedRows(store))
           .slice(4)
           .map((row) => row.amount_micros)
           .sort((x, y) => x - y),
