@@ -14,6 +14,12 @@ export interface TargetCheck {
   goal: string;
   met: boolean;
   figures: string;
+  /**
+   * For a target of time added over direct: whether the floor (a bare proxy) keeps within it in the
+   * same run. A target the floor itself misses is the machine's to miss (a third process in the path,
+   * on cores the client and the sandbox share), and the report says so beside the gateway's verdict.
+   */
+  floorMet?: boolean;
 }
 
 const FIGURES_HEADER = [
@@ -156,11 +162,13 @@ export function checkTargets(results: ScenarioResult[]): TargetCheck[] {
     const r = byName.get(scenario);
     if (!r) return;
     const added = r.added.gateway[figure];
+    const floorAdded = r.added.floor[figure];
     checks.push({
       scenario,
       goal: `gateway added ${label} ≤ ${limitMs} ms over direct`,
       met: added <= limitMs,
-      figures: `${fixed(r.targets.gateway[figure], 3)} − ${fixed(r.targets.direct[figure], 3)} ms = ${signed(added, 3)} ms`,
+      figures: `${fixed(r.targets.gateway[figure], 3)} − ${fixed(r.targets.direct[figure], 3)} ms = ${signed(added, 3)} ms (the floor ${signed(floorAdded, 3)} ms)`,
+      floorMet: floorAdded <= limitMs,
     });
   };
 
@@ -175,11 +183,14 @@ export function checkTargets(results: ScenarioResult[]): TargetCheck[] {
   return checks;
 }
 
+/** MET or NOT MET; a miss that the floor shares is marked as such (still a miss: the target is the gateway's). */
+export const verdict = (check: TargetCheck): string => (check.met ? 'MET' : check.floorMet === false ? 'NOT MET, nor by the floor' : 'NOT MET');
+
 export function targetsTable(checks: TargetCheck[], format: Format): string {
   return render(
     format,
     ['scenario', 'target', 'result', 'figures (gateway / floor, or gateway − direct)'],
-    checks.map((c) => [c.scenario, c.goal, c.met ? 'MET' : 'NOT MET', c.figures]),
+    checks.map((c) => [c.scenario, c.goal, verdict(c), c.figures]),
     4,
   );
 }
