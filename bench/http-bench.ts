@@ -5,7 +5,17 @@ import path from 'node:path';
 import { describeRun, type RunEnvironment, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
 import { type MeasureSettings, ScenarioMeasurer, type ScenarioResult } from './measure.js';
 import type { BenchOptions } from './options.js';
-import { baselineNotes, checkTargets, emptyRunNotes, figuresTable, gatewayToFloorTable, sweepTables, type TargetCheck, targetsTable } from './report.js';
+import {
+  baselineNotes,
+  checkTargets,
+  emptyRunNotes,
+  figuresTable,
+  gatewayToFloorTable,
+  sweepTables,
+  type TargetCheck,
+  targetsSummary,
+  targetsTable,
+} from './report.js';
 import { buildScenarios, type SweepGroup } from './scenarios.js';
 import { buildDist, startTargets } from './targets.js';
 import { findWrk, wrkLoad } from './wrk.js';
@@ -49,7 +59,10 @@ export async function runHttpBench(options: BenchOptions, interrupted: Promise<n
       for (const note of [...baselineNotes(results), ...emptyRunNotes(results)]) out(`  ${note}`);
       out(`\n${gatewayToFloorTable(results, 'text')}`);
       if (options.sweep) out(`\n${sweepTables(results, sweepGroups, 'text')}`);
-      if (checks.length > 0) out(`\ntargets (issue 10), against the floor and direct of this run:\n${targetsTable(checks, 'text')}`);
+      if (checks.length > 0) {
+        out(`\ntargets (issue 10), against the floor and direct of this run:\n${targetsTable(checks, 'text')}`);
+        out(targetsSummary(checks));
+      }
       if (!wrk) out(`\n${WRK_MISSING}`);
 
       const data: HttpBenchResults = {
@@ -105,6 +118,8 @@ function resultsMarkdown(data: HttpBenchResults, results: ScenarioResult[], chec
     '### Targets',
     '',
     targetsTable(checks, 'markdown'),
+    '',
+    `${targetsSummary(checks)}.`,
     '',
     '### Figures',
     '',

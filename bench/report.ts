@@ -186,6 +186,13 @@ export function checkTargets(results: ScenarioResult[]): TargetCheck[] {
 /** MET or NOT MET; a miss that the floor shares is marked as such (still a miss: the target is the gateway's). */
 export const verdict = (check: TargetCheck): string => (check.met ? 'MET' : check.floorMet === false ? 'NOT MET, nor by the floor' : 'NOT MET');
 
+/** `6 of 10 targets met (1 missed by the floor as well)`: the run's verdict in one line. */
+export function targetsSummary(checks: TargetCheck[]): string {
+  const met = checks.filter((c) => c.met).length;
+  const shared = checks.filter((c) => !c.met && c.floorMet === false).length;
+  return `${met} of ${checks.length} targets met${shared > 0 ? ` (${shared} missed by the floor as well)` : ''}`;
+}
+
 export function targetsTable(checks: TargetCheck[], format: Format): string {
   return render(
     format,

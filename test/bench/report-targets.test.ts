@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ScenarioResult, TargetSummary } from '../../bench/measure.js';
-import { checkTargets, targetsTable, verdict } from '../../bench/report.js';
+import { checkTargets, targetsSummary, targetsTable, verdict } from '../../bench/report.js';
 
 /** A target's medians: only what the checks read is set apart from zero. */
 function summary(figures: Partial<TargetSummary>): TargetSummary {
@@ -66,5 +66,18 @@ describe('the bench report of the targets', () => {
     assert.equal(check.met, true);
     assert.equal(verdict(check), 'MET');
     assert.match(targetsTable([check], 'text'), /MET/);
+  });
+});
+
+describe('the one-line verdict of a run', () => {
+  it('counts the targets met, and how many of the misses the floor shares', () => {
+    const checks = checkTargets([oneConnection({ direct: 2.5, floor: 5.4, gateway: 6.9 })]);
+    // the p50 target (0 added) is met; the p99 is missed by both
+    assert.equal(targetsSummary(checks), '1 of 2 targets met (1 missed by the floor as well)');
+  });
+
+  it('names no shared miss when the floor kept within every target the gateway missed', () => {
+    const checks = checkTargets([oneConnection({ direct: 2.0, floor: 3.0, gateway: 4.5 })]);
+    assert.equal(targetsSummary(checks), '1 of 2 targets met');
   });
 });
