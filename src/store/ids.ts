@@ -36,3 +36,19 @@ export function newId(kind: IdKind): string {
   offset += RANDOM_BYTES;
   return `${kind}_${timePart(Date.now())}${random}`;
 }
+
+// Random hex for ids that are not rows (a translated message's `msg_…`), from a pool of their own:
+// randomBytes per id costs a call into the system's generator and a buffer each time.
+const hexPool = Buffer.alloc(4096);
+let hexOffset = hexPool.length;
+
+/** `bytes` random bytes as hex (2 × bytes characters); `bytes` at most 256. */
+export function randomHex(bytes: number): string {
+  if (hexOffset + bytes > hexPool.length) {
+    randomFillSync(hexPool);
+    hexOffset = 0;
+  }
+  const hex = hexPool.toString('hex', hexOffset, hexOffset + bytes);
+  hexOffset += bytes;
+  return hex;
+}

@@ -25,6 +25,18 @@ describe('messages', () => {
 
   const client = (key: string) => new Anthropic({ apiKey: key, baseURL: gw.url, maxRetries: 0 });
 
+  test('a translated message, plain or streamed, has an id of its own in the messages format', async () => {
+    const { key } = await gw.account({ creditMicros: 1_000_000 });
+    const params = { model: 'sandbox-chat', max_tokens: 100, messages: [{ role: 'user' as const, content: 'name me' }] };
+    const ids = [
+      (await client(key).messages.create(params)).id,
+      (await client(key).messages.create(params)).id,
+      (await client(key).messages.stream(params).finalMessage()).id,
+    ];
+    for (const id of ids) assert.match(id, /^msg_[0-9a-f]{24}$/);
+    assert.equal(new Set(ids).size, ids.length);
+  });
+
   for (const model of MODELS) {
     test(`${model}: messages.create answers in the messages format and bills exactly the usage`, async () => {
       const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });

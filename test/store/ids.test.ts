@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { newId } from '../../src/store/ids.js';
+import { newId, randomHex } from '../../src/store/ids.js';
 
 test('ids name their kind and never repeat, across refills of the random pool', () => {
   const ids = Array.from({ length: 2_000 }, () => newId('hold'));
@@ -24,4 +24,12 @@ test('an id made later sorts after an earlier one when compared as text', async 
     assert.ok(previous < next, `${previous} < ${next}`);
     previous = next;
   }
+});
+
+test('random hex has the length asked for and does not repeat, across refills of its pool', () => {
+  const ids = Array.from({ length: 1_000 }, () => randomHex(12));
+  for (const id of ids) assert.match(id, /^[0-9a-f]{24}$/);
+  assert.equal(new Set(ids).size, ids.length);
+  // each takes its own slice of the pool: neighbours share no bytes
+  assert.notEqual(ids[0]!.slice(0, 8), ids[1]!.slice(0, 8));
 });

@@ -1,12 +1,12 @@
 // POST /v1/messages: the messages format, served by a messages-native upstream as it is, or
 // translated to and from an OpenAI-style one. Billed on the upstream's token usage.
-import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { messagesPromptTokens, outputTokenCap, tokenEstimate } from '../../billing/estimates.js';
 import { countTokens } from '../../billing/tokens.js';
 import { invalidRequest, MESSAGES } from '../../errors.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import type { CallArgs, MeteredAnswer } from '../../pipeline/types.js';
+import { randomHex } from '../../store/ids.js';
 import type { Store } from '../../store/open.js';
 import { ANTHROPIC_VERSION, createNativeMessage, streamNativeMessage } from '../../upstreams/anthropic/client.js';
 import type { MessagesRequest } from '../../upstreams/anthropic/types.js';
@@ -33,7 +33,7 @@ async function requireVersion(request: FastifyRequest) {
   }
 }
 
-const messageId = () => `msg_${randomBytes(12).toString('hex')}`;
+const messageId = () => `msg_${randomHex(12)}`;
 
 async function callNative({ body, model, estimate, signal }: CallArgs<MessagesRequest>): Promise<MeteredAnswer> {
   const upstreamBody = { ...body, model: model.upstreamModel };
