@@ -183,13 +183,16 @@ export function checkTargets(results: ScenarioResult[]): TargetCheck[] {
   return checks;
 }
 
+/** A target the gateway missed and the floor missed too. */
+const missedByBoth = (check: TargetCheck) => !check.met && check.floorMet === false;
+
 /** MET or NOT MET; a miss that the floor shares is marked as such (still a miss: the target is the gateway's). */
-export const verdict = (check: TargetCheck): string => (check.met ? 'MET' : check.floorMet === false ? 'NOT MET, nor by the floor' : 'NOT MET');
+export const verdict = (check: TargetCheck): string => (check.met ? 'MET' : missedByBoth(check) ? 'NOT MET, nor by the floor' : 'NOT MET');
 
 /** `6 of 10 targets met (1 missed by the floor as well)`: the run's verdict in one line. */
 export function targetsSummary(checks: TargetCheck[]): string {
   const met = checks.filter((c) => c.met).length;
-  const shared = checks.filter((c) => !c.met && c.floorMet === false).length;
+  const shared = checks.filter(missedByBoth).length;
   return `${met} of ${checks.length} targets met${shared > 0 ? ` (${shared} missed by the floor as well)` : ''}`;
 }
 

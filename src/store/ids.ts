@@ -11,9 +11,21 @@ const SORTED_DIGITS = '-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrs
 const TIME_CHARS = 8; // 48 bits of milliseconds: until the year 10889
 const RANDOM_CHARS = 14; // 84 bits: ids made in the same millisecond never meet
 const RANDOM_BYTES = 11; // 88 bits of base64url, cut to 14 characters
-// Filled 256 ids at a time: one call into the system's generator instead of one per id.
-const pool = Buffer.alloc(RANDOM_BYTES * 256);
+// Random bytes for every id made here, filled a few hundred ids at a time: one call into the
+// system's generator instead of one (and a buffer) per id.
+const pool = Buffer.alloc(4096);
 let offset = pool.length;
+
+/** Where `bytes` unused random bytes start in the pool (at most its length), refilled when it runs short. */
+function takeRandom(bytes: number): number {
+  if (offset + bytes > pool.length) {
+    randomFillSync(pool);
+    offset = 0;
+  }
+  const start = offset;
+  offset += bytes;
+  return start;
+}
 
 let lastMs = -1;
 let lastTime = '';
@@ -28,27 +40,13 @@ function timePart(ms: number): string {
 }
 
 export function newId(kind: IdKind): string {
-  if (offset === pool.length) {
-    randomFillSync(pool);
-    offset = 0;
-  }
-  const random = pool.toString('base64url', offset, offset + RANDOM_BYTES).slice(0, RANDOM_CHARS);
-  offset += RANDOM_BYTES;
+  const start = takeRandom(RANDOM_BYTES);
+  const random = pool.toString('base64url', start, start + RANDOM_BYTES).slice(0, RANDOM_CHARS);
   return `${kind}_${timePart(Date.now())}${random}`;
 }
 
-// Random hex for ids that are not rows (a translated message's `msg_…`), from a pool of their own:
-// randomBytes per id costs a call into the system's generator and a buffer each time.
-const hexPool = Buffer.alloc(4096);
-let hexOffset = hexPool.length;
-
-/** `bytes` random bytes as hex (2 × bytes characters); `bytes` at most 256. */
+/** `bytes` random bytes as hex (2 × bytes characters), for ids that are not rows (a translated message's `msg_…`). */
 export function randomHex(bytes: number): string {
-  if (hexOffset + bytes > hexPool.length) {
-    randomFillSync(hexPool);
-    hexOffset = 0;
-  }
-  const hex = hexPool.toString('hex', hexOffset, hexOffset + bytes);
-  hexOffset += bytes;
-  return hex;
+  const start = takeRandom(bytes);
+  return pool.toString('hex', start, start + bytes);
 }
