@@ -43,13 +43,14 @@ export function runEnvironment(): RunEnvironment {
  */
 export function describeRun(
   env: RunEnvironment,
-  s: { rounds: number; seconds: number; warmupSeconds: number },
+  s: { rounds: number; seconds: number; warmupSeconds: number; processWarmupSeconds?: number },
   loadGenerator: string,
   overRounds = 'medians over rounds',
 ): string {
+  const processWarmup = s.processWarmupSeconds ? `each target first warmed with every scenario's call for ${s.processWarmupSeconds} s; ` : '';
   return (
     `${env.date.slice(0, 10)}, code ${env.commit}, Node.js ${env.node}, ${env.cores} cores (${env.cpuModel}), ${env.platform}, load average ${env.loadAverage} at the start; ` +
-    `${s.rounds} round${s.rounds === 1 ? '' : 's'} of ${s.seconds} s after a ${s.warmupSeconds} s warm-up, ${overRounds}; load: ${loadGenerator}`
+    `${processWarmup}${s.rounds} round${s.rounds === 1 ? '' : 's'} of ${s.seconds} s after a ${s.warmupSeconds} s warm-up, ${overRounds}; load: ${loadGenerator}`
   );
 }
 

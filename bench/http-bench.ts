@@ -16,7 +16,7 @@ import {
   targetsSummary,
   targetsTable,
 } from './report.js';
-import { buildScenarios, type SweepGroup } from './scenarios.js';
+import { buildScenarios, type SweepGroup, TARGETS, type TargetName } from './scenarios.js';
 import { buildDist, startTargets } from './targets.js';
 import { findWrk, wrkLoad } from './wrk.js';
 
@@ -25,7 +25,17 @@ const WRK_MISSING = 'wrk not found (or BENCH_WRK=none): load from the undici fal
 
 interface HttpBenchResults {
   environment: RunEnvironment;
-  settings: { rounds: number; seconds: number; warmupSeconds: number; ttfbSeconds: number; loadGenerator: string; wrkThreads: number | null };
+  settings: {
+    rounds: number;
+    seconds: number;
+    warmupSeconds: number;
+    processWarmupSeconds: number;
+    ttfbSeconds: number;
+    loadGenerator: string;
+    wrkThreads: number | null;
+  };
+  /** CPU ms a call of the first scenario in each fresh target's first seconds (the process warm-up); null without it. */
+  coldStartCpuMsPerRequest: Record<TargetName, number | null>;
   scenarios: Record<string, ScenarioResult>;
   targets: TargetCheck[];
   gatewayLogBytes: number | null;
@@ -51,6 +61,8 @@ export async function runHttpBench(options: BenchOptions, interrupted: Promise<n
       if (!wrk) out(`  ${WRK_MISSING}`);
 
       const measurer = new ScenarioMeasurer(targets, settings, out);
+      const coldStartCpuMsPerRequest = await measurer.warmUpProcesses(chosen);
+      if (settings.processWarmupSeconds > 0) out(`  ${coldStartNote(chosen[0]!.name, coldStartCpuMsPerRequest)}`);
       const results: ScenarioResult[] = [];
       for (const scenario of chosen) results.push(await measurer.measure(scenario));
       const checks = checkTargets(results);
@@ -68,6 +80,7 @@ export async function runHttpBench(options: BenchOptions, interrupted: Promise<n
       const data: HttpBenchResults = {
         environment,
         settings: { ...pick(options), loadGenerator, wrkThreads: wrk ? options.wrkThreads : null },
+        coldStartCpuMsPerRequest,
         scenarios: Object.fromEntries(results.map((r) => [r.name, r])),
         targets: checks,
         gatewayLogBytes: fileSize(targets.gatewayLogFile),
@@ -89,7 +102,19 @@ export async function runHttpBench(options: BenchOptions, interrupted: Promise<n
   }
 }
 
-const pick = ({ rounds, seconds, warmupSeconds, ttfbSeconds }: BenchOptions) => ({ rounds, seconds, warmupSeconds, ttfbSeconds });
+const pick = ({ rounds, seconds, warmupSeconds, processWarmupSeconds, ttfbSeconds }: BenchOptions) => ({
+  rounds,
+  seconds,
+  warmupSeconds,
+  processWarmupSeconds,
+  ttfbSeconds,
+});
+
+/** The process warm-up's line: what the first scenario's call cost each fresh target, to set beside its measured rounds. */
+export function coldStartNote(scenario: string, cpuMs: Record<TargetName, number | null>): string {
+  const figure = (target: TargetName) => `${target} ${cpuMs[target] === null ? 'n/a' : cpuMs[target]!.toFixed(3)}`;
+  return `process warm-up done; ${scenario} in each fresh target's first seconds, CPU ms a call: ${TARGETS.map(figure).join(', ')}`;
+}
 
 function fileSize(file: string): number | null {
   try {
@@ -111,7 +136,8 @@ function errorRateExitCode(results: ScenarioResult[]): number {
 }
 
 function resultsMarkdown(data: HttpBenchResults, results: ScenarioResult[], checks: TargetCheck[]): string {
-  const notes = [...baselineNotes(results), ...emptyRunNotes(results)].map((n) => `- ${n}`);
+  const coldStart = data.settings.processWarmupSeconds > 0 ? [coldStartNote(results[0]!.name, data.coldStartCpuMsPerRequest)] : [];
+  const notes = [...baselineNotes(results), ...emptyRunNotes(results), ...coldStart].map((n) => `- ${n}`);
   return [
     `Run of ${describeRun(data.environment, data.settings, data.settings.loadGenerator)}.`,
     '',

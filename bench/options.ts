@@ -25,6 +25,8 @@ export interface BenchOptions {
   rounds: number;
   seconds: number;
   warmupSeconds: number;
+  /** Before the first scenario, each target loaded with every scenario's call for this long (0: not). */
+  processWarmupSeconds: number;
   ttfbSeconds: number;
   wrkThreads: number;
   ledgerSeconds: number;
@@ -66,7 +68,7 @@ export const USAGE = `usage: npm run bench -- [--sweep] [--ledger] [--slow-strea
   --write-docs  write the results into docs/benchmarks.json and docs/benchmarks.md
   --only a,b    run only these scenarios (while developing)
 
-environment: BENCH_ROUNDS (3), BENCH_SECONDS (8), BENCH_WARMUP_SECONDS (2), BENCH_TTFB_SECONDS (2),
+environment: BENCH_ROUNDS (3), BENCH_SECONDS (8), BENCH_WARMUP_SECONDS (2), BENCH_PROCESS_WARMUP_SECONDS (2), BENCH_TTFB_SECONDS (2),
   BENCH_WRK_THREADS (1), BENCH_WRK (path of wrk, or "none" for the undici fallback), BENCH_SKIP_BUILD=1, BENCH_KEEP_WORKDIR=1,
   BENCH_SWEEP=1, BENCH_GATEWAY_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=DIR"), BENCH_LEDGER_SECONDS (5), BENCH_LEDGER_WORKERS (64), BENCH_LEDGER_ACCOUNTS (1000),
   BENCH_SLOW_STREAMS (10000, or what the open-files limit allows), BENCH_SLOW_STREAM_WORDS (150),
@@ -100,6 +102,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     rounds: envNumber('BENCH_ROUNDS', 3, { min: 1, integer: true }),
     seconds: envNumber('BENCH_SECONDS', 8, { min: 1, integer: true }),
     warmupSeconds: envNumber('BENCH_WARMUP_SECONDS', 2, { min: 1, integer: true }),
+    processWarmupSeconds: envNumber('BENCH_PROCESS_WARMUP_SECONDS', 2, { min: 0, integer: true }),
     ttfbSeconds: envNumber('BENCH_TTFB_SECONDS', 2, { min: 0.1 }),
     wrkThreads: envNumber('BENCH_WRK_THREADS', 1, { min: 1, integer: true }),
     ledgerSeconds: envNumber('BENCH_LEDGER_SECONDS', 5, { min: 0.5 }),
