@@ -7,7 +7,7 @@ import type { BenchChild } from '../../bench/processes.js';
 import { type BenchRequest, type Scenario, TARGETS, type TargetName } from '../../bench/scenarios.js';
 import type { Targets } from '../../bench/targets.js';
 
-/** Three stand-in targets in this process: each counts the calls it got by path, and fails those to /fail. */
+/** Three stand-in targets in this process: each counts the calls it got by path; /fail fails always, /flaky after its first call. */
 const calls: Record<TargetName, Map<string, number>> = { direct: new Map(), floor: new Map(), gateway: new Map() };
 const servers: Server[] = [];
 let targets: Targets;
@@ -30,8 +30,10 @@ before(async () => {
   for (const target of TARGETS) {
     const server = createServer((req, res) => {
       req.resume();
-      calls[target].set(req.url!, (calls[target].get(req.url!) ?? 0) + 1);
-      res.writeHead(req.url === '/fail' ? 500 : 200).end('done');
+      const count = (calls[target].get(req.url!) ?? 0) + 1;
+      calls[target].set(req.url!, count);
+      const fails = req.url === '/fail' || (req.url === '/flaky' && count > 1);
+      res.writeHead(fails ? 500 : 200).end('done');
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     servers.push(server);
@@ -74,7 +76,17 @@ describe('the bench warms every fresh target before its first round', () => {
     }
   });
 
+  it("stops the bench before any load, naming the target, when a scenario's call is not answered whole", async () => {
+    for (const target of TARGETS) calls[target].clear();
+    await assert.rejects(
+      measurer(0.2).warmUpProcesses([scenario('fine', 1), scenario('broken', 1, '/fail')]),
+      /broken: direct did not answer as expected: status 500/,
+    );
+    assert.equal(calls.gateway.get('/fine'), 1, 'the checks came first: one call each, no load');
+  });
+
   it('stops the bench, naming the scenario, when a warm-up call fails', async () => {
-    await assert.rejects(measurer(0.2).warmUpProcesses([scenario('broken', 1, '/fail')]), /broken: \d+ of \d+ warm-up requests to direct failed/);
+    for (const target of TARGETS) calls[target].clear();
+    await assert.rejects(measurer(0.2).warmUpProcesses([scenario('flaky', 1, '/flaky')]), /flaky: \d+ of \d+ warm-up requests to direct failed/);
   });
 });
