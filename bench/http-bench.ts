@@ -113,7 +113,7 @@ const pick = ({ rounds, seconds, warmupSeconds, processWarmupSeconds, ttfbSecond
 /** The process warm-up's line: what the first scenario's call cost each fresh target, to set beside its measured rounds. */
 export function coldStartNote(scenario: string, cpuMs: Record<TargetName, number | null>): string {
   const figure = (target: TargetName) => `${target} ${cpuMs[target] === null ? 'n/a' : cpuMs[target]!.toFixed(3)}`;
-  return `process warm-up done; ${scenario} in each fresh target's first seconds, CPU ms a call: ${TARGETS.map(figure).join(', ')}`;
+  return `cold start (the process warm-up): ${scenario} in each fresh target's first seconds, CPU ms a call: ${TARGETS.map(figure).join(', ')}`;
 }
 
 function fileSize(file: string): number | null {

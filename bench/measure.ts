@@ -108,8 +108,8 @@ export class ScenarioMeasurer {
    * (each call checked whole first, so a target that answers wrongly is named as check() names it).
    * A fresh gateway runs its first few thousand calls before V8 has optimized them, at several times
    * the CPU a call of a warm one (measured: 1.06 ms in its first 2 s, 0.23 after), and the first
-   * scenario's first rounds would be those calls; the floor and direct, a few functions each, warm
-   * within their own warm-up. Returns each target's CPU ms a call of the first scenario in its first
+   * scenario's first rounds would be those calls; the floor and direct, a few functions each, cost
+   * little more cold. Returns each target's CPU ms a call of the first scenario in its first
    * seconds: what a cold start costs.
    */
   async warmUpProcesses(scenarios: Scenario[]): Promise<Record<TargetName, number | null>> {
