@@ -2,8 +2,9 @@
 
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import type { Dispatcher } from 'undici';
+import { type Dispatcher, errors } from 'undici';
 import { listenForAbort } from '../abort-slot.js';
+import { answerWatch, type WatchedAnswer } from './answer-watch.js';
 import type { Upstream } from './pool.js';
 
 const ERROR_BODY_LIMIT = 64 * 1024;
@@ -73,7 +74,9 @@ export async function postJson(
  * POSTs JSON and reads the whole answer as text, for answers that are not streamed. A non-2xx
  * answer throws UpstreamHttpError, as postJson does. This is undici's dispatch with a handler that
  * gathers the body, not request(), whose body stream and its listeners cost a call about 40 %
- * more CPU (measured against the sandbox at 50 calls at once: 40 against 28 µs a call).
+ * more CPU (measured against the sandbox at 50 calls at once: 40 against 28 µs a call). Its
+ * headers and body timeouts are the channel's, kept by the answer watch (answer-watch.ts), not by
+ * undici's timers.
  */
 export function postForText(upstream: Upstream, args: { path: string; body: unknown; headers?: Record<string, string>; signal: AbortSignal }): Promise<string> {
   const { signal } = args;
@@ -86,19 +89,34 @@ export function postForText(upstream: Upstream, args: { path: string; body: unkn
       body: JSON.stringify(args.body),
       // the connection queue (wait-bounded-pool.ts) reads it, to let a caller who leaves go at once
       signal,
+      // kept by the answer watch instead (WholeAnswer)
+      headersTimeout: 0,
+      bodyTimeout: 0,
     };
     try {
-      upstream.pool.dispatch(options, new WholeAnswer(signal, resolve, reject));
+      upstream.pool.dispatch(options, new WholeAnswer(signal, upstream.pool.answerTimeouts, resolve, reject));
     } catch (error) {
       reject(error);
     }
   });
 }
 
+/** A deadline `ms` from now; none when `ms` is 0 (undici's meaning of a timeout of 0). */
+const deadlineIn = (ms: number) => (ms > 0 ? performance.now() + ms : Number.POSITIVE_INFINITY);
+
 const abortReason = (signal: AbortSignal): unknown => signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
 
-/** Gathers an answer's body; settles once, when it completes or fails. */
-class WholeAnswer implements Dispatcher.DispatchHandler {
+/**
+ * Gathers an answer's body; settles once, when it completes or fails. Timed by the answer watch from
+ * its connect: its headers within `headersMs`, then each part of its body within `bodyMs` of the
+ * one before, as undici's own timeouts would (0: not timed).
+ */
+export class WholeAnswer implements Dispatcher.DispatchHandler, WatchedAnswer {
+  deadline = Number.POSITIVE_INFINITY;
+  previous: WatchedAnswer | undefined = undefined;
+  next: WatchedAnswer | undefined = undefined;
+  watched = false;
+  private headersArrived = false;
   private statusCode = 0;
   private rawHeaders: Buffer[] = [];
   private readonly chunks: Buffer[] = [];
@@ -109,6 +127,7 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
 
   constructor(
     private readonly signal: AbortSignal,
+    private readonly timeouts: { headersMs: number; bodyMs: number },
     private readonly resolve: (text: string) => void,
     private readonly reject: (error: unknown) => void,
   ) {}
@@ -116,17 +135,22 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
   onConnect(abort: (reason?: Error) => void) {
     if (this.signal.aborted) return abort(abortReason(this.signal) as Error);
     this.abort = abort;
-    // undici may connect a request again: it is listened for once
+    // undici may connect a request again: it is listened for once, and timed from the last connect
     this.stopListening ??= listenForAbort(this.signal, this.onAbort);
+    this.deadline = deadlineIn(this.timeouts.headersMs);
+    answerWatch.watch(this);
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[]) {
     this.statusCode = statusCode;
     this.rawHeaders = rawHeaders;
+    this.headersArrived = true;
+    this.deadline = deadlineIn(this.timeouts.bodyMs);
     return true;
   }
 
   onData(chunk: Buffer) {
+    if (this.timeouts.bodyMs > 0) this.deadline = performance.now() + this.timeouts.bodyMs;
     // an error body is kept to its first ERROR_BODY_LIMIT bytes; the rest is read and dropped
     if (this.succeeded() || this.size < ERROR_BODY_LIMIT) {
       this.chunks.push(chunk);
@@ -136,6 +160,7 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
   }
 
   onComplete() {
+    answerWatch.unwatch(this);
     this.stopListening?.();
     const body = Buffer.concat(this.chunks, this.size);
     if (this.succeeded()) return this.resolve(body.toString('utf8'));
@@ -144,8 +169,14 @@ class WholeAnswer implements Dispatcher.DispatchHandler {
   }
 
   onError(error: Error) {
+    answerWatch.unwatch(this);
     this.stopListening?.();
     this.reject(error);
+  }
+
+  /** Past its deadline: undici's error for the phase it waited in, and its connection closed (by undici's abort). */
+  expire() {
+    this.abort?.(this.headersArrived ? new errors.BodyTimeoutError() : new errors.HeadersTimeoutError());
   }
 
   private succeeded() {

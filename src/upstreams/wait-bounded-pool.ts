@@ -55,6 +55,8 @@ export class WaitBoundedPool extends Pool {
   readonly #slots: number;
   readonly #maxWaitMs: number;
   readonly #observer: ConnectionWaitObserver | undefined;
+  /** The headers and body timeouts undici keeps for this pool's requests; an answer read whole keeps them itself (http.ts). */
+  readonly answerTimeouts: { headersMs: number; bodyMs: number };
   #inFlight = 0;
   // insertion-ordered, so the first entry is the longest waiting; delete is O(1) for a caller who leaves
   readonly #queue = new Set<QueuedRequest>();
@@ -65,6 +67,8 @@ export class WaitBoundedPool extends Pool {
     this.#slots = connections;
     this.#maxWaitMs = maxWaitMs;
     this.#observer = observer;
+    // undici's defaults when not given: 300 s each
+    this.answerTimeouts = { headersMs: options.headersTimeout ?? 300_000, bodyMs: options.bodyTimeout ?? 300_000 };
   }
 
   /** Requests on the wire now (at most `connections`). */
