@@ -111,12 +111,12 @@ const abortReason = (signal: AbortSignal): unknown => signal.reason ?? new DOMEx
  * its connect: its headers within `headersMs`, then each part of its body within `bodyMs` of the
  * one before, as undici's own timeouts would (0: not timed).
  */
-export class WholeAnswer implements Dispatcher.DispatchHandler, WatchedAnswer {
+class WholeAnswer implements Dispatcher.DispatchHandler, WatchedAnswer {
   deadline = Number.POSITIVE_INFINITY;
   previous: WatchedAnswer | undefined = undefined;
   next: WatchedAnswer | undefined = undefined;
   watched = false;
-  private headersArrived = false;
+  /** 0 until the headers arrive. */
   private statusCode = 0;
   private rawHeaders: Buffer[] = [];
   private readonly chunks: Buffer[] = [];
@@ -144,13 +144,12 @@ export class WholeAnswer implements Dispatcher.DispatchHandler, WatchedAnswer {
   onHeaders(statusCode: number, rawHeaders: Buffer[]) {
     this.statusCode = statusCode;
     this.rawHeaders = rawHeaders;
-    this.headersArrived = true;
     this.deadline = deadlineIn(this.timeouts.bodyMs);
     return true;
   }
 
   onData(chunk: Buffer) {
-    if (this.timeouts.bodyMs > 0) this.deadline = performance.now() + this.timeouts.bodyMs;
+    this.deadline = deadlineIn(this.timeouts.bodyMs);
     // an error body is kept to its first ERROR_BODY_LIMIT bytes; the rest is read and dropped
     if (this.succeeded() || this.size < ERROR_BODY_LIMIT) {
       this.chunks.push(chunk);
@@ -176,7 +175,7 @@ export class WholeAnswer implements Dispatcher.DispatchHandler, WatchedAnswer {
 
   /** Past its deadline: undici's error for the phase it waited in, and its connection closed (by undici's abort). */
   expire() {
-    this.abort?.(this.headersArrived ? new errors.BodyTimeoutError() : new errors.HeadersTimeoutError());
+    this.abort?.(this.statusCode === 0 ? new errors.HeadersTimeoutError() : new errors.BodyTimeoutError());
   }
 
   private succeeded() {
