@@ -20,7 +20,7 @@ const UPSTREAM_HEADERS = { 'content-type': 'application/json', authorization: 'B
 // own, and a reference for the stack must not carry the gateway's own code (its pool's wait queue).
 
 /** POSTs `body` to the chat path and resolves with the answer's text (a non-2xx answer rejects). */
-function postChat(pool: Pool, body: string): Promise<string> {
+export function postChat(pool: Pool, body: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let status = 0;

@@ -1,9 +1,12 @@
 // `npm run bench -- --relays`: where a plain call's cost lies. Non-streamed chat at 50 connections
 // through the floor, the two minimal JSON relays (minimal-relay.ts: the gateway's HTTP and JSON
-// work alone) and the gateway, round by round, each its own process: requests a second and CPU
-// per request, as ratios to the floor. The gap between the relays and the gateway is the gateway's
-// own per-call work; the gap between the floor and the relays is its stack's.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+// work alone), the billed relay (billed-relay.ts: the Fastify relay plus the least work of billing
+// a call on SQLite) and the gateway, round by round, each its own process: requests a second and
+// CPU per request, as ratios to the floor. The gap between the floor and the relays is the
+// gateway's stack's; between the Fastify relay and the billed one, what billing must cost; between
+// the billed relay and the gateway, the most a rewrite of the gateway's call path could save.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describeRun, type RunEnvironment, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
@@ -15,15 +18,16 @@ import { type BenchChild, freePort, ROOT, startNode } from './processes.js';
 import { type BenchRequest, buildScenarios } from './scenarios.js';
 import { median } from './stats.js';
 import { markdownTable, ratio, textTable } from './table.js';
-import { buildDist, startTargets, transpiled } from './targets.js';
+import { buildDist, DIST_MAIN, startTargets, transpiled } from './targets.js';
 import { findWrk, runWrk, wrkLoad } from './wrk.js';
 
 const SCENARIO = 'chat-plain-c50';
 const RELAY_SCRIPT = path.join(ROOT, 'bench', 'minimal-relay.ts');
+const BILLED_RELAY_SCRIPT = path.join(ROOT, 'bench', 'billed-relay.ts');
 // Under the repository, so that the transpiled relay finds fastify and undici in node_modules.
 const RELAY_DIR = path.join(ROOT, 'node_modules', '.cache', 'tollroute-bench');
 
-const RELAY_TARGETS = ['floor', 'relay-undici', 'relay-fastify', 'gateway'] as const;
+const RELAY_TARGETS = ['floor', 'relay-undici', 'relay-fastify', 'relay-billed', 'gateway'] as const;
 type RelayTarget = (typeof RELAY_TARGETS)[number];
 
 interface RelayFigures {
@@ -58,6 +62,23 @@ export async function startRelay(kind: RelayKind, upstreamUrl: string, nodeArgs:
   return { child, url: `http://127.0.0.1:${port}`, script };
 }
 
+/**
+ * The billed relay as its own process, billing `key`'s calls on a SQLite store of its own in
+ * `workDir`, made with the gateway's schema by `tollroute migrate`.
+ */
+export async function startBilledRelay(upstreamUrl: string, workDir: string, key: string): Promise<StartedRelay> {
+  const storeFile = path.join(workDir, 'billed-relay.db');
+  const configFile = path.join(workDir, 'billed-relay.json');
+  writeFileSync(configFile, JSON.stringify({ store: `sqlite:${storeFile}`, data_dir: workDir }));
+  const migrate = spawnSync(process.execPath, [DIST_MAIN, 'migrate', '--config', configFile], { encoding: 'utf8' });
+  if (migrate.status !== 0) throw new Error(`tollroute migrate for the billed relay failed: ${migrate.stderr}`);
+  mkdirSync(RELAY_DIR, { recursive: true });
+  const script = transpiled(BILLED_RELAY_SCRIPT, RELAY_DIR);
+  const port = await freePort();
+  const child = await startNode('billed relay', [script, String(port), new URL(upstreamUrl).port, storeFile, key]);
+  return { child, url: `http://127.0.0.1:${port}`, script };
+}
+
 export async function runRelaysBench(options: BenchOptions, interrupted: Promise<never>): Promise<number> {
   const wrk = findWrk();
   if (!wrk) throw new Error('--relays needs wrk (apt-get install wrk): the fallback load generator would be the bottleneck here');
@@ -73,6 +94,9 @@ export async function runRelaysBench(options: BenchOptions, interrupted: Promise
         started.push(relay.child);
         relays[`relay-${kind}`] = relay;
       }
+      const billed = await startBilledRelay(targets.urls.direct, workDir, targets.gatewayKey);
+      started.push(billed.child);
+      relays['relay-billed'] = billed;
       const broken = Promise.race([targets.broken, ...started.map((child) => child.died)]);
       broken.catch(() => {});
 
@@ -80,6 +104,8 @@ export async function runRelaysBench(options: BenchOptions, interrupted: Promise
       if (!scenario) throw new Error(`no scenario ${SCENARIO}`);
       const where = (target: RelayTarget): { url: string; pid: number; request: BenchRequest } => {
         if (target === 'gateway') return { url: targets.urls.gateway, pid: targets.processes.gateway.pid, request: scenario.gateway };
+        // The billed relay takes the gateway's call: its key, the gateway's body.
+        if (target === 'relay-billed') return { url: relays[target]!.url, pid: relays[target]!.child.pid, request: scenario.gateway };
         if (target === 'floor') return { url: targets.urls.floor, pid: targets.processes.floor.pid, request: scenario.upstream };
         return { url: relays[target]!.url, pid: relays[target]!.child.pid, request: scenario.upstream };
       };

@@ -11,7 +11,7 @@ import { type BenchChild, freePort, ROOT, startNode } from './processes.js';
 import type { TargetName } from './scenarios.js';
 
 const CREDIT_MICROS = 1_000_000_000_000_000; // a billion units, below 2^53: no request in the run is refused for money
-const DIST_MAIN = path.join(ROOT, 'dist', 'main.js');
+export const DIST_MAIN = path.join(ROOT, 'dist', 'main.js');
 const BARE_PROXY = path.join(ROOT, 'bench', 'bare-proxy.ts');
 
 export interface Targets {
@@ -129,8 +129,13 @@ export function transpiled(file: string, outDir: string): string {
   const { outputText } = ts.transpileModule(readFileSync(file, 'utf8'), {
     compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
   });
+  // A bench file it imports (`./name.js`) is transpiled beside it, and imported as such.
+  const withSiblings = outputText.replace(/from '\.\/([\w-]+)\.js'/g, (_, name: string) => {
+    transpiled(path.join(path.dirname(file), `${name}.ts`), outDir);
+    return `from './${name}.mjs'`;
+  });
   const out = path.join(outDir, `${path.basename(file, '.ts')}.mjs`);
-  writeFileSync(out, outputText);
+  writeFileSync(out, withSiblings);
   return out;
 }
 

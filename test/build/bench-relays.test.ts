@@ -58,10 +58,17 @@ for (const kind of RELAY_KINDS) {
 test('the relays table gives each target its ratios to the floor', () => {
   const figures = (requestsPerSecond: number, cpuMsPerRequest: number) => ({ requestsPerSecond, cpuMsPerRequest, errors: 0, runs: [] });
   const results = {
-    targets: { floor: figures(1000, 0.1), 'relay-undici': figures(1100, 0.09), 'relay-fastify': figures(900, 0.12), gateway: figures(500, 0.25) },
+    targets: {
+      floor: figures(1000, 0.1),
+      'relay-undici': figures(1100, 0.09),
+      'relay-fastify': figures(900, 0.12),
+      'relay-billed': figures(700, 0.15),
+      gateway: figures(500, 0.25),
+    },
   } as unknown as RelaysResults;
   const lines = relaysTable(results, 'markdown').split('\n');
   assert.equal(lines[0], '| target | req/s | CPU µs/req | req/s ÷ floor | CPU ÷ floor | errors |');
   assert.equal(lines[2], '| floor | 1000 | 100 | 1.00× | 1.00× | 0 |');
-  assert.equal(lines[5], '| gateway | 500 | 250 | 0.50× | 2.50× | 0 |');
+  assert.equal(lines[5], '| relay-billed | 700 | 150 | 0.70× | 1.50× | 0 |');
+  assert.equal(lines[6], '| gateway | 500 | 250 | 0.50× | 2.50× | 0 |');
 });
