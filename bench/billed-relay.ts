@@ -9,9 +9,12 @@
 // - the rows: written later, many calls to a transaction, into the gateway's own schema (the store
 //   `tollroute migrate` makes): the hold row, its two ledger rows chained to the account's, the
 //   usage row and the account's balance, by one statement a call (an INSTEAD OF trigger);
-// - the request's log line, from a template, written in blocks.
-// What the gateway does beyond this (validation, rate limits, routing and failover, deadlines,
-// metrics, the usage mover, idempotency, streams) is what a rewrite could hope to save at most.
+// - the request's log line, from a template, written in blocks;
+// - and the small things the spec and issue 10 ask of every call: the body checked against a JSON
+//   schema, a rate limit (a token bucket in memory), a deadline (a timer), the gateway's own time
+//   in a histogram and in Server-Timing.
+// What the gateway does beyond this (routing and failover, idempotency, the usage mover, metrics
+// by label, its layers of hooks and promises) is the most a rewrite of its call path could save.
 //
 //   node <transpiled billed-relay.mjs> <listen port> <upstream port> <store file> <tr- key>
 import { createHash, randomBytes } from 'node:crypto';
@@ -23,11 +26,36 @@ import Fastify from 'fastify';
 import { Pool } from 'undici';
 import { postChat, type Relay } from './minimal-relay.js';
 
+export interface BilledRelay extends Relay {
+  /** The gateway-time histogram's counts (one more than BUCKETS_MS: the last is +Inf) and their sum. */
+  calls(): { histogram: number[]; sumMs: number };
+}
+
 const ACCOUNT_ID = 'acct_billed_relay';
 const KEY_ID = 'key_billed_relay';
 const CREDIT_MICROS = 1_000_000_000_000_000;
 /** Micros per token, in and out (the price matters only as integer work per call). */
 const PRICE = { input: 1, output: 2 };
+const DEADLINE_MS = 600_000;
+const RATE_PER_MINUTE = 1_000_000_000;
+/** Upper bounds of the gateway-time histogram, ms. */
+const BUCKETS_MS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 50, 100, 250, 500, 1000];
+const CHAT_SCHEMA = {
+  body: {
+    type: 'object',
+    required: ['model', 'messages'],
+    properties: {
+      model: { type: 'string', minLength: 1 },
+      messages: {
+        type: 'array',
+        minItems: 1,
+        items: { type: 'object', required: ['role'], properties: { role: { type: 'string' }, content: {} } },
+      },
+      max_tokens: { type: 'integer', minimum: 1 },
+      stream: { type: 'boolean' },
+    },
+  },
+};
 
 interface Call {
   holdId: string;
@@ -59,7 +87,7 @@ const ROWS_SQL = `
               new.charged, new.now, new.upstream_ms);
   end;`;
 
-export async function startBilledRelay(listenPort: number, upstreamPort: number, storeFile: string, key: string): Promise<Relay> {
+export async function startBilledRelay(listenPort: number, upstreamPort: number, storeFile: string, key: string): Promise<BilledRelay> {
   const pool = new Pool(`http://127.0.0.1:${upstreamPort}`, { connections: 256 });
   const sqlite = new Database(storeFile);
   sqlite.pragma('journal_mode = WAL');
@@ -76,7 +104,15 @@ export async function startBilledRelay(listenPort: number, upstreamPort: number,
     }
   });
 
-  const keys = new Map([[sha256(key), { accountId: ACCOUNT_ID, keyId: KEY_ID }]]);
+  const keys = new Map([[sha256(key), { accountId: ACCOUNT_ID, keyId: KEY_ID, tokens: RATE_PER_MINUTE, refilledAt: Date.now() }]]);
+  const histogram = new Array<number>(BUCKETS_MS.length + 1).fill(0);
+  let histogramSum = 0;
+  const observe = (ms: number) => {
+    let i = 0;
+    while (i < BUCKETS_MS.length && ms > BUCKETS_MS[i]!) i++;
+    histogram[i]! += 1;
+    histogramSum += ms;
+  };
   let balance = CREDIT_MICROS;
   let held = 0;
   const idPrefix = randomBytes(6).toString('hex');
@@ -123,9 +159,15 @@ export async function startBilledRelay(listenPort: number, upstreamPort: number,
   };
 
   const app = Fastify({ logger: false, bodyLimit: 10 * 1024 * 1024 });
-  app.post('/v1/chat/completions', async (request, reply) => {
+  app.post('/v1/chat/completions', { schema: CHAT_SCHEMA }, async (request, reply) => {
+    const arrived = performance.now();
     const caller = keys.get(sha256(bearerOf(request.headers.authorization)));
     if (!caller) return reply.code(401).send({ error: { type: 'authentication_error', message: 'invalid key' } });
+    const now = Date.now();
+    caller.tokens = Math.min(RATE_PER_MINUTE, caller.tokens + ((now - caller.refilledAt) * RATE_PER_MINUTE) / 60_000);
+    caller.refilledAt = now;
+    if (caller.tokens < 1) return reply.code(429).send({ error: { type: 'rate_limit_error', message: 'too many requests' } });
+    caller.tokens -= 1;
     const body = request.body as { model: string; messages: { content: string }[]; max_tokens?: number };
     const promptChars = body.messages.reduce((sum, m) => sum + String(m.content).length, 0);
     const heldMicros = promptChars * PRICE.input + (body.max_tokens ?? 4096) * PRICE.output;
@@ -134,12 +176,17 @@ export async function startBilledRelay(listenPort: number, upstreamPort: number,
     const heldAt = Date.now();
     const started = performance.now();
     let text: string;
+    let late = false;
+    const deadline = setTimeout(() => (late = true), DEADLINE_MS);
     try {
       text = await postChat(pool, JSON.stringify({ ...body, stream: false }));
     } catch {
       held -= heldMicros; // an upstream failure is never charged
       return reply.code(502).send({ error: { type: 'upstream_error', message: 'upstream failed' } });
+    } finally {
+      clearTimeout(deadline);
     }
+    if (late) process.emitWarning('a call outlived its deadline');
     const upstreamMs = performance.now() - started;
     const usage = (JSON.parse(text) as { usage?: { prompt_tokens: number; completion_tokens: number } }).usage ?? { prompt_tokens: 0, completion_tokens: 0 };
     const chargeMicros = Math.min(heldMicros, usage.prompt_tokens * PRICE.input + usage.completion_tokens * PRICE.output);
@@ -164,13 +211,17 @@ export async function startBilledRelay(listenPort: number, upstreamPort: number,
       inTurn();
     });
     logBlock += `{"level":30,"time":${call.now}${logBindings},"reqId":"${call.requestId}","req":{"method":"POST","url":"/v1/chat/completions"},"res":{"statusCode":200,"complete":true},"responseTimeMs":${(performance.now() - started).toFixed(3)},"holdId":"${call.holdId}","model":${JSON.stringify(call.model)},"units":${units},"chargeMicros":${chargeMicros},"msg":"request completed"}\n`;
+    const ownMs = performance.now() - arrived - upstreamMs;
+    observe(ownMs);
     reply.header('content-type', 'application/json').header('x-request-id', call.requestId);
+    reply.header('server-timing', `gateway;dur=${ownMs.toFixed(2)}, upstream;dur=${upstreamMs.toFixed(2)}`);
     return text;
   });
   await app.listen({ port: listenPort, host: '127.0.0.1' });
   const port = (app.server.address() as { port: number }).port;
   return {
     port,
+    calls: () => ({ histogram: [...histogram], sumMs: histogramSum }),
     async close() {
       await Promise.all([app.close(), pool.close()]);
       writeLater();

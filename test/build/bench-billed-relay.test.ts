@@ -64,7 +64,12 @@ test("the billed relay answers with the upstream's JSON and writes the call's ho
   const relay = await startBilledRelay(0, upstreamPort, file, KEY);
   const response = await chat(relay.port);
   assert.equal(response.statusCode, 200);
+  assert.match(String(response.headers['server-timing']), /^gateway;dur=\d+\.\d\d, upstream;dur=\d+\.\d\d$/);
   assert.deepEqual(await response.body.json(), ANSWER);
+  assert.equal(
+    relay.calls().histogram.reduce((sum, count) => sum + count, 0),
+    1,
+  );
   await relay.close();
 
   const charge = 7 * 1 + 5 * 2; // its price: 1 micro a token in, 2 out
@@ -103,13 +108,20 @@ test("the billed relay answers with the upstream's JSON and writes the call's ho
   assert.equal(readFileSync(`${file}.journal`, 'utf8').trim().split('\n').length, 1);
 });
 
-test('the billed relay refuses another key with 401 and charges nothing for a failed upstream', async () => {
+test('the billed relay refuses another key with 401, a body without messages with 400, and charges nothing for a failed upstream', async () => {
   const file = await migratedStore('refused.db');
   const relay = await startBilledRelay(0, upstreamPort, file, KEY);
   try {
     const stranger = await chat(relay.port, 'tr-someone-else');
     assert.equal(stranger.statusCode, 401);
     await stranger.body.dump();
+    const invalid = await request(`http://127.0.0.1:${relay.port}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
+      body: JSON.stringify({ model: 'sandbox-chat' }),
+    });
+    assert.equal(invalid.statusCode, 400);
+    await invalid.body.dump();
     failUpstream = true;
     const failed = await chat(relay.port);
     assert.equal(failed.statusCode, 502);
