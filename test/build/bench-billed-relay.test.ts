@@ -2,15 +2,17 @@
 // checked, the hold decided in memory, the charge journaled before the answer goes out, and the
 // call's rows written into the gateway's own schema, with the ledger adding up.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { request } from 'undici';
 import { startBilledRelay } from '../../bench/billed-relay.js';
+import { transpiled } from '../../bench/targets.js';
 import { openStore } from '../../src/store/open.js';
 
 const KEY = 'tr-billed-relay-test-key';
@@ -137,4 +139,12 @@ test('the billed relay refuses another key with 401, a body without messages wit
   } finally {
     db.close();
   }
+});
+
+test('the billed relay runs as plain JavaScript beside the minimal relay it imports', () => {
+  const outDir = path.join(dir, 'transpiled');
+  mkdirSync(outDir);
+  const script = transpiled(fileURLToPath(new URL('../../bench/billed-relay.ts', import.meta.url)), outDir);
+  assert.match(readFileSync(script, 'utf8'), /from '\.\/minimal-relay\.mjs'/);
+  assert.ok(existsSync(path.join(outDir, 'minimal-relay.mjs')));
 });
