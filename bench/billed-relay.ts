@@ -177,6 +177,8 @@ export async function startBilledRelay(listenPort: number, upstreamPort: number,
     const started = performance.now();
     let text: string;
     let late = false;
+    // The deadline's timer, set and cleared as the gateway's is; here it only marks the call (the
+    // gateway aborts the upstream request), since what the relay measures is the timer's cost.
     const deadline = setTimeout(() => (late = true), DEADLINE_MS);
     try {
       text = await postChat(pool, JSON.stringify({ ...body, stream: false }));
