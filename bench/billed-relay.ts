@@ -24,7 +24,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import Fastify from 'fastify';
 import { Pool } from 'undici';
-import { postChat, type Relay } from './minimal-relay.js';
+import { postChat, type Relay, serveUntilStopped } from './minimal-relay.js';
 
 export interface BilledRelay extends Relay {
   /** The gateway-time histogram's counts (one more than BUCKETS_MS: the last is +Inf) and their sum. */
@@ -244,9 +244,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     process.stderr.write('usage: billed-relay <listen port> <upstream port> <store file, migrated> <tr- key>\n');
     process.exit(2);
   }
-  const relay = await startBilledRelay(Number(listen), Number(upstream), storeFile, key);
-  process.stderr.write(`billed relay listening on http://127.0.0.1:${relay.port}\n`);
-  const stop = () => void relay.close().then(() => process.exit(0));
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  serveUntilStopped('billed relay', await startBilledRelay(Number(listen), Number(upstream), storeFile, key));
 }

@@ -84,6 +84,14 @@ export async function startMinimalRelay(kind: RelayKind, listenPort: number, ups
   return { port, close: async () => void (await Promise.all([new Promise((resolve) => server.close(resolve)), pool.close()])) };
 }
 
+/** A relay run as a script: says where it listens (the bench waits for that line), and closes on SIGTERM or SIGINT. */
+export function serveUntilStopped(name: string, relay: Relay): void {
+  process.stderr.write(`${name} listening on http://127.0.0.1:${relay.port}\n`);
+  const stop = () => void relay.close().then(() => process.exit(0));
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
 // Run as a script (the bench starts it as its own process, as it does the floor).
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const [listenPort, upstreamPort] = process.argv.slice(2, 4).map(Number);
@@ -92,9 +100,5 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     process.stderr.write('usage: minimal-relay <listen port> <upstream port> <undici|fastify>\n');
     process.exit(2);
   }
-  const relay = await startMinimalRelay(kind, listenPort, upstreamPort);
-  process.stderr.write(`${kind} relay listening on http://127.0.0.1:${relay.port}\n`);
-  const stop = () => void relay.close().then(() => process.exit(0));
-  process.once('SIGTERM', stop);
-  process.once('SIGINT', stop);
+  serveUntilStopped(`${kind} relay`, await startMinimalRelay(kind, listenPort, upstreamPort));
 }

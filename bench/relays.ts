@@ -54,11 +54,16 @@ export interface StartedRelay {
 }
 
 /** A minimal relay of `kind` as its own process, in front of the upstream at `upstreamUrl`; `nodeArgs` go to its node. */
-export async function startRelay(kind: RelayKind, upstreamUrl: string, nodeArgs: string[] = []): Promise<StartedRelay> {
+export function startRelay(kind: RelayKind, upstreamUrl: string, nodeArgs: string[] = []): Promise<StartedRelay> {
+  return startRelayScript(`${kind} relay`, RELAY_SCRIPT, nodeArgs, (port) => [port, new URL(upstreamUrl).port, kind]);
+}
+
+/** A relay script, transpiled, as its own process on a free port; `argsFor(port)`: its arguments. */
+async function startRelayScript(name: string, file: string, nodeArgs: string[], argsFor: (port: string) => string[]): Promise<StartedRelay> {
   mkdirSync(RELAY_DIR, { recursive: true });
-  const script = transpiled(RELAY_SCRIPT, RELAY_DIR);
+  const script = transpiled(file, RELAY_DIR);
   const port = await freePort();
-  const child = await startNode(`${kind} relay`, [...nodeArgs, script, String(port), new URL(upstreamUrl).port, kind]);
+  const child = await startNode(name, [...nodeArgs, script, ...argsFor(String(port))]);
   return { child, url: `http://127.0.0.1:${port}`, script };
 }
 
@@ -72,11 +77,7 @@ export async function startBilledRelay(upstreamUrl: string, workDir: string, key
   writeFileSync(configFile, JSON.stringify({ store: `sqlite:${storeFile}`, data_dir: workDir }));
   const migrate = spawnSync(process.execPath, [DIST_MAIN, 'migrate', '--config', configFile], { encoding: 'utf8' });
   if (migrate.status !== 0) throw new Error(`tollroute migrate for the billed relay failed: ${migrate.stderr}`);
-  mkdirSync(RELAY_DIR, { recursive: true });
-  const script = transpiled(BILLED_RELAY_SCRIPT, RELAY_DIR);
-  const port = await freePort();
-  const child = await startNode('billed relay', [script, String(port), new URL(upstreamUrl).port, storeFile, key]);
-  return { child, url: `http://127.0.0.1:${port}`, script };
+  return startRelayScript('billed relay', BILLED_RELAY_SCRIPT, [], (port) => [port, new URL(upstreamUrl).port, storeFile, key]);
 }
 
 export async function runRelaysBench(options: BenchOptions, interrupted: Promise<never>): Promise<number> {
@@ -104,10 +105,10 @@ export async function runRelaysBench(options: BenchOptions, interrupted: Promise
       if (!scenario) throw new Error(`no scenario ${SCENARIO}`);
       const where = (target: RelayTarget): { url: string; pid: number; request: BenchRequest } => {
         if (target === 'gateway') return { url: targets.urls.gateway, pid: targets.processes.gateway.pid, request: scenario.gateway };
-        // The billed relay takes the gateway's call: its key, the gateway's body.
-        if (target === 'relay-billed') return { url: relays[target]!.url, pid: relays[target]!.child.pid, request: scenario.gateway };
         if (target === 'floor') return { url: targets.urls.floor, pid: targets.processes.floor.pid, request: scenario.upstream };
-        return { url: relays[target]!.url, pid: relays[target]!.child.pid, request: scenario.upstream };
+        // The billed relay takes the gateway's call (its key, the gateway's body); the others the sandbox's.
+        const request = target === 'relay-billed' ? scenario.gateway : scenario.upstream;
+        return { url: relays[target]!.url, pid: relays[target]!.child.pid, request };
       };
       const load = (target: RelayTarget, seconds: number): Promise<LoadRun> => {
         const { url, request } = where(target);

@@ -89,16 +89,19 @@ async function failureOf(pool: WaitBoundedPool, path: string, read = readStreame
   assert.fail(`${path} was answered in full`);
 }
 
+/** A call of `path` on a pool with a 300 ms headers timeout fails with undici's headers timeout, past the bound, and its connection is closed. */
+async function assertHeadersTimedOut(pool: WaitBoundedPool, path: string, read: typeof readStreamed) {
+  const { code, ms } = await failureOf(pool, path, read);
+  assert.equal(code, 'UND_ERR_HEADERS_TIMEOUT');
+  assert.ok(ms >= 300, `not before the bound: ${ms} ms`);
+  assert.ok(ms < 2_500, `soon after the bound, give or take a loaded machine: ${ms} ms`);
+  await sleep(50);
+  assert.ok(closedSockets.includes(path));
+}
+
 describe('a channel pool’s timeouts', () => {
   test('a call whose answer’s headers do not come within the headers timeout fails with undici’s headers timeout, and its connection is closed', () =>
-    withPool(300, 60_000, async (pool) => {
-      const { code, ms } = await failureOf(pool, '/hang');
-      assert.equal(code, 'UND_ERR_HEADERS_TIMEOUT');
-      assert.ok(ms >= 300, `not before the bound: ${ms} ms`);
-      assert.ok(ms < 2_500, `soon after the bound, give or take a loaded machine: ${ms} ms`);
-      await sleep(50);
-      assert.ok(closedSockets.includes('/hang'));
-    }));
+    withPool(300, 60_000, (pool) => assertHeadersTimedOut(pool, '/hang', readStreamed)));
 
   test('a body that stops coming fails with undici’s body timeout once it has been quiet for the body timeout', () =>
     withPool(60_000, 300, async (pool) => {
@@ -136,14 +139,7 @@ describe('a channel pool’s timeouts', () => {
 
 describe('an answer read whole keeps its channel’s timeouts', () => {
   test('one whose headers do not come within the headers timeout fails with undici’s headers timeout, and its connection is closed', () =>
-    withPool(300, 60_000, async (pool) => {
-      const { code, ms } = await failureOf(pool, '/hang?whole', readWhole);
-      assert.equal(code, 'UND_ERR_HEADERS_TIMEOUT');
-      assert.ok(ms >= 300, `not before the bound: ${ms} ms`);
-      assert.ok(ms < 2_500, `soon after the bound, give or take a loaded machine: ${ms} ms`);
-      await sleep(50);
-      assert.ok(closedSockets.includes('/hang?whole'));
-    }));
+    withPool(300, 60_000, (pool) => assertHeadersTimedOut(pool, '/hang?whole', readWhole)));
 
   test('one whose body stops coming fails with undici’s body timeout once it has been quiet for the body timeout', () =>
     withPool(60_000, 300, async (pool) => {
