@@ -60,8 +60,8 @@ export function createSettlements(deps: {
 
   async function apply(job: HoldEnd) {
     if (job.kind === 'release') return releaseHold(store, job.holdId, { note: job.note });
-    const { kind: _kind, holdId, model: _model, ...options } = job;
-    const outcome = await settleHold(store, holdId, options);
+    // The job is the settle's options with its hold and model beside them (no copy without those two)
+    const outcome = await settleHold(store, job.holdId, job);
     if (outcome.applied) {
       deps.metrics.addBilled(job.model, outcome.chargedMicros);
       if (outcome.unbilledMicros > 0) {

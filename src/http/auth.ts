@@ -28,7 +28,9 @@ export function presentedKey(request: FastifyRequest): string | undefined {
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
   const header = request.headers['x-api-key'];
   const apiKey = Array.isArray(header) ? header[0] : header;
-  return [bearer, apiKey].find((key) => key?.startsWith(KEY_PREFIX)) ?? bearer ?? apiKey;
+  if (bearer?.startsWith(KEY_PREFIX)) return bearer;
+  if (apiKey?.startsWith(KEY_PREFIX)) return apiKey;
+  return bearer ?? apiKey;
 }
 
 /**

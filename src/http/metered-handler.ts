@@ -9,7 +9,7 @@ import type { MeteredAnswer, MeteredEndpoint, StreamAnswer } from '../pipeline/t
 import type { Store } from '../store/open.js';
 import { requireCaller } from './auth.js';
 import { callSignal } from './call-signal.js';
-import { runIdempotent, sendJson } from './idempotency.js';
+import { type JsonResult, runIdempotent, sendJson } from './idempotency.js';
 import { addToLogLine } from './metrics.js';
 
 export interface MeteredRoute<Body> extends MeteredEndpoint<Body> {
@@ -99,51 +99,41 @@ export function meteredHandler<Body>(deps: { pipeline: Pipeline; store: Store },
     // A stream stops when the client leaves; a call answered in one piece runs to its end and is
     // settled on real usage (DESIGN §5). Both stop at the call's deadline.
     const modelId = route.modelOf ? route.modelOf(request) : (body as { model?: string } | undefined)?.model;
-    const call = () => {
-      const { signal, done, answered } = callSignal(reply.raw, { timeoutMs: deps.pipeline.callTimeoutMs, stopsWhenCallerLeaves: streams });
-      const running = deps.pipeline.run(
-        route,
-        {
-          caller: requireCaller(request),
-          modelId,
-          body,
-          requestId: request.id,
-          clientRequestId: request.clientRequestId,
-          signal,
-          addToLogLine: addToLogLine(request),
-        },
-        request.log,
-      );
-      // A call in one piece is over when it returns; a stream, when its response closes (callSignal).
-      if (streams) return running;
-      return running.then(
-        (answer) => {
-          answered();
-          return answer;
-        },
-        (error: unknown) => {
-          done();
-          throw error;
-        },
-      );
+    /** The call started under its signal (the deadline; for a stream, the caller leaving too). */
+    const start = () => {
+      const callSignals = callSignal(reply.raw, { timeoutMs: deps.pipeline.callTimeoutMs, stopsWhenCallerLeaves: streams });
+      const metered = {
+        caller: requireCaller(request),
+        modelId,
+        body,
+        requestId: request.id,
+        clientRequestId: request.clientRequestId,
+        signal: callSignals.signal,
+        addToLogLine: addToLogLine(request),
+      };
+      return { callSignals, running: deps.pipeline.run(route, metered, request.log) };
     };
-
     if (!streams) {
-      const jsonResult = (answer: MeteredAnswer) => {
+      /** A call in one piece: over when it returns (a stream, when its response closes: callSignal). */
+      const callInOnePiece = async (): Promise<JsonResult> => {
+        const { callSignals, running } = start();
+        let answer: MeteredAnswer;
+        try {
+          answer = await running;
+        } catch (error) {
+          callSignals.done();
+          throw error;
+        }
+        callSignals.answered();
         if (answer.kind !== 'json') throw new Error(`${route.endpoint}: expected a JSON answer`);
         request.upstreamMs = answer.upstreamMs;
         return { statusCode: answer.statusCode ?? 200, body: answer.body };
       };
-      return runIdempotent(
-        { store: deps.store, instanceId: deps.pipeline.instanceId },
-        request,
-        reply,
-        () => call().then(jsonResult),
-        route.fingerprint ? route.fingerprint(body) : body,
-      );
+      const fingerprint = route.fingerprint ? route.fingerprint(body) : body;
+      return runIdempotent({ store: deps.store, instanceId: deps.pipeline.instanceId }, request, reply, callInOnePiece, fingerprint);
     }
 
-    const answer = await call();
+    const answer = await start().running;
     request.upstreamMs = answer.upstreamMs;
     if (answer.kind === 'json') return sendJson(reply, { statusCode: answer.statusCode ?? 200, body: answer.body });
     reply.hijack();

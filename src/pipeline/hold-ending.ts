@@ -42,14 +42,24 @@ interface ServedCall {
 export interface HoldEndings {
   /** The end of one call's hold; `startedAt` (performance.now()) times the upstream for the metrics. */
   holdEnding(model: ResolvedModel, holdId: string, estimate: Units, request: MeteredRequest<unknown>, log: PipelineLogger, startedAt: number): HoldEnding;
-  /** Resolves when every end already begun has been written (for shutdown). */
+  /** Resolves when no end is under way any more (for shutdown): those begun meanwhile are waited for too. */
   settled(): Promise<void>;
 }
 
 export function holdEndings({ settlements, metrics }: { settlements: Settlements; metrics: PipelineMetrics }): HoldEndings {
-  const pendingSettlements = new Set<Promise<unknown>>();
+  // Ends under way, and who waits for there to be none (shutdown): a count, not a set of their
+  // promises, which took a promise more a call to forget each one.
+  let underWay = 0;
+  let waiting: (() => void)[] = [];
+  const ended = () => {
+    underWay -= 1;
+    if (underWay > 0 || waiting.length === 0) return;
+    const wake = waiting;
+    waiting = [];
+    for (const resolve of wake) resolve();
+  };
 
-  /** Ends the hold as `bill` says; never throws (a store that refuses keeps the end for a retry). */
+  /** Ends the hold as `bill` says (a store that refuses keeps the end for a retry), counted while under way. */
   async function endHold(
     model: ResolvedModel,
     holdId: string,
@@ -59,51 +69,54 @@ export function holdEndings({ settlements, metrics }: { settlements: Settlements
     log: PipelineLogger,
     served: ServedCall,
   ) {
-    const { upstreamMs, servedBy } = served;
-    const channel = servedBy?.model.upstream.name;
-    const attempts = servedBy?.attempts;
-    let job: HoldEnd;
-    if (bill.kind === 'release') job = { kind: 'release', holdId, note: bill.reason };
-    else {
-      const priced = priceUsage(bill.units, estimate, model.config);
-      if (priced.flags.length > 0) {
-        metrics.countClamped(model.id);
-        log.warn({ holdId, model: model.id, reported: bill.units, used: priced.units }, 'usage figures out of bounds were clamped');
+    underWay += 1;
+    try {
+      const { upstreamMs, servedBy } = served;
+      const channel = servedBy?.model.upstream.name;
+      const attempts = servedBy?.attempts;
+      let job: HoldEnd;
+      if (bill.kind === 'release') job = { kind: 'release', holdId, note: bill.reason };
+      else {
+        const priced = priceUsage(bill.units, estimate, model.config);
+        if (priced.flags.length > 0) {
+          metrics.countClamped(model.id);
+          log.warn({ holdId, model: model.id, reported: bill.units, used: priced.units }, 'usage figures out of bounds were clamped');
+        }
+        job = {
+          kind: 'settle',
+          holdId,
+          model: model.id,
+          chargeMicros: priced.chargeMicros,
+          units: priced.units,
+          requestId: request.requestId,
+          flags: priced.flags,
+          upstreamMs,
+          channel,
+          attempts,
+        };
       }
-      job = {
-        kind: 'settle',
+      const outcome = await settlements.end(job);
+      // One literal, its fields absent rather than spread in: no temporary objects per call
+      const fields: HoldLogFields = {
         holdId,
         model: model.id,
-        chargeMicros: priced.chargeMicros,
-        units: priced.units,
-        requestId: request.requestId,
-        flags: priced.flags,
-        upstreamMs,
+        bill: bill.kind,
+        reason: bill.reason,
+        units: job.kind === 'settle' ? job.units : undefined,
+        chargeMicros: job.kind === 'settle' ? job.chargeMicros : undefined,
         channel,
+        channelKey: servedBy ? (servedBy.model.upstream.keyId ?? undefined) : undefined,
         attempts,
+        landed: outcome !== undefined,
       };
+      if (!request.addToLogLine?.(fields)) log.info(fields, `hold ${bill.kind === 'settle' ? 'settled' : 'released'}`);
+    } finally {
+      ended();
     }
-    const outcome = await settlements.end(job);
-    const fields: HoldLogFields = {
-      holdId,
-      model: model.id,
-      bill: bill.kind,
-      reason: bill.reason,
-      ...(job.kind === 'settle' && { units: job.units, chargeMicros: job.chargeMicros }),
-      ...(servedBy && { channel, channelKey: servedBy.model.upstream.keyId ?? undefined, attempts }),
-      landed: outcome !== undefined,
-    };
-    if (!request.addToLogLine?.(fields)) log.info(fields, `hold ${bill.kind === 'settle' ? 'settled' : 'released'}`);
   }
 
   const observeUpstream = (model: ResolvedModel, outcome: string, startedAt: number) =>
     metrics.observeUpstream({ model: model.id, channel: model.upstream.name, outcome }, (performance.now() - startedAt) / 1000);
-
-  function track(work: Promise<unknown>) {
-    pendingSettlements.add(work);
-    const forget = () => pendingSettlements.delete(work);
-    work.then(forget, forget); // (not finally(): two promises more a call, and a rejection passed on unheard)
-  }
 
   /** Ends one call's hold exactly once, whichever way of ending gets there first. */
   function holdEnding(
@@ -125,7 +138,6 @@ export function holdEndings({ settlements, metrics }: { settlements: Settlements
         observeUpstream(this.servedBy?.model ?? model, outcome, startedAt);
         const ending = endHold(model, holdId, bill, estimate, request, log, this);
         this.underWay = ending;
-        track(ending);
         return ending;
       },
       abandon() {
@@ -136,6 +148,6 @@ export function holdEndings({ settlements, metrics }: { settlements: Settlements
 
   return {
     holdEnding,
-    settled: async () => void (await Promise.allSettled([...pendingSettlements])),
+    settled: () => (underWay === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiting.push(resolve))),
   };
 }

@@ -212,7 +212,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         { health: routing.health, maxAttempts: routing.maxAttempts, signal: request.signal, onFailedAttempt: logFailedAttempt(model, log) },
       ),
     );
-    serving.catch(() => {}); // heard below
     try {
       const served = await serving;
       answer = served.result;

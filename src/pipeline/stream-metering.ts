@@ -47,7 +47,10 @@ export function meterStream<Body>(
     });
     // 'close' comes once, however the body ends (ended, failed, or destroyed when the caller left):
     // one listener, where finished() would add a watcher of five.
-    body.once('close', () => void endStream(body.errored ?? (body.readableEnded ? undefined : new Error('the stream closed before its end'))));
+    // (its end's failure is the store's, kept and logged by the settlements: nothing to tell here)
+    body.once('close', () => {
+      endStream(body.errored ?? (body.readableEnded ? undefined : new Error('the stream closed before its end'))).catch(() => {});
+    });
   };
   return { answer: withFields(answer, { body }), follow };
 }

@@ -107,7 +107,10 @@ export async function callWithFailover<T>(
       skipChannel = route.channel;
       continue;
     }
-    const view: ResolvedModel = { ...model, upstream, upstreamModel: route.upstreamModel };
+    // The model as resolved already is this attempt's view when it names the same (channel, key): a
+    // model on one channel with one key, the usual case, is not copied per call.
+    const view: ResolvedModel =
+      model.upstream === upstream && model.upstreamModel === route.upstreamModel ? model : { ...model, upstream, upstreamModel: route.upstreamModel };
     if (failed) onFailedAttempt?.(failed);
     failed = undefined;
     const startedAt = performance.now();

@@ -120,4 +120,20 @@ describe('callWithFailover', () => {
     const error = await callWithFailover(model, [attempt('a')], async () => 'sent', options({ health: none })).catch((e: unknown) => e);
     assert.ok(error instanceof NoChannelAvailableError && error.retryAtMs === 12_345);
   });
+
+  test('an attempt on the channel and key the model resolved to is served by the resolved model itself; another by its own view', async () => {
+    const first = attempt('a', 'k1');
+    const resolved = { id: 'm', upstream: first.upstream, upstreamModel: first.route.upstreamModel } as ResolvedModel;
+    const views: ResolvedModel[] = [];
+    const failing = async (view: ResolvedModel) => {
+      views.push(view);
+      if (views.length === 1) throw http(401);
+      return 'ok';
+    };
+    await callWithFailover(resolved, [first, attempt('a', 'k2')], failing, options());
+    assert.equal(views[0], resolved);
+    assert.notEqual(views[1], resolved);
+    assert.deepEqual([views[1]!.id, views[1]!.upstream.keyId, views[1]!.upstreamModel], ['m', 'k2', 'a']);
+    assert.equal(resolved.upstream.keyId, 'k1'); // the resolved model is never changed by a view
+  });
 });

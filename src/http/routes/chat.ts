@@ -9,6 +9,7 @@ import type { Store } from '../../store/open.js';
 import { chatCompletionWithText, streamChatCompletion } from '../../upstreams/openai-chat/client.js';
 import type { ChatCompletion, ChatRequest } from '../../upstreams/openai-chat/types.js';
 import { completionText, tokensOf } from '../../upstreams/openai-chat/usage.js';
+import { withFields } from '../../with-fields.js';
 import { meteredHandler } from '../metered-handler.js';
 import { ChatCompletionSchema } from '../schemas/chat.js';
 import { serializedAsBuilt } from '../serialized-as-built.js';
@@ -29,8 +30,8 @@ export const chatRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }
         return tokenEstimate(model, (counting) => chatPromptTokens(body, model, counting), output);
       },
       async call({ body, model, estimate, signal }) {
-        const upstreamBody = { ...body, model: model.upstreamModel };
         if (body.stream === true) {
+          const upstreamBody = { ...body, model: model.upstreamModel };
           const { body: stream, meter } = await streamChatCompletion(model.upstream, upstreamBody, {
             signal,
             publicModel: model.id,
@@ -38,6 +39,8 @@ export const chatRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }
           });
           return { kind: 'stream', contentType: 'text/event-stream; charset=utf-8', body: stream, meter };
         }
+        // One copy of the body, with the channel's model and the stream flag the client sends
+        const upstreamBody: ChatRequest = withFields(body, { model: model.upstreamModel, stream: false }) as ChatRequest;
         const { completion, text } = await chatCompletionWithText(model.upstream, upstreamBody, signal);
         // No usage: the gateway counts the answer.
         const units = completion.usage

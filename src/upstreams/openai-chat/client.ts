@@ -20,7 +20,9 @@ export async function chatCompletionWithText(
   body: ChatRequest,
   signal: AbortSignal,
 ): Promise<{ completion: ChatCompletion; text: string }> {
-  const text = await postForText(upstream, { path: '/v1/chat/completions', body: withFields(body, { stream: false }), headers: authHeaders(upstream), signal });
+  // (a body that says stream: false already is sent as it is, not copied once more)
+  const upstreamBody = body.stream === false ? body : withFields(body, { stream: false });
+  const text = await postForText(upstream, { path: '/v1/chat/completions', body: upstreamBody, headers: authHeaders(upstream), signal });
   return { completion: JSON.parse(text) as ChatCompletion, text };
 }
 
