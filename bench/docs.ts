@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from './processes.js';
 
-export type ResultSection = 'results' | 'sweep' | 'ledger' | 'slow-streams' | 'hot-account' | 'instructions' | 'relays' | 'parts' | 'compare';
+export type ResultSection = 'results' | 'sweep' | 'ledger' | 'slow-streams' | 'hot-account' | 'instructions' | 'relays' | 'parts' | 'perf' | 'compare';
 
 const DOCS_JSON = path.join(ROOT, 'docs', 'benchmarks.json');
 const DOCS_MARKDOWN = path.join(ROOT, 'docs', 'benchmarks.md');

@@ -16,6 +16,8 @@ export interface BenchOptions {
   relays: boolean;
   /** --parts: the Fastify relay and the gateway under the CPU profiler: a call's time, part by part. */
   parts: boolean;
+  /** --perf: the billed relay and the gateway sampled by Linux perf: a call's CPU by machine-level part. */
+  perf: boolean;
   /** --compare <git ref>: the working tree's gateway against the one built from that commit, side by side. */
   compare: string | undefined;
   /** --write-docs: results into docs/benchmarks.json and docs/benchmarks.md. */
@@ -53,7 +55,7 @@ function envNumber(name: string, fallback: number, { min = 0, integer = false } 
   return value;
 }
 
-export const USAGE = `usage: npm run bench -- [--sweep] [--ledger] [--slow-streams] [--hot-account] [--instructions] [--relays] [--parts] [--compare <git ref>] [--write-docs] [--only name,name]
+export const USAGE = `usage: npm run bench -- [--sweep] [--ledger] [--slow-streams] [--hot-account] [--instructions] [--relays] [--parts] [--perf] [--compare <git ref>] [--write-docs] [--only name,name]
 
   (no flag)     the default scenarios: direct, floor and gateway, round by round
   --sweep       the sweep scenarios instead (connections, stream length, request size)
@@ -63,6 +65,8 @@ export const USAGE = `usage: npm run bench -- [--sweep] [--ledger] [--slow-strea
   --instructions  instructions per call of the floor and the gateway under valgrind: repeatable where times are not
   --relays      plain chat through the floor, two minimal JSON relays on the gateway's stack, and the gateway
   --parts       plain chat through the Fastify relay and the gateway under V8's CPU profiler: a call's time, part by part
+  --perf        plain chat through the billed relay and the gateway sampled by Linux perf (apt-get install linux-perf):
+                a call's CPU by machine-level part (kernel, SQLite, libc, JIT code by package, V8's builtins, collector)
   --compare REF   the gateway built from the working tree against the one built from commit REF, rounds
                 alternated (plain chat at 1 and 50 connections, or the --only scenarios)
   --write-docs  write the results into docs/benchmarks.json and docs/benchmarks.md
@@ -85,7 +89,8 @@ export function parseOptions(argv: string[]): BenchOptions {
     else if (arg.startsWith('--compare=')) compare = arg.slice('--compare='.length) || undefined;
     else if (arg === '--only') only = (argv[++i] ?? '').split(',').filter(Boolean);
     else if (arg.startsWith('--only=')) only = arg.slice('--only='.length).split(',').filter(Boolean);
-    else if (['--sweep', '--ledger', '--slow-streams', '--hot-account', '--instructions', '--relays', '--parts', '--write-docs'].includes(arg)) flags.add(arg);
+    else if (['--sweep', '--ledger', '--slow-streams', '--hot-account', '--instructions', '--relays', '--parts', '--perf', '--write-docs'].includes(arg))
+      flags.add(arg);
     else throw new Error(`unknown argument ${arg}\n${USAGE}`);
   }
   const options: BenchOptions = {
@@ -96,6 +101,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     instructions: flags.has('--instructions'),
     relays: flags.has('--relays'),
     parts: flags.has('--parts'),
+    perf: flags.has('--perf'),
     compare,
     writeDocs: flags.has('--write-docs'),
     only,

@@ -25,7 +25,7 @@ const SCENARIO = 'chat-plain-c50';
 const RELAY_SCRIPT = path.join(ROOT, 'bench', 'minimal-relay.ts');
 const BILLED_RELAY_SCRIPT = path.join(ROOT, 'bench', 'billed-relay.ts');
 // Under the repository, so that the transpiled relay finds fastify and undici in node_modules.
-const RELAY_DIR = path.join(ROOT, 'node_modules', '.cache', 'tollroute-bench');
+export const RELAY_DIR = path.join(ROOT, 'node_modules', '.cache', 'tollroute-bench');
 
 const RELAY_TARGETS = ['floor', 'relay-undici', 'relay-fastify', 'relay-billed', 'gateway'] as const;
 type RelayTarget = (typeof RELAY_TARGETS)[number];
@@ -71,13 +71,13 @@ async function startRelayScript(name: string, file: string, nodeArgs: string[], 
  * The billed relay as its own process, billing `key`'s calls on a SQLite store of its own in
  * `workDir`, made with the gateway's schema by `tollroute migrate`.
  */
-export async function startBilledRelay(upstreamUrl: string, workDir: string, key: string): Promise<StartedRelay> {
+export async function startBilledRelay(upstreamUrl: string, workDir: string, key: string, nodeArgs: string[] = []): Promise<StartedRelay> {
   const storeFile = path.join(workDir, 'billed-relay.db');
   const configFile = path.join(workDir, 'billed-relay.json');
   writeFileSync(configFile, JSON.stringify({ store: `sqlite:${storeFile}`, data_dir: workDir }));
   const migrate = spawnSync(process.execPath, [DIST_MAIN, 'migrate', '--config', configFile], { encoding: 'utf8' });
   if (migrate.status !== 0) throw new Error(`tollroute migrate for the billed relay failed: ${migrate.stderr}`);
-  return startRelayScript('billed relay', BILLED_RELAY_SCRIPT, [], (port) => [port, new URL(upstreamUrl).port, storeFile, key]);
+  return startRelayScript('billed relay', BILLED_RELAY_SCRIPT, nodeArgs, (port) => [port, new URL(upstreamUrl).port, storeFile, key]);
 }
 
 export async function runRelaysBench(options: BenchOptions, interrupted: Promise<never>): Promise<number> {

@@ -4,7 +4,8 @@
 // `--ledger` the store micro-bench, `--slow-streams` many slow streams at once, `--hot-account` one
 // account billed by two gateways on PostgreSQL, `--instructions` each call's instructions under
 // valgrind, `--relays` plain chat through two minimal JSON relays beside the floor and the gateway,
-// `--parts` the Fastify relay and the gateway profiled part by part, `--compare <ref>` the working
+// `--parts` the Fastify relay and the gateway profiled part by part, `--perf` the billed relay and the
+// gateway sampled by Linux perf, `--compare <ref>` the working
 // tree's gateway against a commit's. See docs/benchmarks.md.
 import { runCompareBench } from './compare.js';
 import { runHotAccountBench } from './hot-account.js';
@@ -13,6 +14,7 @@ import { runInstructionsBench } from './instructions.js';
 import { runLedgerBench } from './ledger-bench.js';
 import { parseOptions } from './options.js';
 import { runPartsBench } from './parts.js';
+import { runPerfPartsBench } from './perf-parts.js';
 import { runRelaysBench } from './relays.js';
 import { runSlowStreamsBench } from './slow-streams.js';
 
@@ -37,6 +39,7 @@ async function main(): Promise<number> {
     if (options.instructions) return await runInstructionsBench(options, interrupted);
     if (options.relays) return await runRelaysBench(options, interrupted);
     if (options.parts) return await runPartsBench(options, interrupted);
+    if (options.perf) return await runPerfPartsBench(options, interrupted);
     if (options.compare) return await runCompareBench(options, interrupted);
     return await runHttpBench(options, interrupted);
   } catch (error) {
