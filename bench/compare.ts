@@ -15,7 +15,7 @@ import type { LoadRun } from './load-run.js';
 import type { BenchOptions } from './options.js';
 import { cpuMeter } from './proc-stats.js';
 import { type BenchChild, ROOT, startNode } from './processes.js';
-import { buildScenarios } from './scenarios.js';
+import { defaultScenario } from './scenarios.js';
 import { median } from './stats.js';
 import { ratio, textTable } from './table.js';
 import { buildDist, issueKey, prepareTargets } from './targets.js';
@@ -99,13 +99,8 @@ export async function runCompareBench(options: BenchOptions, interrupted: Promis
     broken.catch(() => {});
 
     const names = options.only.length > 0 ? options.only : DEFAULT_SCENARIOS;
-    const scenarioFor = (build: Build, name: string) => {
-      const scenario = buildScenarios(gateways[build].key).defaults.find((s) => s.name === name);
-      if (!scenario) throw new Error(`no default scenario ${name}`);
-      return scenario;
-    };
     const load = (build: Build, name: string, seconds: number): Promise<LoadRun> => {
-      const scenario = scenarioFor(build, name);
+      const scenario = defaultScenario(gateways[build].key, name);
       return runWrk(scenario.gateway, {
         wrk,
         threads: options.wrkThreads,
@@ -127,7 +122,7 @@ export async function runCompareBench(options: BenchOptions, interrupted: Promis
           const cpu = cpuMeter(gateways[build].child.pid);
           const run = await load(build, name, options.seconds);
           const cpuMsPerRequest = cpu.perRequest(run.requests); // before the first-byte run, whose calls it does not count
-          const ttfb = await measureTtfb(gateways[build].url, scenarioFor(build, name).gateway, { seconds: options.ttfbSeconds, broken });
+          const ttfb = await measureTtfb(gateways[build].url, defaultScenario(gateways[build].key, name).gateway, { seconds: options.ttfbSeconds, broken });
           const figures = {
             round,
             requestsPerSecond: run.requestsPerSecond,

@@ -14,7 +14,7 @@ import type { BenchOptions } from './options.js';
 import { mainThreadCpuTimeMs } from './proc-stats.js';
 import { busyPerCall, monotonicMicros, PARTS, type Part, partsPerCall, readProfile, type Window } from './profile-parts.js';
 import { type StartedRelay, startRelay } from './relays.js';
-import { buildScenarios } from './scenarios.js';
+import { defaultScenario } from './scenarios.js';
 import { fixed, markdownTable, textTable } from './table.js';
 import { buildDist, startTargets } from './targets.js';
 import { findWrk, runWrk, wrkLoad } from './wrk.js';
@@ -50,8 +50,7 @@ export async function runPartsBench(options: BenchOptions, interrupted: Promise<
       relay = await startRelay('fastify', targets.urls.direct, profilerFlags(profiles.relay));
       const broken = Promise.race([targets.broken, relay.child.died]);
       broken.catch(() => {});
-      const scenario = buildScenarios(targets.gatewayKey).defaults.find((s) => s.name === SCENARIO);
-      if (!scenario) throw new Error(`no scenario ${SCENARIO}`);
+      const scenario = defaultScenario(targets.gatewayKey, SCENARIO);
       const urls = { relay: relay.url, gateway: targets.urls.gateway };
       const requests = { relay: scenario.upstream, gateway: scenario.gateway };
       const load = (target: 'relay' | 'gateway', seconds: number): Promise<LoadRun> =>

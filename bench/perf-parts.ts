@@ -14,7 +14,7 @@ import { MACHINE_PARTS, type MachinePart, machinePartsPerCall, noParts, parsePer
 import type { BenchOptions } from './options.js';
 import { cpuMeter } from './proc-stats.js';
 import { RELAY_DIR, type StartedRelay, startBilledRelay } from './relays.js';
-import { buildScenarios } from './scenarios.js';
+import { defaultScenario } from './scenarios.js';
 import { fixed, markdownTable, textTable } from './table.js';
 import { buildDist, startTargets } from './targets.js';
 import { findWrk, runWrk, wrkLoad } from './wrk.js';
@@ -95,8 +95,7 @@ export async function runPerfPartsBench(options: BenchOptions, interrupted: Prom
       billed = await startBilledRelay(targets.urls.direct, workDir, targets.gatewayKey, PERF_MAP_FLAGS);
       const broken = Promise.race([targets.broken, billed.child.died]);
       broken.catch(() => {});
-      const scenario = buildScenarios(targets.gatewayKey).defaults.find((s) => s.name === SCENARIO);
-      if (!scenario) throw new Error(`no scenario ${SCENARIO}`);
+      const scenario = defaultScenario(targets.gatewayKey, SCENARIO);
       const where = { billed: { url: billed.url, pid: billed.child.pid }, gateway: { url: targets.urls.gateway, pid: targets.processes.gateway.pid } };
       pids.push(where.billed.pid, where.gateway.pid);
       // Both take the gateway's call: its key, its body.

@@ -15,7 +15,7 @@ import { RELAY_KINDS, type RelayKind } from './minimal-relay.js';
 import type { BenchOptions } from './options.js';
 import { cpuMeter } from './proc-stats.js';
 import { type BenchChild, freePort, ROOT, startNode } from './processes.js';
-import { type BenchRequest, buildScenarios } from './scenarios.js';
+import { type BenchRequest, defaultScenario } from './scenarios.js';
 import { median } from './stats.js';
 import { markdownTable, ratio, textTable } from './table.js';
 import { buildDist, DIST_MAIN, startTargets, transpiled } from './targets.js';
@@ -101,8 +101,7 @@ export async function runRelaysBench(options: BenchOptions, interrupted: Promise
       const broken = Promise.race([targets.broken, ...started.map((child) => child.died)]);
       broken.catch(() => {});
 
-      const scenario = buildScenarios(targets.gatewayKey).defaults.find((s) => s.name === SCENARIO);
-      if (!scenario) throw new Error(`no scenario ${SCENARIO}`);
+      const scenario = defaultScenario(targets.gatewayKey, SCENARIO);
       const where = (target: RelayTarget): { url: string; pid: number; request: BenchRequest } => {
         if (target === 'gateway') return { url: targets.urls.gateway, pid: targets.processes.gateway.pid, request: scenario.gateway };
         if (target === 'floor') return { url: targets.urls.floor, pid: targets.processes.floor.pid, request: scenario.upstream };

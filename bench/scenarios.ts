@@ -73,6 +73,13 @@ function promptOfBytes(bytes: number): string {
   return parts.join(' ').slice(0, bytes);
 }
 
+/** The default scenario of that name, as `gatewayKey` sends it; throws when there is none. */
+export function defaultScenario(gatewayKey: string, name: string): Scenario {
+  const scenario = buildScenarios(gatewayKey).defaults.find((s) => s.name === name);
+  if (!scenario) throw new Error(`no default scenario ${name}`);
+  return scenario;
+}
+
 export function buildScenarios(gatewayKey: string): { defaults: Scenario[]; sweep: Scenario[]; sweepGroups: SweepGroup[] } {
   const sandboxJson = { 'content-type': 'application/json' };
   const gatewayJson = { 'content-type': 'application/json', authorization: `Bearer ${gatewayKey}` };

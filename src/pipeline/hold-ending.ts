@@ -49,11 +49,11 @@ export interface HoldEndings {
 export function holdEndings({ settlements, metrics }: { settlements: Settlements; metrics: PipelineMetrics }): HoldEndings {
   // Ends under way, and who waits for there to be none (shutdown): a count, not a set of their
   // promises, which took a promise more a call to forget each one.
-  let underWay = 0;
+  let endsUnderWay = 0;
   let waiting: (() => void)[] = [];
   const ended = () => {
-    underWay -= 1;
-    if (underWay > 0 || waiting.length === 0) return;
+    endsUnderWay -= 1;
+    if (endsUnderWay > 0 || waiting.length === 0) return;
     const wake = waiting;
     waiting = [];
     for (const resolve of wake) resolve();
@@ -69,7 +69,7 @@ export function holdEndings({ settlements, metrics }: { settlements: Settlements
     log: PipelineLogger,
     served: ServedCall,
   ) {
-    underWay += 1;
+    endsUnderWay += 1;
     try {
       const { upstreamMs, servedBy } = served;
       const channel = servedBy?.model.upstream.name;
@@ -148,6 +148,6 @@ export function holdEndings({ settlements, metrics }: { settlements: Settlements
 
   return {
     holdEnding,
-    settled: () => (underWay === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiting.push(resolve))),
+    settled: () => (endsUnderWay === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiting.push(resolve))),
   };
 }
