@@ -154,8 +154,12 @@ export async function runPerfPartsBench(options: BenchOptions, interrupted: Prom
       await targets.stop();
     }
   } finally {
-    for (const pid of pids) rmSync(`/tmp/perf-${pid}.map`, { force: true });
-    rmSync(workDir, { recursive: true, force: true });
+    // BENCH_KEEP_WORKDIR=1 keeps the samples and the maps that name the JIT's code in them, for `perf report -i`.
+    if (process.env.BENCH_KEEP_WORKDIR === '1') process.stdout.write(`work directory kept (the samples are in it): ${workDir}\n`);
+    else {
+      for (const pid of pids) rmSync(`/tmp/perf-${pid}.map`, { force: true });
+      rmSync(workDir, { recursive: true, force: true });
+    }
   }
 }
 
