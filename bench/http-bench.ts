@@ -16,7 +16,7 @@ import {
   targetsSummary,
   targetsTable,
 } from './report.js';
-import { buildScenarios, type SweepGroup, TARGETS, type TargetName } from './scenarios.js';
+import { type SweepGroup, scenariosOfRun, TARGETS, type TargetName } from './scenarios.js';
 import { buildDist, startTargets } from './targets.js';
 import { findWrk, wrkLoad } from './wrk.js';
 
@@ -50,9 +50,7 @@ export async function runHttpBench(options: BenchOptions, interrupted: Promise<n
   try {
     const targets = await startTargets(workDir, interrupted);
     try {
-      const { defaults, sweep, sweepGroups } = buildScenarios(targets.gatewayKey);
-      const chosen = (options.sweep ? sweep : defaults).filter((s) => options.only.length === 0 || options.only.includes(s.name));
-      if (chosen.length === 0) throw new Error(`no scenario named ${options.only.join(', ')}`);
+      const { chosen, warmUp, sweepGroups } = scenariosOfRun(targets.gatewayKey, options);
       const environment = runEnvironment();
       const settings: MeasureSettings = { ...options, wrk, workDir };
       const out = (line: string) => process.stdout.write(`${line}\n`);
@@ -61,8 +59,8 @@ export async function runHttpBench(options: BenchOptions, interrupted: Promise<n
       if (!wrk) out(`  ${WRK_MISSING}`);
 
       const measurer = new ScenarioMeasurer(targets, settings, out);
-      const coldStartCpuMsPerRequest = await measurer.warmUpProcesses(chosen);
-      if (settings.processWarmupSeconds > 0) out(`  ${coldStartNote(chosen[0]!.name, coldStartCpuMsPerRequest)}`);
+      const coldStartCpuMsPerRequest = await measurer.warmUpProcesses(warmUp);
+      if (settings.processWarmupSeconds > 0) out(`  ${coldStartNote(warmUp[0]!.name, coldStartCpuMsPerRequest)}`);
       const results: ScenarioResult[] = [];
       for (const scenario of chosen) results.push(await measurer.measure(scenario));
       const checks = checkTargets(results);

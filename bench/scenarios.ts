@@ -80,6 +80,20 @@ export function defaultScenario(gatewayKey: string, name: string): Scenario {
   return scenario;
 }
 
+/**
+ * The scenarios a run measures (`only`'s, or all of its kind) and those that warm its targets first:
+ * every one of its kind, whatever `only` picks. A proxy that has served streams and audio costs
+ * more a plain call (the floor about 10 %, the gateway no more: docs/benchmarks-history.md,
+ * twenty-second session), so a run of some scenarios measures them as the whole bench does.
+ */
+export function scenariosOfRun(gatewayKey: string, { sweep, only }: { sweep: boolean; only: string[] }) {
+  const { defaults, sweep: sweepScenarios, sweepGroups } = buildScenarios(gatewayKey);
+  const warmUp = sweep ? sweepScenarios : defaults;
+  const chosen = warmUp.filter((s) => only.length === 0 || only.includes(s.name));
+  if (chosen.length === 0) throw new Error(`no scenario named ${only.join(', ')}`);
+  return { chosen, warmUp, sweepGroups };
+}
+
 export function buildScenarios(gatewayKey: string): { defaults: Scenario[]; sweep: Scenario[]; sweepGroups: SweepGroup[] } {
   const sandboxJson = { 'content-type': 'application/json' };
   const gatewayJson = { 'content-type': 'application/json', authorization: `Bearer ${gatewayKey}` };

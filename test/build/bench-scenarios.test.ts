@@ -2,7 +2,7 @@
 // they make the upstream call the gateway makes, so the sandbox does the same work for all three.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { buildScenarios } from '../../bench/scenarios.js';
+import { buildScenarios, scenariosOfRun } from '../../bench/scenarios.js';
 import { messagesToChatRequest } from '../../src/upstreams/openai-chat/from-messages.js';
 
 const scenario = (name: string) => {
@@ -24,4 +24,19 @@ test('direct and floor of a chat scenario send the gateway its own body', () => 
   const plain = scenario('chat-plain-c50');
   assert.equal(plain.upstream.body, plain.gateway.body);
   assert.equal(plain.upstream.path, plain.gateway.path);
+});
+
+test('a run of some scenarios measures those and warms the targets with every scenario of its kind', () => {
+  const names = (scenarios: { name: string }[]) => scenarios.map((s) => s.name);
+  const { defaults, sweep } = buildScenarios('tr-test');
+  const some = scenariosOfRun('tr-test', { sweep: false, only: ['chat-plain-c50', 'chat-plain-c200'] });
+  assert.deepEqual(names(some.chosen), ['chat-plain-c50', 'chat-plain-c200']);
+  assert.deepEqual(names(some.warmUp), names(defaults));
+  const swept = scenariosOfRun('tr-test', { sweep: true, only: [] });
+  assert.deepEqual(names(swept.chosen), names(sweep));
+  assert.deepEqual(names(swept.warmUp), names(sweep));
+});
+
+test('a run naming no scenario of its kind is refused', () => {
+  assert.throws(() => scenariosOfRun('tr-test', { sweep: false, only: ['no-such-scenario'] }), /no scenario named no-such-scenario/);
 });
