@@ -7,8 +7,7 @@
 // measured in the same minutes can be compared to a few per cent. After each run, the time to the
 // first byte at one connection, as the full bench measures it. Nothing is written to the docs.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type RunEnvironment, runEnvironment, writeJson } from './docs.js';
 import type { LoadRun } from './load-run.js';
@@ -20,7 +19,8 @@ import { median } from './stats.js';
 import { ratio, textTable } from './table.js';
 import { buildDist, issueKey, prepareTargets } from './targets.js';
 import { measureTtfb } from './ttfb.js';
-import { findWrk, runWrk } from './wrk.js';
+import { makeWorkDir, removeWorkDir } from './work-dir.js';
+import { requireWrk, runWrk } from './wrk.js';
 
 export const BUILDS = ['before', 'after'] as const;
 export type Build = (typeof BUILDS)[number];
@@ -67,11 +67,10 @@ function buildCommit(ref: string, dir: string): string {
 }
 
 export async function runCompareBench(options: BenchOptions, interrupted: Promise<never>): Promise<number> {
-  const wrk = findWrk();
-  if (!wrk) throw new Error('--compare needs wrk (apt-get install wrk)');
+  const wrk = requireWrk('--compare');
   if (!options.compare) throw new Error('--compare needs a git ref');
   buildDist();
-  const workDir = mkdtempSync(path.join(os.tmpdir(), 'tollroute-compare-'));
+  const workDir = makeWorkDir('compare');
   const started: BenchChild[] = [];
   const out = (line: string) => process.stdout.write(`${line}\n`);
   try {
@@ -145,7 +144,7 @@ export async function runCompareBench(options: BenchOptions, interrupted: Promis
     return Object.values(results.scenarios).some((runs) => BUILDS.some((b) => runs[b].some((r) => r.errors > 0))) ? 1 : 0;
   } finally {
     await Promise.allSettled(started.reverse().map((child) => child.stop()));
-    rmSync(workDir, { recursive: true, force: true });
+    removeWorkDir(workDir);
   }
 }
 

@@ -4,8 +4,7 @@
 // account's balance is exact: the credit less the sum of its usage rows, and equal to its ledger.
 // See docs/benchmarks.md, "One hot account".
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { checkAccountBalance } from '../src/billing/accounts.js';
@@ -20,6 +19,7 @@ import type { BenchRequest } from './scenarios.js';
 import { median } from './stats.js';
 import { count, fixed, markdownTable, textTable } from './table.js';
 import { adminCall, buildDist } from './targets.js';
+import { makeWorkDir, removeWorkDir } from './work-dir.js';
 import { findWrk, runWrk, wrkVersion } from './wrk.js';
 
 const TARGET_CALLS_PER_SECOND = 2_000;
@@ -54,7 +54,7 @@ export async function runHotAccountBench(options: BenchOptions, interrupted: Pro
   const load = wrk ? `${wrkVersion(wrk)} (1 thread per gateway)` : 'undici load loop in the bench process (wrk not found)';
   out(`tollroute hot-account bench: ${GATEWAYS} gateways on one PostgreSQL, one account, ${CONNECTIONS_PER_GATEWAY} connections each; load: ${load}`);
 
-  const workDir = mkdtempSync(path.join(os.tmpdir(), 'tollroute-hot-account-'));
+  const workDir = makeWorkDir('hot-account');
   // A schema of its own, migrated here first so that the two gateways never race to create it.
   const pgStore = await openPostgresStore(baseUrl);
   const children: BenchChild[] = [];
@@ -110,7 +110,7 @@ export async function runHotAccountBench(options: BenchOptions, interrupted: Pro
   } finally {
     await Promise.allSettled(children.reverse().map((child) => child.stop()));
     await pgStore.dispose();
-    if (process.env.BENCH_KEEP_WORKDIR !== '1') rmSync(workDir, { recursive: true, force: true });
+    removeWorkDir(workDir);
   }
 }
 

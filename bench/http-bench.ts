@@ -1,7 +1,5 @@
 // The HTTP bench: start the targets, measure each scenario, print the report, write the results.
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { statSync } from 'node:fs';
 import { describeRun, type RunEnvironment, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
 import { type MeasureSettings, ScenarioMeasurer, type ScenarioResult } from './measure.js';
 import type { BenchOptions } from './options.js';
@@ -18,6 +16,7 @@ import {
 } from './report.js';
 import { type SweepGroup, scenariosOfRun, TARGETS, type TargetName } from './scenarios.js';
 import { buildDist, startTargets } from './targets.js';
+import { makeWorkDir, removeWorkDir } from './work-dir.js';
 import { findWrk, wrkLoad } from './wrk.js';
 
 const MAX_ERROR_RATE = 0.01;
@@ -46,7 +45,7 @@ export async function runHttpBench(options: BenchOptions, interrupted: Promise<n
   buildDist();
   const wrk = findWrk();
   const loadGenerator = wrk ? wrkLoad(wrk, options.wrkThreads) : 'undici fallback (no wrk)';
-  const workDir = mkdtempSync(path.join(os.tmpdir(), 'tollroute-bench-'));
+  const workDir = makeWorkDir();
   try {
     const targets = await startTargets(workDir, interrupted);
     try {
@@ -95,8 +94,7 @@ export async function runHttpBench(options: BenchOptions, interrupted: Promise<n
     }
   } finally {
     // Kept on request: the gateway's log and store, to look into a surprising figure.
-    if (process.env.BENCH_KEEP_WORKDIR === '1') process.stdout.write(`work directory kept: ${workDir}\n`);
-    else rmSync(workDir, { recursive: true, force: true });
+    removeWorkDir(workDir);
   }
 }
 

@@ -4,8 +4,6 @@
 // can be judged by it where timings cannot. It counts user space only (not the kernel's share of a
 // call) and runs each target some fifty times slower: it measures work, not speed.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
@@ -17,6 +15,7 @@ import { type BenchChild, startNode } from './processes.js';
 import { type BenchRequest, buildScenarios } from './scenarios.js';
 import { count, markdownTable, textTable } from './table.js';
 import { buildDist, issueKey, prepareTargets } from './targets.js';
+import { makeWorkDir, removeWorkDir } from './work-dir.js';
 
 const VALGRIND_MISSING = 'valgrind not found: the instruction counts need it (apt-get install valgrind)';
 // Under valgrind a process starts in tens of seconds, not one.
@@ -144,7 +143,7 @@ export async function runInstructionsBench(options: BenchOptions, interrupted: P
     valgrind,
   };
   out(`tollroute instruction counts: ${describe(environment, settings)}`);
-  const workDir = mkdtempSync(path.join(os.tmpdir(), 'tollroute-bench-'));
+  const workDir = makeWorkDir();
   const started: { stop(): Promise<void> }[] = [];
   try {
     const files = await prepareTargets(workDir);
@@ -194,7 +193,7 @@ export async function runInstructionsBench(options: BenchOptions, interrupted: P
     return 0;
   } finally {
     await Promise.allSettled(started.reverse().map((child) => child.stop()));
-    if (process.env.BENCH_KEEP_WORKDIR !== '1') rmSync(workDir, { recursive: true, force: true });
+    removeWorkDir(workDir);
   }
 }
 

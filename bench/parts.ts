@@ -5,8 +5,7 @@
 // divided by the calls of those runs. The
 // profiler slows both, and a sample taken in a system call counts as busy, so read the parts as
 // sizes beside each other, not as the timed bench's CPU.
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describeRun, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
 import type { LoadRun } from './load-run.js';
@@ -17,7 +16,8 @@ import { type StartedRelay, startRelay } from './relays.js';
 import { defaultScenario } from './scenarios.js';
 import { fixed, markdownTable, textTable } from './table.js';
 import { buildDist, startTargets } from './targets.js';
-import { findWrk, runWrk, wrkLoad } from './wrk.js';
+import { makeWorkDir, removeWorkDir } from './work-dir.js';
+import { requireWrk, runWrk, wrkLoad } from './wrk.js';
 
 const SCENARIO = 'chat-plain-c50';
 /** One sample every 200 µs: enough samples in a few seconds of load, less overhead than the default 1 ms would spare. */
@@ -34,10 +34,9 @@ export interface PartsResults {
 }
 
 export async function runPartsBench(options: BenchOptions, interrupted: Promise<never>): Promise<number> {
-  const wrk = findWrk();
-  if (!wrk) throw new Error('--parts needs wrk (apt-get install wrk)');
+  const wrk = requireWrk('--parts');
   buildDist();
-  const workDir = mkdtempSync(path.join(os.tmpdir(), 'tollroute-bench-'));
+  const workDir = makeWorkDir();
   const profiles = { relay: path.join(workDir, 'profile-relay'), gateway: path.join(workDir, 'profile-gateway') };
   try {
     const targets = await startTargets(workDir, interrupted, { gatewayNodeArgs: profilerFlags(profiles.gateway) });
@@ -101,9 +100,8 @@ export async function runPartsBench(options: BenchOptions, interrupted: Promise<
       await targets.stop();
     }
   } finally {
-    // BENCH_KEEP_WORKDIR=1 keeps the profiles, to be opened in Chrome's DevTools.
-    if (process.env.BENCH_KEEP_WORKDIR === '1') process.stdout.write(`work directory kept (the profiles are in it): ${workDir}\n`);
-    else rmSync(workDir, { recursive: true, force: true });
+    // Kept on request: the profiles, to be opened in Chrome's DevTools.
+    removeWorkDir(workDir, 'the profiles are in it');
   }
 }
 

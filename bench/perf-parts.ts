@@ -6,8 +6,7 @@
 // own profiler, main thread only), this sees the kernel, SQLite and libc apart from the JavaScript
 // that called them, and the collector's and compilers' helper threads.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { describeRun, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
 import { MACHINE_PARTS, type MachinePart, machinePartsPerCall, noParts, parsePerfReport } from './machine-parts.js';
@@ -17,7 +16,8 @@ import { RELAY_DIR, type StartedRelay, startBilledRelay } from './relays.js';
 import { defaultScenario } from './scenarios.js';
 import { fixed, markdownTable, textTable } from './table.js';
 import { buildDist, startTargets } from './targets.js';
-import { findWrk, runWrk, wrkLoad } from './wrk.js';
+import { makeWorkDir, removeWorkDir } from './work-dir.js';
+import { requireWrk, runWrk, wrkLoad } from './wrk.js';
 
 const SCENARIO = 'chat-plain-c50';
 /** Node writes /tmp/perf-<pid>.map, which perf reads to name the JIT's code. */
@@ -83,10 +83,9 @@ function report(file: string) {
 export async function runPerfPartsBench(options: BenchOptions, interrupted: Promise<never>): Promise<number> {
   const unavailable = perfUnavailable();
   if (unavailable) throw new Error(unavailable);
-  const wrk = findWrk();
-  if (!wrk) throw new Error('--perf needs wrk (apt-get install wrk)');
+  const wrk = requireWrk('--perf');
   buildDist();
-  const workDir = mkdtempSync(path.join(os.tmpdir(), 'tollroute-bench-'));
+  const workDir = makeWorkDir();
   const pids: number[] = [];
   try {
     const targets = await startTargets(workDir, interrupted, { gatewayNodeArgs: PERF_MAP_FLAGS });
@@ -154,12 +153,8 @@ export async function runPerfPartsBench(options: BenchOptions, interrupted: Prom
       await targets.stop();
     }
   } finally {
-    // BENCH_KEEP_WORKDIR=1 keeps the samples and the maps that name the JIT's code in them, for `perf report -i`.
-    if (process.env.BENCH_KEEP_WORKDIR === '1') process.stdout.write(`work directory kept (the samples are in it): ${workDir}\n`);
-    else {
-      for (const pid of pids) rmSync(`/tmp/perf-${pid}.map`, { force: true });
-      rmSync(workDir, { recursive: true, force: true });
-    }
+    // Kept on request: the samples, and the maps that name the JIT's code in them, for `perf report -i`.
+    if (removeWorkDir(workDir, 'the samples are in it')) for (const pid of pids) rmSync(`/tmp/perf-${pid}.map`, { force: true });
   }
 }
 

@@ -6,8 +6,7 @@
 // gateway's stack's; between the Fastify relay and the billed one, what billing must cost; between
 // the billed relay and the gateway, the most a rewrite of the gateway's call path could save.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describeRun, type RunEnvironment, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
 import type { LoadRun } from './load-run.js';
@@ -19,7 +18,8 @@ import { type BenchRequest, defaultScenario } from './scenarios.js';
 import { median } from './stats.js';
 import { markdownTable, ratio, textTable } from './table.js';
 import { buildDist, DIST_MAIN, startTargets, transpiled } from './targets.js';
-import { findWrk, runWrk, wrkLoad } from './wrk.js';
+import { makeWorkDir, removeWorkDir } from './work-dir.js';
+import { requireWrk, runWrk, wrkLoad } from './wrk.js';
 
 const SCENARIO = 'chat-plain-c50';
 const RELAY_SCRIPT = path.join(ROOT, 'bench', 'minimal-relay.ts');
@@ -81,10 +81,9 @@ export async function startBilledRelay(upstreamUrl: string, workDir: string, key
 }
 
 export async function runRelaysBench(options: BenchOptions, interrupted: Promise<never>): Promise<number> {
-  const wrk = findWrk();
-  if (!wrk) throw new Error('--relays needs wrk (apt-get install wrk): the fallback load generator would be the bottleneck here');
+  const wrk = requireWrk('--relays');
   buildDist();
-  const workDir = mkdtempSync(path.join(os.tmpdir(), 'tollroute-bench-'));
+  const workDir = makeWorkDir();
   const started: BenchChild[] = [];
   try {
     const targets = await startTargets(workDir, interrupted);
@@ -154,7 +153,7 @@ export async function runRelaysBench(options: BenchOptions, interrupted: Promise
       await targets.stop();
     }
   } finally {
-    rmSync(workDir, { recursive: true, force: true });
+    removeWorkDir(workDir);
   }
 }
 

@@ -2,8 +2,7 @@
 // chunk a second, through the built gateway. Measures the gateway's memory while it holds them
 // all, checks every stream reached its end marker, and checks in the store that every hold was
 // settled and every balance still equals its ledger. See docs/benchmarks.md, "Slow streams".
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import Database from 'better-sqlite3';
@@ -13,6 +12,7 @@ import type { BenchOptions } from './options.js';
 import { peakRssBytes, resetPeakRss, rssBytes } from './proc-stats.js';
 import { count, fixed, markdownTable, textTable } from './table.js';
 import { buildDist, startTargets } from './targets.js';
+import { makeWorkDir, removeWorkDir } from './work-dir.js';
 
 const TARGET_STREAMS = 10_000;
 const TARGET_RSS_BYTES = 1024 ** 3;
@@ -84,7 +84,7 @@ export async function runSlowStreamsBench(options: BenchOptions, interrupted: Pr
     `tollroute slow-streams bench: ${requested} streams of ${words} words, one chunk every ${CHUNK_DELAY_MS} ms${limitedBy ? ` (limited by ${limitedBy})` : ''}`,
   );
 
-  const workDir = mkdtempSync(path.join(os.tmpdir(), 'tollroute-slow-streams-'));
+  const workDir = makeWorkDir('slow-streams');
   const targets = await startTargets(workDir, interrupted, { channelConnections: requested + 100 });
   try {
     await request(`${targets.urls.direct}/__sandbox/faults`, {
@@ -113,7 +113,7 @@ export async function runSlowStreamsBench(options: BenchOptions, interrupted: Pr
     return result.balancesConsistent ? 0 : 1;
   } finally {
     await targets.stop();
-    if (process.env.BENCH_KEEP_WORKDIR !== '1') rmSync(workDir, { recursive: true, force: true });
+    removeWorkDir(workDir);
   }
 }
 

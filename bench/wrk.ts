@@ -24,6 +24,13 @@ export function findWrk(): string | null {
   }
 }
 
+/** wrk's path, for a bench mode (`--relays`, …) that compares figures an in-process load generator would cap. */
+export function requireWrk(mode: string): string {
+  const wrk = findWrk();
+  if (!wrk) throw new Error(`${mode} needs wrk (apt-get install wrk): the fallback load generator would be the bottleneck here`);
+  return wrk;
+}
+
 /** How a report names the load: wrk's version and its threads. */
 export const wrkLoad = (wrk: string, threads: number) => `${wrkVersion(wrk)} (${threads} thread${threads > 1 ? 's' : ''})`;
 
