@@ -7,7 +7,7 @@ export class GatewayError extends Error {
   passThrough?: { body: string; contentType: string | undefined };
   /** Its cause was already logged where it happened (with the model and channel): log it once. */
   logged = false;
-  /** A 429's Retry-After, in whole seconds until the caller may try again. */
+  /** Retry-After (a 429's, a 503's, a 502 for no channel available), in whole seconds until the caller may try again. */
   retryAfterSeconds?: number;
 
   constructor(
@@ -44,6 +44,12 @@ export function rateLimited({ retryAfterMs = 1_000, message = MESSAGES.rateLimit
   return error;
 }
 export const upstream = (cause?: unknown) => new GatewayError(502, 'server_error', MESSAGES.upstream, { cause });
+/** Every channel of the model is out (open circuits, rested keys, disabled): an upstream failure, with when to retry. */
+export function noChannelAvailable(model: string, retryAfterMs: number): GatewayError {
+  const error = new GatewayError(502, 'server_error', `${MESSAGES.upstream}: no channel of model ${model} is available now; retry after Retry-After`);
+  error.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterMs / 1_000));
+  return error;
+}
 /** The upstream's refusal, relayed with its status and body. */
 export function upstreamPassThrough(status: number, body: string, contentType: string | undefined): GatewayError {
   const error = new GatewayError(status, status === 404 ? 'not_found_error' : 'invalid_request_error', `upstream answered ${status}`);

@@ -6,7 +6,7 @@ import { priceMicros, type Units } from '../billing/prices.js';
 import type { ProgressRecorder } from '../billing/progress.js';
 import type { Settlements } from '../billing/settlements.js';
 import type { ModelConfig } from '../config/schema.js';
-import { billing, clientClosed, GatewayError, rateLimited, unavailable, upstream as upstreamError } from '../errors.js';
+import { billing, clientClosed, GatewayError, noChannelAvailable, rateLimited, unavailable, upstream as upstreamError } from '../errors.js';
 import type { RateLimiter, Take } from '../limits/index.js';
 import { callWithFailover, type FailedAttempt, NoChannelAvailableError, type Served } from '../routing/failover.js';
 import type { RouteHealth } from '../routing/health.js';
@@ -124,9 +124,11 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   function upstreamFailure(error: unknown, model: ResolvedModel, log: PipelineLogger): GatewayError {
     if (error instanceof GatewayError) return error;
     if (error instanceof NoChannelAvailableError) {
-      const retryAfterMs = error.retryAtMs === undefined ? undefined : Math.max(1_000, error.retryAtMs - Date.now());
+      // An upstream failure to the caller (DESIGN §5): a 502 that says when to retry, a second when
+      // no time is known (a probe still out, or every channel disabled by the operator).
+      const retryAfterMs = error.retryAtMs === undefined ? 1_000 : error.retryAtMs - Date.now();
       log.warn({ model: model.id }, 'no channel of the model is available: all taken out by health or by the operator');
-      return unavailable(`no channel of model ${model.id} is available now; retry later`, retryAfterMs);
+      return noChannelAvailable(model.id, retryAfterMs);
     }
     const failure = refusalOf(error, model, log, metrics) ?? upstreamError(error);
     log.warn({ err: error, model: model.id, channel: model.upstream.name }, 'upstream call failed');

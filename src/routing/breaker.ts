@@ -4,7 +4,8 @@
 // Which circuit a failure counts against: no answer or a 5xx is the channel's, whichever key it
 // carried (counting it on the key as well would take out keys that are fine and leave a recovered
 // channel nothing to probe through); a refused key (401/403) opens that key at once and says
-// nothing of the channel; a 429 rests that key for its Retry-After and is nobody's failure.
+// nothing of the channel; a 429 rests that key for its Retry-After (its newest, never longer) and
+// is nobody's failure.
 //
 // Each gateway instance keeps its own view, in memory, on purpose. A channel failing on one
 // instance's network path need not be out for another; an instance learns of a failing channel
@@ -188,7 +189,7 @@ export function createRouteHealth(options: BreakerOptions, clock: () => number =
           if (key) entry.circuit.released(now);
           return;
         case 'rate_limited':
-          keyed.circuit.rest(now + restMs);
+          keyed.circuit.rest(now + restMs, { exact: failure.retryAfterMs !== undefined });
           entry.circuit.released(now);
           key?.circuit.released(now);
           return;
@@ -200,6 +201,15 @@ export function createRouteHealth(options: BreakerOptions, clock: () => number =
       entry.circuit.released(now);
       if (keyId !== null) keyOf(channel, entry, keyId).circuit.released(now);
       options.observer?.attempt?.(channel, 'released');
+    },
+
+    probeEnded(channels, now) {
+      const probes = channels.flatMap((channel) => {
+        const entry = entryOf(channel);
+        if (entry.disabled) return [];
+        return [entry.circuit, ...[...entry.keys.values()].map((key) => key.circuit)].flatMap((circuit) => circuit.probeEnded(now) ?? []);
+      });
+      return probes.length === 0 ? undefined : Promise.race(probes);
     },
 
     nextAvailableAt(channels, now) {

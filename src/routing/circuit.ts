@@ -1,6 +1,10 @@
 // One circuit breaker: closed (calls flow), open (none, for a cool-down), half-open (one probe
 // call). A channel has one, and so does each of its keys. Time is always passed in, so tests
 // drive it with a clock of their own.
+//
+// Half-open admits exactly one probe; the callers that come while it is out are not refused for
+// good: they may wait for its outcome (`probeEnded`), and a probe that succeeds closes the circuit,
+// so every one of them is admitted at once (a burst, not one caller per probe).
 
 export type CircuitState = 'closed' | 'open' | 'half_open';
 
@@ -23,6 +27,8 @@ export class Circuit {
   private probeOut = false;
   /** A 429 rests the circuit's subject without counting as a failure. */
   private restedUntil = 0;
+  /** Callers waiting for the probe out now to come back, whatever its outcome. */
+  private probeWaiters: (() => void)[] = [];
 
   constructor(private readonly timing: CircuitTiming) {
     this.cooldownMs = timing.cooldownMs;
@@ -76,8 +82,8 @@ export class Circuit {
     if (from === 'open') return undefined;
     this.consecutiveFailures = 0;
     this.cooldownMs = this.timing.cooldownMs;
-    this.probeOut = false;
     this.state = 'closed';
+    this.endProbe();
     return from === 'closed' ? undefined : { from, to: 'closed', cooldownMs: 0 };
   }
 
@@ -98,18 +104,36 @@ export class Circuit {
 
   /** A call ended with no verdict on this circuit (the caller left, its own fault): a probe it held is free again. */
   released(now: number): void {
-    if (this.stateAt(now) === 'half_open') this.probeOut = false;
+    if (this.stateAt(now) === 'half_open') this.endProbe();
   }
 
-  rest(until: number): void {
-    this.restedUntil = Math.max(this.restedUntil, until);
+  /**
+   * A 429 rests it until `until`. The upstream's own Retry-After (`exact`) is its newest word and
+   * replaces an earlier rest, shorter or longer, so a key never rests past what its upstream said
+   * last; a 429 that named no time only makes sure of the configured rest.
+   */
+  rest(until: number, { exact = false }: { exact?: boolean } = {}): void {
+    this.restedUntil = exact ? until : Math.max(this.restedUntil, until);
+  }
+
+  /** Resolves when the probe out now comes back (success, failure or no verdict); undefined when none is out. */
+  probeEnded(now: number): Promise<void> | undefined {
+    if (this.stateAt(now) !== 'half_open' || !this.probeOut) return undefined;
+    return new Promise((resolve) => this.probeWaiters.push(resolve));
+  }
+
+  private endProbe(): void {
+    this.probeOut = false;
+    const waiters = this.probeWaiters;
+    this.probeWaiters = [];
+    for (const wake of waiters) wake();
   }
 
   private open(now: number, from: CircuitState): Transition {
     this.state = 'open';
     this.openUntil = now + this.cooldownMs;
-    this.probeOut = false;
     this.consecutiveFailures = 0;
+    this.endProbe();
     return { from, to: 'open', cooldownMs: this.cooldownMs };
   }
 }

@@ -58,7 +58,7 @@ export interface Served<T> {
   attempts: number;
 }
 
-/** Thrown when health has every channel of the model out (the caller gets 503 and when to retry). */
+/** Thrown when health has every channel of the model out (the caller gets 502 and when to retry). */
 export class NoChannelAvailableError extends Error {
   override name = 'NoChannelAvailableError';
   constructor(
@@ -85,62 +85,95 @@ export interface FailoverOptions {
   onFailedAttempt?: (attempt: FailedAttempt) => void;
   /** False for a failure after which the work must not be asked of anyone again (it may be under way). */
   mayRepeat?: (error: unknown) => boolean;
+  /** How long to wait for a half-open probe in flight when it alone keeps every channel out (PROBE_WAIT_MS). */
+  probeWaitMs?: number;
 }
+
+/**
+ * How long a call whose every channel is out only because a half-open probe is in flight waits for
+ * that probe's outcome. Waiting, rather than refusing, is what lets a burst through a recovering
+ * channel: the probe that succeeds closes the circuit and wakes every waiter, who are then admitted
+ * at once; one that fails re-opens it and they get the 502 with its cool-down as Retry-After. Short,
+ * because a probe may be a long call: past it the caller is told to retry in a second.
+ */
+export const PROBE_WAIT_MS = 2_000;
 
 export async function callWithFailover<T>(
   model: ResolvedModel,
   plan: Attempt[],
   call: (model: ResolvedModel, attempt: number) => Promise<T>,
-  { health, maxAttempts, signal, onFailedAttempt, mayRepeat = () => true }: FailoverOptions,
+  { health, maxAttempts, signal, onFailedAttempt, mayRepeat = () => true, probeWaitMs = PROBE_WAIT_MS }: FailoverOptions,
 ): Promise<Served<T>> {
   let attempts = 0;
   let lastError: unknown;
-  let skipChannel: string | undefined;
   let failed: FailedAttempt | undefined;
-  for (const { route, upstream } of plan) {
-    if (attempts >= maxAttempts || signal.aborted) break;
-    if (route.channel === skipChannel) continue;
-    const keyId = upstream.keyId ?? null;
-    const now = Date.now();
-    if (keyId !== null && !health.keyAvailable(route.channel, keyId, now)) continue;
-    if (!health.channelAvailable(route.channel, now)) {
-      skipChannel = route.channel;
-      continue;
-    }
-    // The model as resolved already is this attempt's view when it names the same (channel, key): a
-    // model on one channel with one key, the usual case, is not copied per call.
-    const view: ResolvedModel =
-      model.upstream === upstream && model.upstreamModel === route.upstreamModel ? model : { ...model, upstream, upstreamModel: route.upstreamModel };
-    if (failed) onFailedAttempt?.(failed);
-    failed = undefined;
-    const startedAt = performance.now();
-    attempts++;
-    try {
-      const result = await call(view, attempts);
-      health.succeeded({ channel: route.channel, keyId }, performance.now() - startedAt, Date.now());
-      return { result, model: view, attempts };
-    } catch (error) {
-      lastError = error;
-      const target = { channel: route.channel, keyId };
-      if (signal.aborted) {
-        // The caller left or the deadline passed: nothing more to try, and nothing learnt of the upstream.
-        health.released(target, Date.now());
-        break;
+  const channels = [...new Set(plan.map((a) => a.route.channel))];
+  const waitUntil = Date.now() + probeWaitMs;
+  // Rounds over the plan: a second one only after a round sent nothing and a probe came back.
+  for (;;) {
+    let skipChannel: string | undefined;
+    for (const { route, upstream } of plan) {
+      if (attempts >= maxAttempts || signal.aborted) break;
+      if (route.channel === skipChannel) continue;
+      const keyId = upstream.keyId ?? null;
+      const now = Date.now();
+      if (keyId !== null && !health.keyAvailable(route.channel, keyId, now)) continue;
+      if (!health.channelAvailable(route.channel, now)) {
+        skipChannel = route.channel;
+        continue;
       }
-      const step = failoverStep(error);
-      // Every attempt sent ends in succeeded, failed or released, so a half-open probe is never held for good.
-      if (step.next !== 'none' && step.failure) health.failed(target, step.failure, Date.now());
-      else health.released(target, Date.now());
-      if (step.next === 'none' || !mayRepeat(error)) break;
-      failed = { channel: route.channel, keyId, error, step };
-      if (step.next === 'channel') skipChannel = route.channel;
+      // The model as resolved already is this attempt's view when it names the same (channel, key): a
+      // model on one channel with one key, the usual case, is not copied per call.
+      const view: ResolvedModel =
+        model.upstream === upstream && model.upstreamModel === route.upstreamModel ? model : { ...model, upstream, upstreamModel: route.upstreamModel };
+      if (failed) onFailedAttempt?.(failed);
+      failed = undefined;
+      const startedAt = performance.now();
+      attempts++;
+      try {
+        const result = await call(view, attempts);
+        health.succeeded({ channel: route.channel, keyId }, performance.now() - startedAt, Date.now());
+        return { result, model: view, attempts };
+      } catch (error) {
+        lastError = error;
+        const target = { channel: route.channel, keyId };
+        if (signal.aborted) {
+          // The caller left or the deadline passed: nothing more to try, and nothing learnt of the upstream.
+          health.released(target, Date.now());
+          break;
+        }
+        const step = failoverStep(error);
+        // Every attempt sent ends in succeeded, failed or released, so a half-open probe is never held for good.
+        if (step.next !== 'none' && step.failure) health.failed(target, step.failure, Date.now());
+        else health.released(target, Date.now());
+        if (step.next === 'none' || !mayRepeat(error)) break;
+        failed = { channel: route.channel, keyId, error, step };
+        if (step.next === 'channel') skipChannel = route.channel;
+      }
+    }
+    if (attempts > 0) throw withAttempts(lastError, attempts);
+    if (signal.aborted) throw signal.reason;
+    const probe = Date.now() < waitUntil ? health.probeEnded(channels, Date.now()) : undefined;
+    if (!probe || !(await backBefore(probe, waitUntil - Date.now(), signal))) {
+      if (signal.aborted) throw signal.reason;
+      throw new NoChannelAvailableError(model.id, health.nextAvailableAt(channels, Date.now()));
     }
   }
-  if (attempts === 0) {
-    if (signal.aborted) throw signal.reason;
-    throw new NoChannelAvailableError(model.id, health.nextAvailableAt([...new Set(plan.map((a) => a.route.channel))], Date.now()));
-  }
-  throw withAttempts(lastError, attempts);
+}
+
+/** Whether the probe came back within `ms` and before the call's signal ended it. */
+function backBefore(probe: Promise<void>, ms: number, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    const done = (back: boolean) => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      resolve(back);
+    };
+    const onAbort = () => done(false);
+    const timer = setTimeout(() => done(false), ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+    probe.then(() => done(true));
+  });
 }
 
 /**

@@ -24,6 +24,11 @@ export interface RouteHealth {
    * the caller's own input, this instance's pool was full. A half-open probe it held is free again.
    */
   released(target: { channel: string; keyId: string | null }, now: number): void;
+  /**
+   * Resolves when the first half-open probe out now on these channels (or their keys) comes back;
+   * undefined when none is out, so there is nothing to wait for.
+   */
+  probeEnded(channels: string[], now: number): Promise<void> | undefined;
   /** When the soonest unavailable channel of these may be tried again (for Retry-After); undefined if none waits. */
   nextAvailableAt(channels: string[], now: number): number | undefined;
 }
@@ -35,5 +40,6 @@ export const alwaysAvailable: RouteHealth = {
   succeeded() {},
   failed() {},
   released() {},
+  probeEnded: () => undefined,
   nextAvailableAt: () => undefined,
 };

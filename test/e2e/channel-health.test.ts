@@ -1,7 +1,8 @@
 // Channel health end to end: sandbox-chat served by two channels on two sandboxes, the preferred
 // one made to answer 500s. Calls keep succeeding on the other; the failing channel's circuit opens
 // (admin view, /metrics), one probe goes to it after each cool-down, and it closes once the fault
-// is cleared. The operator's disable and enable act at once. Every call is billed exactly.
+// is cleared. The operator's disable and enable act at once; with every channel out a call is a
+// 502 with Retry-After. Every call is billed exactly.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sandboxCatalogue } from '../../src/config/sandbox-catalogue.js';
@@ -130,11 +131,47 @@ describe('channel health over two channels', () => {
     assert.deepEqual(await chat(), { preferred: 1, fallback: 0 });
   });
 
-  test('with every channel of the model disabled a call is refused with 503 and costs nothing', async () => {
+  test('with every channel of the model disabled a call is answered 502 with Retry-After and costs nothing', async () => {
     for (const name of [PREFERRED, 'sandbox-openai']) assert.equal((await gw.admin('POST', `/admin/channels/${name}/disable`)).status, 200);
-    const { status, body } = await gw.call(account.key, 'POST', '/v1/chat/completions', CHAT);
-    assert.equal(status, 503, JSON.stringify(body));
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(CHAT),
+    });
+    const body = await res.json();
+    assert.equal(res.status, 502, JSON.stringify(body));
+    assert.equal(body.type, 'server_error');
+    assert.match(res.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
     for (const name of [PREFERRED, 'sandbox-openai']) assert.equal((await gw.admin('POST', `/admin/channels/${name}/enable`)).status, 200);
+  });
+
+  test('with one channel’s circuit open and the other’s only key resting after a 429, a call is answered 502 with Retry-After', async () => {
+    const fallbackFaults = (method: string, faults?: unknown) => callJson(gw.sandbox.url, '', method, '/__sandbox/faults', faults);
+    await preferredFaults('POST', { kind: 'chat', status: 500 });
+    await fallbackFaults('POST', { kind: 'chat', status: 429, headers: { 'retry-after': '1' } });
+    // Two calls: the preferred channel fails twice (its circuit opens), the fallback's key is rested.
+    for (let i = 0; i < 2; i++) assert.equal((await gw.call(account.key, 'POST', '/v1/chat/completions', CHAT)).status >= 400, true);
+    assert.equal((await channel()).state, 'open');
+    assert.ok((await channel('sandbox-openai')).keys[0].rested_until);
+    const sent = await received();
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${account.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(CHAT),
+    });
+    const body = await res.json();
+    assert.equal(res.status, 502, JSON.stringify(body));
+    assert.deepEqual(body, {
+      error: 'upstream provider error: no channel of model sandbox-chat is available now; retry after Retry-After',
+      type: 'server_error',
+    });
+    assert.equal(res.headers.get('retry-after'), '1'); // the cool-down (200 ms) and the key's rest (1 s) in whole seconds
+    assert.deepEqual(await received(), sent); // no upstream was asked
+    // Back to health for the tests after: faults cleared, the rest over, the preferred channel's probe closing it.
+    await preferredFaults('DELETE');
+    await fallbackFaults('DELETE');
+    await new Promise((resolve) => setTimeout(resolve, 1_050));
+    assert.deepEqual(await chat(), { preferred: 1, fallback: 0 });
   });
 
   test('an unknown channel cannot be disabled or enabled, and both need the admin token', async () => {

@@ -254,3 +254,45 @@ test('with the breaker off, failures, refused keys and 429s are counted but take
   assert.equal(health.keyAvailable('a', 'ka', 0) && health.channelAvailable('a', 0), true);
   assert.deepEqual([health.view('a', 0)?.state, health.view('a', 0)?.requests, health.view('a', 0)?.error_rate], ['closed', 3, 1]);
 });
+
+test('a later 429 with a shorter Retry-After shortens the key’s rest: a key never rests past its upstream’s newest word', () => {
+  const b = breaker();
+  b.failA('ka', { kind: 'rate_limited', retryAfterMs: 2_500 });
+  b.failA('ka', { kind: 'rate_limited', retryAfterMs: 1_000 });
+  assert.equal(b.health.view('a')?.keys[0]?.rested_until, new Date(b.now() + 1_000).toISOString());
+  b.advance(1_000);
+  assert.equal(b.tryA('ka'), true);
+});
+
+test('a 429 without Retry-After keeps a longer rest its upstream asked for before', () => {
+  const b = breaker();
+  b.failA('ka', { kind: 'rate_limited', retryAfterMs: 2_000 });
+  b.failA('ka', { kind: 'rate_limited', retryAfterMs: undefined });
+  assert.equal(b.health.nextAvailableAt(['a'], b.now()), b.now()); // kb is free
+  assert.equal(b.health.view('a')?.keys[0]?.rested_until, new Date(b.now() + 2_000).toISOString());
+});
+
+test('a half-open channel’s probe in flight can be waited for, and its success admits every waiting caller at once', async () => {
+  const b = breaker();
+  for (let i = 0; i < 3; i++) b.failA();
+  b.advance(1_000);
+  assert.equal(b.health.probeEnded(['a'], b.now()), undefined); // no probe out yet: nothing to wait for
+  assert.equal(b.tryA(), true);
+  const probe = b.health.probeEnded(['a'], b.now());
+  assert.ok(probe);
+  b.okA();
+  await probe;
+  assert.deepEqual([b.tryA('ka'), b.tryA('kb'), b.tryA('ka')], [true, true, true]);
+});
+
+test('a failed probe also ends the wait, and the waiting callers find the channel open again', async () => {
+  const b = breaker();
+  for (let i = 0; i < 3; i++) b.failA();
+  b.advance(1_000);
+  assert.equal(b.tryA(), true);
+  const probe = b.health.probeEnded(['a'], b.now());
+  b.failA();
+  await probe;
+  assert.equal(b.tryA(), false);
+  assert.equal(b.health.nextAvailableAt(['a'], b.now()), b.now() + 2_000);
+});

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { GatewayError } from '../../src/errors.js';
 import type { ResolvedModel } from '../../src/pipeline/types.js';
+import { createRouteHealth } from '../../src/routing/breaker.js';
 import { callWithFailover, failoverStep, NoChannelAvailableError, surelyNotStarted } from '../../src/routing/failover.js';
 import { alwaysAvailable, type RouteHealth } from '../../src/routing/health.js';
 import type { Attempt } from '../../src/routing/plan.js';
@@ -119,6 +120,86 @@ describe('callWithFailover', () => {
     const none: RouteHealth = { ...alwaysAvailable, channelAvailable: () => false, nextAvailableAt: () => 12_345 };
     const error = await callWithFailover(model, [attempt('a')], async () => 'sent', options({ health: none })).catch((e: unknown) => e);
     assert.ok(error instanceof NoChannelAvailableError && error.retryAtMs === 12_345);
+  });
+
+  /** A breaker with channel `a` opened by three failures and now half-open. */
+  const halfOpenA = (channels: Record<string, string[]> = { a: [] }) => {
+    const health = createRouteHealth({ failuresToOpen: 3, cooldownMs: 50, maxCooldownMs: 1_000, rateLimitRestMs: 500, channels });
+    for (let i = 0; i < 3; i++) health.failed({ channel: 'a', keyId: null }, { kind: 'unreachable' }, Date.now() - 50);
+    return health;
+  };
+  /** A call that waits for its own release, so a probe can be held in flight. */
+  const held = () => {
+    let release!: (outcome: 'ok' | 'fail') => void;
+    const outcome = new Promise<'ok' | 'fail'>((resolve) => {
+      release = resolve;
+    });
+    return {
+      release,
+      call: async (view: ResolvedModel) => {
+        if ((await outcome) === 'fail') throw coded('ECONNREFUSED');
+        return view.upstream.name;
+      },
+    };
+  };
+
+  test('callers arriving while a half-open channel’s probe is in flight wait for it, and are all served once it succeeds', async () => {
+    const health = halfOpenA();
+    const probe = held();
+    const probing = callWithFailover(model, [attempt('a')], probe.call, options({ health }));
+    const sent: string[] = [];
+    const burst = Array.from({ length: 5 }, () =>
+      callWithFailover(
+        model,
+        [attempt('a')],
+        async (view) => {
+          sent.push(view.upstream.name);
+          return 'served';
+        },
+        options({ health }),
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(sent, []); // held back while the probe is out, not refused
+    probe.release('ok');
+    assert.equal((await probing).result, 'a');
+    const served = await Promise.all(burst);
+    assert.deepEqual(
+      served.map((s) => [s.result, s.attempts]),
+      Array.from({ length: 5 }, () => ['served', 1]),
+    );
+  });
+
+  test('callers arriving while a probe is in flight go to another channel when there is one', async () => {
+    const health = halfOpenA({ a: [], b: [] });
+    const probe = held();
+    const probing = callWithFailover(model, [attempt('a'), attempt('b')], probe.call, options({ health }));
+    const served = await callWithFailover(model, [attempt('a'), attempt('b')], async (view) => view.upstream.name, options({ health }));
+    assert.equal(served.result, 'b');
+    probe.release('ok');
+    await probing;
+  });
+
+  test('callers waiting on a probe that fails get no channel available, with the re-opened circuit’s end as the retry time', async () => {
+    const health = halfOpenA();
+    const probe = held();
+    const probing = callWithFailover(model, [attempt('a')], probe.call, options({ health })).catch((e: unknown) => e);
+    const waiting = callWithFailover(model, [attempt('a')], async () => 'sent', options({ health })).catch((e: unknown) => e);
+    probe.release('fail');
+    await probing;
+    const error = await waiting;
+    assert.ok(error instanceof NoChannelAvailableError);
+    assert.ok(error.retryAtMs !== undefined && error.retryAtMs > Date.now());
+  });
+
+  test('a probe that does not come back within the wait leaves the waiting caller with no channel available', async () => {
+    const health = halfOpenA();
+    const probe = held();
+    const probing = callWithFailover(model, [attempt('a')], probe.call, options({ health }));
+    const error = await callWithFailover(model, [attempt('a')], async () => 'sent', options({ health, probeWaitMs: 30 })).catch((e: unknown) => e);
+    assert.ok(error instanceof NoChannelAvailableError && error.retryAtMs === undefined);
+    probe.release('ok');
+    await probing;
   });
 
   test('an attempt on the channel and key the model resolved to is served by the resolved model itself; another by its own view', async () => {
