@@ -189,7 +189,7 @@ describe('the operator view in a browser', { skip, timeout: 180_000 }, () => {
       .getByRole('status')
       .filter({ hasText: `Channel ${name} disabled.` })
       .waitFor();
-    assert.equal(await chat(), 503);
+    assert.equal(await chat(), 502);
     await photograph(page, 'operator-channel-disabled');
 
     await row.getByRole('button', { name: `Enable channel ${name}` }).press('Enter');

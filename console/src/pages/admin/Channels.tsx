@@ -109,7 +109,7 @@ export function Channels({ admin }: { admin: Admin }) {
       >
         <p>
           No new call goes to <code>{disabling?.name}</code> on this instance until it is enabled again: its models fail over to their other channels, or answer
-          503 where it is their only one. Calls on the wire finish. Other instances, and this one after a restart, keep using it.
+          502 with Retry-After where it is their only one. Calls on the wire finish. Other instances, and this one after a restart, keep using it.
         </p>
       </ConfirmDialog>
     </>
