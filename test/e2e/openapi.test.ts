@@ -1,7 +1,8 @@
 // The OpenAPI document (/openapi.json) and the reference page (/docs) of a live gateway: a valid
 // OpenAPI 3.1 document listing every route the server registered, with the credential of each
-// area; a page whose every script and style is served by the gateway itself; and response
-// schemas that document upstream answers without stripping what they do not name.
+// area; a page whose every script and style is served by the gateway itself; response schemas
+// that document upstream answers without stripping what they do not name; and every status a
+// metered call can answer listed on its operation (403, 413, 502 with Retry-After among them).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
@@ -56,7 +57,8 @@ describe('OpenAPI document and reference page', () => {
     );
 
   before(async () => {
-    gw = await startTestGateway();
+    // A small body limit, so a body past it is cheap to send.
+    gw = await startTestGateway({ limits: { body_limit_bytes: 64 * 1024 } });
     const res = await request(`${gw.url}/openapi.json`); // no key: the document is public
     assert.equal(res.statusCode, 200);
     assert.match(String(res.headers['content-type']), /^application\/json/);
@@ -134,6 +136,70 @@ describe('OpenAPI document and reference page', () => {
     assert.deepEqual(translation.required, ['model', 'file']);
     const video = doc.paths['/v1/videos/generations'].post.requestBody.content['application/json'].schema;
     assert.deepEqual(video.required, ['model', 'content']);
+  });
+
+  /** The metered calls: every POST of the chat, audio, search and tasks areas. */
+  const meteredPosts = () =>
+    operations().filter(({ method, operation }) => method === 'post' && ['chat', 'audio', 'search', 'tasks'].includes(operation.tags[0]));
+  const takesHeader = (operation: any, name: string) => (operation.parameters ?? []).some((p: any) => p.in === 'header' && p.name === name);
+
+  test('every metered POST lists 400, 401, 402, 403, 413, 429, 500, 502 and 503; 409 and 422 where it takes Idempotency-Key, 408 where it uploads', () => {
+    const metered = meteredPosts();
+    for (const path of [
+      '/v1/chat/completions',
+      '/v1/messages',
+      '/v1/responses',
+      '/v1/audio/speech',
+      '/v1/search',
+      '/v1/audio/translations',
+      '/v1/images/async',
+      '/v1/audio/minutes',
+    ]) {
+      assert.ok(
+        metered.some((op) => op.path === path),
+        `${path} is a metered POST`,
+      );
+    }
+    for (const { path, operation } of metered) {
+      const listed = Object.keys(operation.responses);
+      const expected = ['400', '401', '402', '403', '413', '429', '500', '502', '503'];
+      const idempotent = takesHeader(operation, 'idempotency-key');
+      if (idempotent) expected.push('409', '422');
+      if (operation.requestBody?.content['multipart/form-data']) expected.push('408');
+      for (const status of expected) assert.ok(listed.includes(status), `POST ${path} lists ${status}`);
+      if (!idempotent) assert.ok(!listed.includes('409') && !listed.includes('422'), `POST ${path} takes no Idempotency-Key, so answers no 409 or 422`);
+      const { 403: forbidden, 502: failed } = operation.responses;
+      assert.match(forbidden.description, /may not use this model/, `POST ${path} 403`);
+      assert.match(failed.description, /upstream provider failed/i, `POST ${path} 502`);
+      assert.match(failed.description, /every channel of the model is out/, `POST ${path} 502`);
+      assert.deepEqual(failed.headers['retry-after'].schema, { type: 'integer', minimum: 1 }, `POST ${path} 502 Retry-After`);
+    }
+  });
+
+  test('a metered call’s real 403, 413 and 502 answers are statuses its operation lists, the 502 with Retry-After', async () => {
+    const listed = Object.keys(doc.paths['/v1/chat/completions'].post.responses);
+    const owner = await gw.account();
+    const made = await gw.call(owner.key, 'POST', '/v1/account/keys', { name: 'chat only', allowed_models: ['sandbox-claude'] });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const chat = { model: 'sandbox-chat', messages: [{ role: 'user', content: 'hello' }] };
+    const refused = await gw.call(made.body.key, 'POST', '/v1/chat/completions', chat);
+    assert.equal(refused.status, 403, JSON.stringify(refused.body));
+    const tooLarge = await gw.call(owner.key, 'POST', '/v1/chat/completions', { ...chat, messages: [{ role: 'user', content: 'x'.repeat(70 * 1024) }] });
+    assert.equal(tooLarge.status, 413, JSON.stringify(tooLarge.body));
+    assert.equal((await gw.admin('POST', '/admin/channels/sandbox-openai/disable')).status, 200);
+    try {
+      const res = await request(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${owner.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(chat),
+      });
+      const body = await res.body.json();
+      assert.equal(res.statusCode, 502, JSON.stringify(body));
+      assert.match(String(res.headers['retry-after']), /^[1-9]\d*$/);
+    } finally {
+      assert.equal((await gw.admin('POST', '/admin/channels/sandbox-openai/enable')).status, 200);
+    }
+    for (const status of [refused.status, tooLarge.status, 502]) assert.ok(listed.includes(String(status)), `${status} is listed`);
   });
 
   test('/docs is an HTML page whose scripts and styles all come from the gateway itself, and each answers 200', async () => {

@@ -1,5 +1,5 @@
 // Files (uploads, and the URL that serves them) and the account's generated assets.
-import { errorResponses, LOOKUP_ERRORS } from './errors.js';
+import { errorResponses, LOOKUP_ERRORS, UPLOAD_ERRORS } from './errors.js';
 import { headers, IdempotencyKeyHeader } from './headers.js';
 import { LimitParam } from './query.js';
 
@@ -33,7 +33,8 @@ export const FileUploadSchema = {
         expires_at: instant,
       },
     },
-    ...errorResponses(400, 401, 402, 409, 413, 422, 429, 503),
+    ...errorResponses(400, 401, 402, 409, 413, 422, 429, 500, 503),
+    ...UPLOAD_ERRORS,
   },
 };
 

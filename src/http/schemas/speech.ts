@@ -1,7 +1,7 @@
 // Speech: the native unidirectional body (checked only where billing and routing depend on it)
 // and the OpenAI-compatible body.
 import { AUDIO_FORMATS } from '../../upstreams/volc-speech/to-audio.js';
-import { METERED_ERRORS } from './errors.js';
+import { STREAMED_METERED_ERRORS } from './errors.js';
 import { headers } from './headers.js';
 
 export const UnidirectionalSpeechBody = {
@@ -69,7 +69,7 @@ export const UnidirectionalSpeechSchema = {
       description: 'A stream of JSON objects, one per line (not one JSON value), as the upstream sends them.',
       content: { 'application/json': { schema: SpeechLine } },
     },
-    ...METERED_ERRORS,
+    ...STREAMED_METERED_ERRORS,
   },
 };
 
@@ -82,6 +82,6 @@ export const OpenAiSpeechSchema = {
       description: 'The audio in `response_format`.',
       content: Object.fromEntries(Object.values(AUDIO_FORMATS).map((format) => [format.contentType, audio])),
     },
-    ...METERED_ERRORS,
+    ...STREAMED_METERED_ERRORS,
   },
 };

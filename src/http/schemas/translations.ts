@@ -1,6 +1,6 @@
 // POST /v1/audio/translations, for the document: the form is read part by part by the handler
 // (routes/translations.ts), which checks every field itself, so nothing here is validated.
-import { errorResponses, METERED_ERRORS } from './errors.js';
+import { METERED_ERRORS, UPLOAD_ERRORS } from './errors.js';
 import { headers, IdempotencyKeyHeader } from './headers.js';
 
 const TranslationForm = {
@@ -43,6 +43,6 @@ export const TranslationsSchema = {
       },
     },
     ...METERED_ERRORS,
-    ...errorResponses(413),
+    ...UPLOAD_ERRORS,
   },
 };
