@@ -1,7 +1,8 @@
 // Channel health (routing/breaker.ts) on a clock of the test's own: circuits open after N failures
 // and refuse calls while open, let exactly one probe through when half-open, double the cool-down
-// on a failed probe up to the max; a 429 rests only its key, a refused key opens only itself; the
-// operator's switch; and the recent figures the admin view shows.
+// on a failed probe up to the max, and wake the callers waiting on a probe when it comes back; a 429
+// rests only its key, for its newest Retry-After; a refused key opens only itself; the operator's
+// switch; and the recent figures the admin view shows.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createRouteHealth, type HealthObserver } from '../../src/routing/breaker.js';
