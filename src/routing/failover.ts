@@ -107,8 +107,8 @@ export async function callWithFailover<T>(
   let attempts = 0;
   let lastError: unknown;
   let failed: FailedAttempt | undefined;
-  const channels = [...new Set(plan.map((a) => a.route.channel))];
-  const waitUntil = Date.now() + probeWaitMs;
+  // Only for a call that found every channel out (not on the way of the usual call).
+  let waitUntil: number | undefined;
   // Rounds over the plan: a second one only after a round sent nothing and a probe came back.
   for (;;) {
     let skipChannel: string | undefined;
@@ -153,6 +153,8 @@ export async function callWithFailover<T>(
     }
     if (attempts > 0) throw withAttempts(lastError, attempts);
     if (signal.aborted) throw signal.reason;
+    const channels = [...new Set(plan.map((a) => a.route.channel))];
+    waitUntil ??= Date.now() + probeWaitMs;
     const probe = Date.now() < waitUntil ? health.probeEnded(channels, Date.now()) : undefined;
     if (!probe || !(await backBefore(probe, waitUntil - Date.now(), signal))) {
       if (signal.aborted) throw signal.reason;
