@@ -34,28 +34,50 @@ export interface SaneUnits {
   units: Units;
   /** Some figure was not sane (negative, not a number, beyond its bound) and was replaced. */
   clamped: boolean;
+  /** Each replaced figure as it was reported, for the usage row's flags. */
+  replaced: Partial<Record<PriceUnit, unknown>>;
 }
 
 /**
  * Units as read from an upstream, made sane to price, never thrown on (DESIGN §3): a figure that
- * is not a number or is negative is replaced by `fallback`'s (the gateway's own count), one beyond
- * `bounds` (the request's and the model's limits) by the bound, and fractions round up.
+ * is not a number or is negative is replaced by `fallback`'s (the gateway's own count of what was
+ * made, asked for only then), one beyond `bounds` (the request's and the model's limits) by the
+ * bound, and fractions round up.
  */
-export function saneUnits(units: Units, { bounds, fallback }: { bounds: Units; fallback: Units }): SaneUnits {
+export function saneUnits(units: Units, { bounds, fallback }: { bounds: Units; fallback: Units | (() => Units) }): SaneUnits {
   const safe: Units = {};
   let clamped = false;
+  let replaced: SaneUnits['replaced'] | undefined;
+  let counted: Units | undefined;
   for (const key in units) {
     const unit = key as PriceUnit;
     const count: unknown = units[unit];
     const bound = bounds[unit] ?? Number.MAX_SAFE_INTEGER;
     let value: number;
-    if (typeof count !== 'number' || Number.isNaN(count) || count < 0) value = Math.min(fallback[unit] ?? 0, bound);
-    else if (Math.ceil(count) > bound) value = bound;
+    if (typeof count !== 'number' || Number.isNaN(count) || count < 0) {
+      counted ??= typeof fallback === 'function' ? fallback() : fallback;
+      value = Math.min(counted[unit] ?? 0, bound);
+    } else if (Math.ceil(count) > bound) value = bound;
     else value = Math.ceil(count);
-    if (typeof count !== 'number' || count < 0 || !(Math.ceil(count) <= bound)) clamped = true;
+    if (typeof count !== 'number' || count < 0 || !(Math.ceil(count) <= bound)) {
+      clamped = true;
+      replaced ??= {};
+      replaced[unit] = count;
+    }
     safe[unit] = value;
   }
-  return { units: safe, clamped };
+  return { units: safe, clamped, replaced: replaced ?? NONE_REPLACED };
+}
+
+const NONE_REPLACED: SaneUnits['replaced'] = Object.freeze({});
+
+/**
+ * A replaced figure as a usage row's flag, `clamped:<unit>=<figure>` (`clamped:output_token=-5`,
+ * `clamped:input_token="n/a"`): short, and without the comma that separates the row's flags.
+ */
+export function clampedFlag(unit: string, figure: unknown): string {
+  const shown = typeof figure === 'number' ? String(figure) : (JSON.stringify(figure) ?? String(figure));
+  return `clamped:${unit}=${(shown.length > 40 ? `${shown.slice(0, 40)}…` : shown).replaceAll(',', '%2C')}`;
 }
 
 /** Task results: no bounds beyond what the settle's cap enforces. */

@@ -1,7 +1,7 @@
 // What a call is billed, decided from how it ended (DESIGN §3 and §5). Pure functions: the
 // pipeline applies them, the tests read them as the rules.
 
-import { priceMicros, saneUnits, type Units } from '../billing/prices.js';
+import { clampedFlag, priceMicros, saneUnits, type Units } from '../billing/prices.js';
 import type { ModelConfig } from '../config/schema.js';
 import { withFields } from '../with-fields.js';
 import type { StreamMeter } from './types.js';
@@ -67,8 +67,14 @@ export function usageBounds(estimate: Units, model: ModelConfig): Units {
   });
 }
 
-/** Usage made sane (never thrown on) and priced; `clamped` when a figure had to be replaced. */
-export function priceUsage(units: Units, estimate: Units, model: ModelConfig): { units: Units; chargeMicros: number; flags: string[] } {
-  const sane = saneUnits(units, { bounds: usageBounds(estimate, model), fallback: estimate });
-  return { units: sane.units, chargeMicros: priceMicros(sane.units, model.price), flags: sane.clamped ? ['clamped'] : [] };
+/**
+ * Usage made sane (never thrown on) and priced. A negative or non-numeric figure is replaced by
+ * `counted`, the gateway's own count of what was made (the estimate, the whole hold, only where
+ * there is none); the flags say `clamped`, then each figure that was replaced as reported.
+ */
+export function priceUsage(units: Units, estimate: Units, model: ModelConfig, counted?: () => Units): { units: Units; chargeMicros: number; flags: string[] } {
+  const sane = saneUnits(units, { bounds: usageBounds(estimate, model), fallback: counted ?? estimate });
+  const flags = sane.clamped ? ['clamped'] : [];
+  for (const unit in sane.replaced) flags.push(clampedFlag(unit, sane.replaced[unit as keyof Units]));
+  return { units: sane.units, chargeMicros: priceMicros(sane.units, model.price), flags };
 }

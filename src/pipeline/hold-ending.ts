@@ -28,6 +28,8 @@ export interface HoldEnding {
   upstreamMs?: number;
   /** The channel (and key) that served, and the attempts it took, once one has: on the usage row and the log line. */
   servedBy?: { model: ResolvedModel; attempts: number };
+  /** The gateway's own count of what the answer made, once there is one: billed for an upstream figure that is not sane. */
+  counted?: () => Units;
   end(bill: Bill, outcome: string): Promise<void>;
   /** The hold was never written (its commit failed): there is nothing to end. */
   abandon(): void;
@@ -37,6 +39,7 @@ export interface HoldEnding {
 interface ServedCall {
   upstreamMs?: number;
   servedBy?: { model: ResolvedModel; attempts: number };
+  counted?: () => Units;
 }
 
 export interface HoldEndings {
@@ -71,13 +74,13 @@ export function holdEndings({ settlements, metrics }: { settlements: Settlements
   ) {
     endsUnderWay += 1;
     try {
-      const { upstreamMs, servedBy } = served;
+      const { upstreamMs, servedBy, counted } = served;
       const channel = servedBy?.model.upstream.name;
       const attempts = servedBy?.attempts;
       let job: HoldEnd;
       if (bill.kind === 'release') job = { kind: 'release', holdId, note: bill.reason };
       else {
-        const priced = priceUsage(bill.units, estimate, model.config);
+        const priced = priceUsage(bill.units, estimate, model.config, counted);
         if (priced.flags.length > 0) {
           metrics.countClamped(model.id);
           log.warn({ holdId, model: model.id, reported: bill.units, used: priced.units }, 'usage figures out of bounds were clamped');
@@ -133,6 +136,7 @@ export function holdEndings({ settlements, metrics }: { settlements: Settlements
       underWay: undefined,
       upstreamMs: undefined,
       servedBy: undefined,
+      counted: undefined,
       end(bill, outcome) {
         if (this.underWay) return this.underWay;
         observeUpstream(this.servedBy?.model ?? model, outcome, startedAt);

@@ -14,14 +14,14 @@ import type { Attempt, Planner } from '../routing/plan.js';
 import type { StoreHealth } from '../store/health.js';
 import { UnwrittenHoldError } from '../store/hot-ledger/types.js';
 import type { Store } from '../store/open.js';
-import { unansweredBill } from './bill.js';
+import { made, unansweredBill } from './bill.js';
 import { callerLeft } from './caller-left.js';
 import type { Catalogue } from './catalogue.js';
 import { firstData, holdCommitted } from './first-answer.js';
 import { holdEndings, type PipelineLogger, type PipelineMetrics } from './hold-ending.js';
 import { refusalOf } from './refusals.js';
 import { meterStream } from './stream-metering.js';
-import type { MeteredAnswer, MeteredEndpoint, MeteredRequest, ResolvedModel } from './types.js';
+import type { MeteredAnswer, MeteredEndpoint, MeteredRequest, ResolvedModel, StreamMeter } from './types.js';
 
 export type { PipelineLogger, PipelineMetrics } from './hold-ending.js';
 
@@ -201,6 +201,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           // its settle (at the marker) then already names the channel and an answer time (to headers).
           ending.servedBy = { model: view, attempts };
           ending.upstreamMs = performance.now() - startedAt;
+          ending.counted = attempt.kind === 'json' ? attempt.counted : countedBy(attempt.meter, estimate);
           if (attempt.kind === 'stream') {
             writeStreamHold();
             const metered = meterStream(deps.progress, endpoint, view, hold.holdId, attempt, request, estimate, ending, log);
@@ -262,3 +263,6 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     settled,
   };
 }
+
+/** The gateway's own count of what a stream made (the prompt it counted, the output delivered). */
+const countedBy = (meter: StreamMeter, estimate: Units) => () => made(meter, estimate);

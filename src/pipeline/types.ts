@@ -39,6 +39,8 @@ export interface JsonAnswer {
   body: unknown;
   /** The upstream's usage, or the gateway's own count of the answer when the upstream gave none. */
   units: Units;
+  /** The gateway's own count of the prompt and the answer, billed for a figure of `units` that is not sane. */
+  counted?: () => Units;
   /** How long the upstream took to answer, set by the pipeline. */
   upstreamMs?: number;
 }

@@ -106,7 +106,7 @@ export interface UsageTable {
   created_at: number;
   /** What the usage came to beyond the hold plus overdraft, not taken from the balance. */
   unbilled_micros: Generated<number>;
-  /** Comma-separated notes for the operator: `clamped` (usage figures made sane), `capped`. */
+  /** Comma-separated notes for the operator: `clamped` (usage figures made sane) and `clamped:<unit>=<figure>` for each, `capped`. */
   flags: string | null;
   client_request_id: string | null;
   /** How long the channel took to answer, in ms: the Server-Timing `upstream` figure (for a stream, to its first byte); null for tasks. */

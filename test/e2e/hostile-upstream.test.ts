@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { chatPromptTokens } from '../../src/billing/estimates.js';
+import { countTokens } from '../../src/billing/tokens.js';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { type ScriptedUpstream, startScriptedUpstream } from '../helpers/scripted-upstream.js';
 import { postForEvents } from '../helpers/sse.js';
@@ -28,6 +29,11 @@ function startHostileUpstream(): Promise<ScriptedUpstream> {
       res.setHeader('content-type', 'text/event-stream');
       res.write(chunk({ role: 'assistant', content: 'hi' }));
       res.end(usageEnd({ prompt_tokens: -5, completion_tokens: 1e300 }));
+    } else if (script === 'negative output stream') {
+      res.setHeader('content-type', 'text/event-stream');
+      res.write(chunk({ role: 'assistant', content: 'hi there' }));
+      res.write(chunk({ content: ', friend' }));
+      res.end(usageEnd({ prompt_tokens: 3, completion_tokens: -5 }));
     } else if (script === 'huge usage') {
       completion({ prompt_tokens: 1e15, completion_tokens: 1e15 });
     } else if (script === 'slow close') {
@@ -73,14 +79,34 @@ describe('misbehaving upstreams', () => {
       body: JSON.stringify({ model: 'hostile', messages: [{ role: 'user', content }], max_tokens: 10, stream }),
     });
 
-  test('a usage count that is not a number is billed on the estimate for that unit', async () => {
+  test('a usage count that is not a number is billed by the gateway’s own count of the answer, not the hold, and the row keeps the figure', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     const res = await chat(key, 'bad usage json');
     assert.equal(res.statusCode, 200);
     await res.body.dump();
     const [usage] = (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data;
-    assert.deepEqual(usage.units, { input_token: 3, output_token: 10 });
-    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - (3 * 2 + 10 * 8));
+    const answer = countTokens('hi');
+    assert.ok(answer < 10, 'below the output cap the hold was for');
+    assert.deepEqual(usage.units, { input_token: 3, output_token: answer });
+    assert.equal(usage.flags, 'clamped,clamped:output_token="n/a"');
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - (3 * 2 + answer * 8));
+  });
+
+  test('a negative usage count in a stream is billed by the output the gateway counted, not the hold, and the row keeps the figure', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+    const { status } = await postForEvents(
+      `${gw.url}/v1/chat/completions`,
+      { model: 'hostile', messages: [{ role: 'user', content: 'negative output stream' }], max_tokens: 10, stream: true },
+      { authorization: `Bearer ${key}` },
+    );
+    assert.equal(status, 200);
+    await gw.settled(accountId);
+    const [usage] = (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data;
+    const delivered = countTokens('hi there, friend');
+    assert.ok(delivered < 10, 'below the output cap the hold was for');
+    assert.deepEqual(usage.units, { input_token: 3, output_token: delivered });
+    assert.equal(usage.amount_micros, 3 * 2 + delivered * 8);
+    assert.equal(usage.flags, 'clamped,clamped:output_token=-5');
   });
 
   test('absurd usage in a stream is clamped to the request’s bounds and flagged, never thrown on', async () => {
@@ -100,7 +126,7 @@ describe('misbehaving upstreams', () => {
       'a negative count is replaced by the gateway’s own; 1e300 by the output cap asked for',
     );
     assert.equal(usage.amount_micros, prompt * 2 + 10 * 8);
-    assert.equal(usage.flags, 'clamped');
+    assert.equal(usage.flags, 'clamped,clamped:input_token=-5,clamped:output_token=1e+300', 'each replaced figure kept as reported');
     assert.match(await (await request(`${gw.url}/metrics`)).body.text(), /tollroute_usage_clamped_total\{model="hostile"\} [1-9]\d*/);
     assert.equal((await request(`${gw.url}/healthz`)).statusCode, 200, 'still serving');
   });
@@ -124,7 +150,7 @@ describe('misbehaving upstreams', () => {
     for (const row of usage) {
       assert.equal(row.amount_micros, hold, 'the charge is the hold');
       assert.ok(row.unbilled_micros > 0);
-      assert.equal(row.flags, 'clamped,capped');
+      assert.equal(row.flags, 'clamped,clamped:input_token=1000000000000000,clamped:output_token=1000000000000000,capped');
     }
     assert.equal(account.balance_micros, 20_000 - usage.length * hold);
     assert.match(await (await request(`${gw.url}/metrics`)).body.text(), /tollroute_unbilled_micros_total\{model="hostile"\} [1-9]/);

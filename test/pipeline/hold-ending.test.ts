@@ -95,4 +95,22 @@ describe('holdEndings', () => {
     assert.equal(ending.end({ kind: 'release', reason: 'b' }, 'error'), first);
     assert.equal(ends.length, 1);
   });
+
+  test('a figure the upstream reported that is not sane is settled on the gateway’s own count of the call, not the estimate, and flagged with the figure', () => {
+    const { settlements, ends } = heldSettlements();
+    const estimate = { input_token: 30, output_token: 100 };
+    const ending = holdEndings({ settlements, metrics }).holdEnding(model, 'hold_1', estimate, request([]), log, performance.now());
+    ending.counted = () => ({ input_token: 30, output_token: 4 });
+    void ending.end({ kind: 'settle', units: { input_token: 25, output_token: -5 }, reason: 'completed' }, 'ok');
+    const job = ends[0]!.job;
+    assert.ok(job.kind === 'settle');
+    assert.deepEqual(
+      { units: job.units, chargeMicros: job.chargeMicros, flags: job.flags },
+      {
+        units: { input_token: 25, output_token: 4 },
+        chargeMicros: priceMicros({ input_token: 25, output_token: 4 }, model.config.price),
+        flags: ['clamped', 'clamped:output_token=-5'],
+      },
+    );
+  });
 });

@@ -42,11 +42,10 @@ export const chatRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }
         // One copy of the body, with the channel's model and the stream flag the client sends
         const upstreamBody: ChatRequest = withFields(body, { model: model.upstreamModel, stream: false }) as ChatRequest;
         const { completion, text } = await chatCompletionWithText(model.upstream, upstreamBody, signal);
-        // No usage: the gateway counts the answer.
-        const units = completion.usage
-          ? tokensOf(completion.usage)
-          : { input_token: estimate.input_token ?? 0, output_token: countTokens(completionText(completion), model.config.tokenizer) };
-        return { kind: 'json', body: publicAnswer(text, completion, model.id), units };
+        // No usage (or a figure that is not sane): the gateway counts the answer.
+        const counted = () => ({ input_token: estimate.input_token ?? 0, output_token: countTokens(completionText(completion), model.config.tokenizer) });
+        const units = completion.usage ? tokensOf(completion.usage) : counted();
+        return { kind: 'json', body: publicAnswer(text, completion, model.id), units, counted };
       },
     }),
   });

@@ -47,10 +47,9 @@ async function callNative({ body, model, estimate, signal }: CallArgs<MessagesRe
     return { kind: 'stream', contentType: SSE, body: stream, meter };
   }
   const message = await createNativeMessage(model.upstream, { body: upstreamBody, signal });
-  const units = message.usage
-    ? nativeTokens(message.usage)
-    : { input_token: estimate.input_token ?? 0, output_token: countTokens(JSON.stringify(message.content ?? ''), model.config.tokenizer) };
-  return { kind: 'json', body: { ...message, model: model.id }, units };
+  const counted = () => ({ input_token: estimate.input_token ?? 0, output_token: countTokens(JSON.stringify(message.content ?? ''), model.config.tokenizer) });
+  const units = message.usage ? nativeTokens(message.usage) : counted();
+  return { kind: 'json', body: { ...message, model: model.id }, units, counted };
 }
 
 async function callViaChat({ body, model, estimate, signal }: CallArgs<MessagesRequest>): Promise<MeteredAnswer> {
@@ -66,10 +65,9 @@ async function callViaChat({ body, model, estimate, signal }: CallArgs<MessagesR
     return { kind: 'stream', contentType: SSE, body: translated.body, meter: translated.meter };
   }
   const completion = await createChatCompletion(model.upstream, request, signal);
-  const units = completion.usage
-    ? tokensOf(completion.usage)
-    : { input_token: estimate.input_token ?? 0, output_token: countTokens(completionText(completion), model.config.tokenizer) };
-  return { kind: 'json', body: chatToMessage(completion, ids), units };
+  const counted = () => ({ input_token: estimate.input_token ?? 0, output_token: countTokens(completionText(completion), model.config.tokenizer) });
+  const units = completion.usage ? tokensOf(completion.usage) : counted();
+  return { kind: 'json', body: chatToMessage(completion, ids), units, counted };
 }
 
 export const messagesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }> = async (app, deps) => {

@@ -53,10 +53,12 @@ export const responsesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: St
             return { kind: 'stream', contentType: 'text/event-stream; charset=utf-8', body: stream, meter };
           }
           const response = await createResponse(model.upstream, upstreamBody, signal);
-          const units = response.usage
-            ? responsesTokens(response.usage)
-            : { input_token: estimate.input_token ?? 0, output_token: countTokens(JSON.stringify(response.output ?? ''), model.config.tokenizer) };
-          return { kind: 'json', body: { ...response, model: model.id }, units };
+          const counted = () => ({
+            input_token: estimate.input_token ?? 0,
+            output_token: countTokens(JSON.stringify(response.output ?? ''), model.config.tokenizer),
+          });
+          const units = response.usage ? responsesTokens(response.usage) : counted();
+          return { kind: 'json', body: { ...response, model: model.id }, units, counted };
         } catch (error) {
           if (error instanceof UpstreamHttpError && NO_SUCH_API.has(error.statusCode)) {
             throw upstreamPassThrough(error.statusCode, error.body, error.contentType);

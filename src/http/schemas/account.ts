@@ -194,7 +194,9 @@ export const Usage = {
     units: { type: 'object', additionalProperties: { type: 'number' }, description: 'What was used: unit name to count (input_token, second, …).' },
     amount_micros: micros('What the call was charged.'),
     unbilled_micros: micros('Usage beyond the hold plus overdraft: recorded, never charged.'),
-    flags: stringOrNull('Comma-separated notes: clamped (usage figures made sane), capped (charge capped).'),
+    flags: stringOrNull(
+      'Comma-separated notes: clamped (usage figures made sane), clamped:<unit>=<figure> (each figure replaced, as reported), capped (charge capped).',
+    ),
     request_id: stringOrNull('The gateway’s id of the request (x-request-id).'),
     client_request_id: stringOrNull('The caller’s own x-request-id, if it sent one.'),
     key_id: stringOrNull('The key the call was made with.'),

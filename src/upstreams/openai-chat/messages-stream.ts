@@ -25,21 +25,17 @@ const UPSTREAM_FAILED = 'upstream provider error';
 
 /**
  * The translated stream's state: completed by the upstream's `[DONE]`; failed once it sent its
- * error event. Its input is the count message_start showed (the gateway's own, as the upstream's
- * comes only at the end), so the caller is billed the figure it read at both ends of the stream.
+ * error event. Billed on the upstream's own usage, the figures message_delta carries (DESIGN §5),
+ * never on the gateway's estimate of the prompt that message_start showed.
  */
 export class TranslatedMeter implements StreamMeter {
   failed = false;
-  constructor(
-    readonly chat: ChatStreamMeter,
-    private readonly inputTokens: number,
-  ) {}
+  constructor(readonly chat: ChatStreamMeter) {}
   get completed() {
     return this.chat.completed && !this.failed;
   }
   reported(): TokenUsage | undefined {
-    const upstream = this.chat.reported();
-    return upstream && { input_token: this.inputTokens, output_token: upstream.output_token };
+    return this.chat.reported();
   }
   delivered() {
     return this.chat.delivered();
@@ -51,7 +47,7 @@ export async function streamChatAsMessages(
   args: { request: ChatRequest; ids: { id: string; model: string; inputTokens: number }; signal: AbortSignal; tokenizer: TokenizerName },
 ): Promise<TranslatedStream> {
   const source = await openChatStream(upstream, args.request, args.signal);
-  const meter = new TranslatedMeter(new ChatStreamMeter(args.tokenizer), args.ids.inputTokens);
+  const meter = new TranslatedMeter(new ChatStreamMeter(args.tokenizer));
   const body = translateChatStream(source, { translator: new ChatToMessagesStream(args.ids), meter, signal: args.signal });
   return { body, meter };
 }

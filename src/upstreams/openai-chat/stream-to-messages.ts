@@ -181,9 +181,10 @@ export class ChatToMessagesStream {
     return {
       type: 'message_delta',
       delta: { stop_reason: stopReasonFor(this.finish?.reason, this.calledTools), stop_sequence: null },
-      // The input count is the one message_start gave (the gateway's own count of the prompt), so
-      // a client reads the same figure at both ends; the output is the upstream's when it sent it.
-      usage: { input_tokens: this.ids.inputTokens, output_tokens: this.upstreamUsage?.output_tokens ?? this.generatedChunks },
+      // The upstream's real counts, which the call is billed on (DESIGN §5): message_start could
+      // only carry the gateway's estimate of the prompt, and clients overwrite it with these. An
+      // upstream that sent no usage leaves the estimate and a token per generated chunk.
+      usage: this.upstreamUsage ? { ...this.upstreamUsage } : { input_tokens: this.ids.inputTokens, output_tokens: this.generatedChunks },
     };
   }
 }

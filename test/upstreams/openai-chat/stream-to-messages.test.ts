@@ -32,6 +32,17 @@ async function translates(name: string) {
 
 test('plain text streams as one text block, closed by a message_delta carrying the usage chunk', () => translates('stream-plain-text'));
 
+test("message_start shows the gateway's estimate of the prompt and message_delta the upstream's counts, which are billed", async () => {
+  const file = new URL('./fixtures/stream-plain-text.json', import.meta.url);
+  const { upstream } = JSON.parse(await readFile(file, 'utf8'));
+  const { events } = run(upstream);
+  const start = events.find((event) => event.type === 'message_start');
+  const delta = events.find((event) => event.type === 'message_delta');
+  assert.equal(start?.type === 'message_start' && start.message.usage.input_tokens, 20, 'the estimate the translator was given');
+  const reported = upstream.at(-2).usage;
+  assert.deepEqual(delta?.type === 'message_delta' && delta.usage, { input_tokens: reported.prompt_tokens, output_tokens: reported.completion_tokens });
+});
+
 test('text then a tool call: the text block closes before the tool_use block opens, cached tokens reported apart', () =>
   translates('stream-text-then-tool-call'));
 
