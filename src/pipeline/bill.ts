@@ -41,15 +41,19 @@ function leftBill(meter: StreamMeter, estimate: Units): Bill {
  */
 export function unansweredBill({
   callerLeft,
+  sent,
   begun,
   estimate,
 }: {
   callerLeft: boolean;
+  /** False when the call never left the gateway (it waited for a connection). */
+  sent: boolean;
   /** The meter of the stream whose status line had come, when one had. */
   begun: StreamMeter | undefined;
   estimate: Units;
 }): Bill {
   if (!callerLeft) return { kind: 'release', reason: 'upstream failed' };
+  if (!sent) return { kind: 'release', reason: 'the caller left before the call was sent' };
   if (!begun) return { kind: 'release', reason: 'the caller left before the upstream answered' };
   if (begun.audioCovered) return { kind: 'release', reason: 'the caller left before any audio came' };
   return { kind: 'settle', units: promptOf(estimate), reason: 'the caller left before the first byte' };

@@ -224,7 +224,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     } catch (error) {
       // Only streams hear the caller leave (a call answered in one piece runs on to its end).
       const left = callerLeft(request.signal);
-      const bill = unansweredBill({ callerLeft: left, begun, estimate });
+      const sent = (error as { sent?: unknown } | null)?.sent !== false;
+      const bill = unansweredBill({ callerLeft: left, sent, begun, estimate });
       // (a deferred hold that cannot be written with its settle charges nothing: the failure stands)
       await ending.end(bill, left ? 'client_gone' : 'error').catch(() => {});
       throw left ? clientClosed() : upstreamFailure(error, tried, log);

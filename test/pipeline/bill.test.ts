@@ -25,21 +25,28 @@ const audioMeter = (covered: AudioCovered): StreamMeter => ({
 });
 
 test('a caller who leaves before the upstream answered pays nothing: the hold is released in full', () => {
-  assert.deepEqual(unansweredBill({ callerLeft: true, begun: undefined, estimate: TOKENS }), {
+  assert.deepEqual(unansweredBill({ callerLeft: true, sent: true, begun: undefined, estimate: TOKENS }), {
     kind: 'release',
     reason: 'the caller left before the upstream answered',
   });
 });
 
+test('a caller who leaves while the call waits for a connection pays nothing: it was never sent', () => {
+  assert.deepEqual(unansweredBill({ callerLeft: true, sent: false, begun: undefined, estimate: TOKENS }), {
+    kind: 'release',
+    reason: 'the caller left before the call was sent',
+  });
+});
+
 test('a caller who leaves an audio stream before any audio pays nothing, even once its status line came', () => {
-  assert.deepEqual(unansweredBill({ callerLeft: true, begun: audioMeter({ kind: 'none' }), estimate: TEXT }), {
+  assert.deepEqual(unansweredBill({ callerLeft: true, sent: true, begun: audioMeter({ kind: 'none' }), estimate: TEXT }), {
     kind: 'release',
     reason: 'the caller left before any audio came',
   });
 });
 
 test('a caller who leaves a token stream after its status line, before its first data, pays the prompt, not the output cap', () => {
-  assert.deepEqual(unansweredBill({ callerLeft: true, begun: tokenMeter(0), estimate: TOKENS }), {
+  assert.deepEqual(unansweredBill({ callerLeft: true, sent: true, begun: tokenMeter(0), estimate: TOKENS }), {
     kind: 'settle',
     units: { input_token: 120 },
     reason: 'the caller left before the first byte',
@@ -47,7 +54,7 @@ test('a caller who leaves a token stream after its status line, before its first
 });
 
 test('a call that failed before its answer, with its caller still there, is released', () => {
-  assert.equal(unansweredBill({ callerLeft: false, begun: tokenMeter(0), estimate: TOKENS }).kind, 'release');
+  assert.equal(unansweredBill({ callerLeft: false, sent: true, begun: tokenMeter(0), estimate: TOKENS }).kind, 'release');
 });
 
 test('a token stream left mid-way is billed the prompt counted plus the output delivered, never the output cap', () => {
