@@ -57,8 +57,8 @@ export function upstreamPassThrough(status: number, body: string, contentType: s
   return error;
 }
 
-/** The caller left before the answer and was billed the estimate (never replayed as "nothing happened"). */
-export const clientClosed = () => new GatewayError(499, 'invalid_request_error', 'the client closed the request before the answer; the estimate was billed');
+/** The caller left before the answer, billed only for what was made by then (never replayed as "nothing happened"). */
+export const clientClosed = () => new GatewayError(499, 'invalid_request_error', 'the client closed the request before the answer');
 
 export function unavailable(message = 'the gateway is shutting down', retryAfterMs?: number): GatewayError {
   const error = new GatewayError(503, 'server_error', message);

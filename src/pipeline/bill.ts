@@ -13,38 +13,50 @@ export type Bill = { kind: 'settle'; units: Units; reason: string } | { kind: 'r
  * is the upstream's failure, released in full whatever the caller saw; a completed stream is
  * billed on the upstream's usage; a stream the caller left is billed for what was made.
  */
-export function streamBill(
-  meter: StreamMeter,
-  { callerLeft, estimate, billsEstimateWhenLeft }: { callerLeft: boolean; estimate: Units; billsEstimateWhenLeft: boolean },
-): Bill {
+export function streamBill(meter: StreamMeter, { callerLeft, estimate }: { callerLeft: boolean; estimate: Units }): Bill {
   if (meter.failed) return { kind: 'release', reason: 'the upstream reported an error in the stream' };
   if (meter.completed) return { kind: 'settle', units: meter.reported() ?? made(meter, estimate), reason: 'completed' };
-  if (callerLeft) {
-    const units = billsEstimateWhenLeft ? estimate : (meter.reported() ?? made(meter, estimate));
-    return { kind: 'settle', units, reason: 'the caller left' };
-  }
+  if (callerLeft) return leftBill(meter, estimate);
   return { kind: 'release', reason: 'the upstream ended the stream before its end marker' };
 }
 
 /**
- * A call that failed before its answer began: released, unless the caller left first, when it is
- * billed what was made by then, the prompt (speech: the estimate); a call the caller left while it
- * still waited for a connection was never sent, and made nothing.
+ * A stream its caller left once its answer had begun (DESIGN §5). Audio whose upstream reports
+ * usage only at its end: the units the audio delivered covers, else the estimate (what the text
+ * costs whole), and nothing when no audio came. Tokens: the upstream's usage where it gave one,
+ * else the prompt counted plus the output delivered, never the output cap.
+ */
+function leftBill(meter: StreamMeter, estimate: Units): Bill {
+  const audio = meter.audioCovered?.();
+  if (audio?.kind === 'none') return { kind: 'release', reason: 'the caller left before any audio came' };
+  if (audio) return { kind: 'settle', units: audio.kind === 'measured' ? audio.units : estimate, reason: 'the caller left' };
+  return { kind: 'settle', units: meter.reported() ?? made(meter, estimate), reason: 'the caller left' };
+}
+
+/**
+ * A call that failed before its answer began: released, whoever gave up first, when the upstream
+ * had sent nothing (no status line: a hang, a call still waiting for a connection) or no audio; a
+ * token stream the caller left after the upstream's status line, before its first data, is billed
+ * what was made by then, the prompt.
  */
 export function unansweredBill({
   callerLeft,
   sent,
+  begun,
   estimate,
-  billsEstimateWhenLeft,
 }: {
   callerLeft: boolean;
+  /** False when the call never left the gateway (it waited for a connection). */
   sent: boolean;
+  /** The meter of the stream whose status line had come, when one had. */
+  begun: StreamMeter | undefined;
   estimate: Units;
-  billsEstimateWhenLeft: boolean;
 }): Bill {
   if (!callerLeft) return { kind: 'release', reason: 'upstream failed' };
   if (!sent) return { kind: 'release', reason: 'the caller left before the call was sent' };
-  return { kind: 'settle', units: billsEstimateWhenLeft ? estimate : promptOf(estimate), reason: 'the caller left before the first byte' };
+  if (!begun) return { kind: 'release', reason: 'the caller left before the upstream answered' };
+  if (begun.audioCovered) return { kind: 'release', reason: 'the caller left before any audio came' };
+  return { kind: 'settle', units: promptOf(estimate), reason: 'the caller left before the first byte' };
 }
 
 /** The prompt as the gateway counted it. */

@@ -183,6 +183,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       streamHoldWritten.catch(() => {}); // heard below, once the stream is served
     };
     let tried = model;
+    /** The meter of the attempt whose stream had begun (its status line came): what a caller who leaves now is billed on. */
+    let begun: StreamMeter | undefined;
     // Each attempt goes to one (channel, key); one that fails before its first data, with nothing
     // sent to the caller, moves to the next (routing/failover.ts). The hold stays the same one.
     const serving = servedBy(model, (plan) =>
@@ -191,6 +193,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         plan,
         async (view, attempts) => {
           tried = view;
+          begun = undefined;
           const calling = endpoint.call({ body: request.body, model: view, estimate, signal: request.signal });
           // A stream's hold is written while the upstream works (after its request is on its way), and
           // so are earlier calls' settles answered already.
@@ -203,8 +206,9 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           ending.upstreamMs = performance.now() - startedAt;
           ending.counted = attempt.kind === 'json' ? attempt.counted : countedBy(attempt.meter, estimate);
           if (attempt.kind === 'stream') {
+            begun = attempt.meter;
             writeStreamHold();
-            const metered = meterStream(deps.progress, endpoint, view, hold.holdId, attempt, request, estimate, ending, log);
+            const metered = meterStream(deps.progress, view, hold.holdId, attempt, request, estimate, ending, log);
             attempt = metered.answer;
             followStream = metered.follow;
             // A stream that breaks before its first byte is a failed attempt: never a 200 cut short.
@@ -224,7 +228,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       // Only streams hear the caller leave (a call answered in one piece runs on to its end).
       const left = callerLeft(request.signal);
       const sent = (error as { sent?: unknown } | null)?.sent !== false;
-      const bill = unansweredBill({ callerLeft: left, sent, estimate, billsEstimateWhenLeft: endpoint.billsEstimateWhenLeft === true });
+      const bill = unansweredBill({ callerLeft: left, sent, begun, estimate });
       // (a deferred hold that cannot be written with its settle charges nothing: the failure stands)
       await ending.end(bill, left ? 'client_gone' : 'error').catch(() => {});
       throw left ? clientClosed() : upstreamFailure(error, tried, log);

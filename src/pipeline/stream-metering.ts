@@ -8,7 +8,7 @@ import { made, priceUsage, streamBill } from './bill.js';
 import { callerLeft } from './caller-left.js';
 import { holdEndMarkerForSettle } from './end-marker-gate.js';
 import type { HoldEnding, PipelineLogger } from './hold-ending.js';
-import type { MeteredEndpoint, MeteredRequest, ResolvedModel, StreamAnswer } from './types.js';
+import type { MeteredRequest, ResolvedModel, StreamAnswer } from './types.js';
 
 /**
  * Meters a stream from the moment it opens: its end marker (and what follows it) waits until
@@ -18,7 +18,6 @@ import type { MeteredEndpoint, MeteredRequest, ResolvedModel, StreamAnswer } fro
  */
 export function meterStream<Body>(
   progress: ProgressRecorder,
-  endpoint: MeteredEndpoint<Body>,
   model: ResolvedModel,
   holdId: string,
   answer: StreamAnswer,
@@ -32,7 +31,7 @@ export function meterStream<Body>(
     if (ending.underWay) return ending.underWay;
     untrack?.();
     const left = callerLeft(request.signal);
-    const bill = streamBill(answer.meter, { callerLeft: left, estimate, billsEstimateWhenLeft: endpoint.billsEstimateWhenLeft === true });
+    const bill = streamBill(answer.meter, { callerLeft: left, estimate });
     if (bill.kind === 'release' && error) log.warn({ err: error, holdId }, 'stream ended early; released');
     return ending.end(bill, bill.kind === 'settle' ? (left ? 'client_gone' : 'ok') : 'interrupted');
   };

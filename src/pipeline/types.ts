@@ -55,7 +55,15 @@ export interface StreamMeter {
   reported(): Units | undefined;
   /** Output made so far, counted by the gateway (the prompt is added by the pipeline). */
   delivered(): Units;
+  /**
+   * Audio whose upstream reports usage only at its end (speech, speech translation): what the audio
+   * delivered so far covers, for a caller who leaves (DESIGN §5). Absent for token streams.
+   */
+  audioCovered?(): AudioCovered;
 }
+
+/** No audio yet; the units the audio delivered covers, measured; or audio whose cover cannot be measured. */
+export type AudioCovered = { kind: 'none' } | { kind: 'measured'; units: Units } | { kind: 'unmeasured' };
 
 /**
  * A streamed answer, billed once the body ends, breaks or is abandoned: on the upstream's usage
@@ -90,11 +98,6 @@ export interface MeteredEndpoint<Body> {
    * A promise only while long texts are counted off the event loop (billing/token-worker.ts).
    */
   estimate(body: Body, model: ResolvedModel): Units | Promise<Units>;
-  /**
-   * A stream the caller left is billed this estimate rather than what was made, for upstreams
-   * that report usage only at the end (speech).
-   */
-  billsEstimateWhenLeft?: boolean;
   /**
    * The route took the rate limit itself, before reading the body (uploads: nothing is read for a
    * key past its limit), so the pipeline does not take a second token.

@@ -1,6 +1,6 @@
 // Holds count everything a request carries, counted with the model's tokenizer; absurd output caps
-// are refused; Idempotency-Key is refused plainly on streams; a stream left before its first byte
-// pays the prompt, never the output it never got.
+// are refused; Idempotency-Key is refused plainly on streams; a stream left before the upstream
+// answered pays nothing.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
@@ -112,7 +112,7 @@ describe('holds and limits', () => {
     assert.equal((await gw.admin('GET', `/admin/accounts/${accountId}/ledger`)).body.data.length, 1);
   });
 
-  test('a caller that leaves a stream before its first byte pays the prompt it sent, not the output cap', async () => {
+  test('a caller that leaves a stream before the upstream answered pays nothing: the hold is released in full', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 10_000_000 });
     const messages = [{ role: 'user', content: 'never mind' }];
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'chat', delay_ms: 1_000, times: 1 });
@@ -124,10 +124,12 @@ describe('holds and limits', () => {
         body: JSON.stringify({ model: 'sandbox-chat', stream: true, max_tokens: 1_000, messages }),
       }),
     );
-    const usage = await eventually(async () => (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data[0]);
-    const prompt = chatPromptTokens({ messages }, sandboxChat);
-    assert.deepEqual(usage.units, { input_token: prompt });
-    assert.equal(usage.amount_micros, prompt * 2);
-    assert.equal((await gw.settled(accountId)).balance_micros, 10_000_000 - prompt * 2);
+    const ledger = await eventually(async () => {
+      const rows = (await gw.admin('GET', `/admin/accounts/${accountId}/ledger`)).body.data as { kind: string }[];
+      return rows.length === 3 && rows;
+    });
+    assert.deepEqual(ledger.map((row) => row.kind).sort(), ['credit', 'hold', 'release']);
+    assert.deepEqual((await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data, []);
+    assert.equal((await gw.settled(accountId)).balance_micros, 10_000_000);
   });
 });

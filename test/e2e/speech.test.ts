@@ -182,6 +182,45 @@ describe('speech synthesis', () => {
     assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - chars(text) * PRICE_PER_CHARACTER);
   });
 
+  test('a client that gives up on a hung upstream pays nothing: the hold is released in full', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+    await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'speech', hang: true, times: 1 });
+    await assert.rejects(
+      request(`${gw.url}/v1/audio/speech?model=sandbox-tts`, {
+        method: 'POST',
+        signal: AbortSignal.timeout(300),
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ model: 'sandbox-tts', input: 'A text that was never spoken.', voice: 'alloy' }),
+      }),
+    );
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
+    assert.deepEqual((await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data, []);
+  });
+
+  test('a client that leaves after a subtitled sentence pays for the sentences spoken, not the whole text', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+    await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'speech', chunk_delay_ms: 100, times: 1 });
+    const text = 'First sentence. Second sentence. Third sentence. Fourth sentence.';
+    const controller = new AbortController();
+    const res = await request(`${gw.url}/v1/audio/speech/unidirectional?model=sandbox-tts`, {
+      method: 'POST',
+      signal: controller.signal,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ req_params: { text, speaker: 's', audio_params: { enable_subtitle: true } } }),
+    });
+    res.body.on('error', () => {}); // the abort below errors the body
+    let read = '';
+    for await (const chunk of res.body) {
+      read += chunk;
+      if (lines(read.slice(0, read.lastIndexOf('\n') + 1)).some((line) => line.sentence)) break;
+    }
+    controller.abort();
+    const spoken = lines(read.slice(0, read.lastIndexOf('\n') + 1)).filter((line) => line.sentence);
+    const characters = spoken.reduce((sum, line) => sum + chars(line.sentence.text), 0);
+    assert.ok(characters > 0 && characters < chars(text));
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - characters * PRICE_PER_CHARACTER);
+  });
+
   test('the OpenAI-compatible endpoint answers the audio bytes and bills the same way', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     const input = 'Speak these words.';

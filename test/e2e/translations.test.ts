@@ -96,6 +96,49 @@ describe('speech translation', () => {
     assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - bill({ input_token: 25, output_token: 6 }));
   });
 
+  test('an s2s caller who leaves during the speech pays for the speech delivered, less than the completed call', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+    const file = makeWav({ ms: 3_000 });
+    const completed = await post(key, { model: 'sandbox-ast', mode: 's2s', file });
+    await completed.arrayBuffer();
+    const afterCompleted = (await gw.settled(accountId)).balance_micros;
+    const completedMicros = 1_000_000 - afterCompleted;
+
+    // a page of speech a second, 150 ms apart: the caller leaves once the first second has come
+    await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'ast', chunk_delay_ms: 150, times: 1 });
+    const controller = new AbortController();
+    const form = new FormData();
+    form.append('model', 'sandbox-ast');
+    form.append('mode', 's2s');
+    form.append('file', new Blob([new Uint8Array(file)], { type: 'audio/wav' }), 'speech.wav');
+    const res = await fetch(`${gw.url}/v1/audio/translations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: form,
+      signal: controller.signal,
+    });
+    const reader = res.body!.getReader();
+    let bytes = 0;
+    while (bytes < 1_000) bytes += (await reader.read()).value?.length ?? Number.POSITIVE_INFINITY;
+    controller.abort();
+
+    const leftMicros = afterCompleted - (await gw.settled(accountId)).balance_micros;
+    assert.ok(leftMicros > 0 && leftMicros < completedMicros, `left paid ${leftMicros}, the completed call ${completedMicros}`);
+  });
+
+  test('an s2s caller who gives up on a hung upstream pays nothing: the hold is released in full', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+    await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'ast', hang: true, times: 1 });
+    const form = new FormData();
+    form.append('model', 'sandbox-ast');
+    form.append('mode', 's2s');
+    form.append('file', new Blob([new Uint8Array(makeWav({ ms: 1_000 }))], { type: 'audio/wav' }), 'speech.wav');
+    const signal = AbortSignal.timeout(500);
+    await assert.rejects(fetch(`${gw.url}/v1/audio/translations`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form, signal }));
+    assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000);
+    assert.deepEqual((await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data, []);
+  });
+
   for (const [property, wav, message] of [
     ['sample rate', makeWav({ sampleRate: 44_100, ms: 100 }), 'file: sample rate is 44100 Hz; expected 16000 Hz (16 kHz, mono, 16-bit PCM WAV)'],
     ['channels', makeWav({ channels: 2, ms: 100 }), 'file: 2 channels; expected mono'],

@@ -49,8 +49,6 @@ export const speechRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store
       modelType: 'tts',
       modelOf: speechModel,
       streams: () => true,
-      // Usage comes only with the end line: a caller that leaves pays the text's length (DESIGN §5).
-      billsEstimateWhenLeft: true,
       // Only the text is billed: context_texts (voice instructions) are free.
       estimate: (body) => ({ character: characterCount(body.req_params.text) }),
       async call({ body, estimate, model, signal }) {
@@ -67,7 +65,6 @@ export const speechRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store
       endpoint: 'audio.speech',
       modelType: 'tts',
       streams: () => true,
-      billsEstimateWhenLeft: true,
       estimate: (body) => ({ character: characterCount(body.input) }),
       async call({ body, model, estimate, signal }) {
         const format = AUDIO_FORMATS[body.response_format ?? 'mp3'];

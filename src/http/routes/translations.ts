@@ -12,9 +12,10 @@ import { requireBalanceFor } from '../../billing/upload-minimum.js';
 import type { ModelConfig } from '../../config/schema.js';
 import { invalidRequest, MESSAGES } from '../../errors.js';
 import { holdFor, type Pipeline } from '../../pipeline/metered-call.js';
-import type { CallArgs, MeteredAnswer, StreamMeter } from '../../pipeline/types.js';
+import type { CallArgs, MeteredAnswer } from '../../pipeline/types.js';
 import type { Store } from '../../store/open.js';
 import { translateSpeech } from '../../upstreams/volc-ast/client.js';
+import { TranslationMeter } from '../../upstreams/volc-ast/stream-meter.js';
 import { translationWavProblem } from '../../upstreams/volc-ast/wav.js';
 import { inspectWavFile } from '../../upstreams/volc-ast/wav-file.js';
 import { requireCaller } from '../auth.js';
@@ -131,8 +132,12 @@ async function translate({ body, model, estimate, signal }: CallArgs<Translation
     return { kind: 'json', body: { text: result.text, source_text: result.sourceText }, units: result.usage ?? estimate };
   }
   const audio = new PassThrough();
-  const meter = new TranslationMeter(estimate);
-  translateSpeech({ ...common, mode: 's2s', onAudio: (chunk) => audio.write(chunk) }).then(
+  const meter = new TranslationMeter(estimate, { durationMs: body.durationMs, inputTokensPerSecond: INPUT_TOKENS_PER_SECOND });
+  const onAudio = (chunk: Buffer) => {
+    meter.observeAudio(chunk);
+    audio.write(chunk);
+  };
+  translateSpeech({ ...common, mode: 's2s', onAudio, onTranslation: (sentence) => meter.observeTranslation(sentence) }).then(
     (result) => {
       meter.finish(result.usage);
       audio.end();
@@ -140,24 +145,6 @@ async function translate({ body, model, estimate, signal }: CallArgs<Translation
     (error: Error) => audio.destroy(error),
   );
   return { kind: 'stream', contentType: 'audio/ogg', body: audio, meter };
-}
-
-/** The session's usage comes with its end; until then there is nothing of its own to count. */
-class TranslationMeter implements StreamMeter {
-  failed = false;
-  completed = false;
-  private usage: Units | undefined;
-  constructor(private readonly estimate: Units) {}
-  finish(usage: Units | undefined) {
-    this.usage = usage;
-    this.completed = true;
-  }
-  reported() {
-    return this.completed ? (this.usage ?? this.estimate) : undefined;
-  }
-  delivered() {
-    return {};
-  }
 }
 
 export const translationRoutes: FastifyPluginAsync<TranslationDeps> = async (app, deps) => {
@@ -176,8 +163,6 @@ export const translationRoutes: FastifyPluginAsync<TranslationDeps> = async (app
     // The file's digest, not its bytes (nor where they were kept), identifies a request for Idempotency-Key.
     fingerprint: ({ audio: _audio, ...rest }) => rest,
     streams: (body) => body.mode === 's2s',
-    // Usage comes only when the session ends: a caller that leaves pays the estimate (DESIGN §5).
-    billsEstimateWhenLeft: true,
     estimate: (body) => estimateFor(body.durationMs),
     call: translate,
   });

@@ -55,6 +55,8 @@ export interface TranslateSpeechArgs {
   signal: AbortSignal;
   /** Each Ogg/Opus piece of the translated speech (s2s), in order, as it arrives. */
   onAudio?: (chunk: Buffer) => void;
+  /** Each final translated sentence, as it arrives. */
+  onTranslation?: (sentence: string) => void;
   timeoutMs?: number;
 }
 
@@ -120,7 +122,7 @@ export async function translateSpeech(args: TranslateSpeechArgs): Promise<Speech
   const timeoutMs = args.timeoutMs ?? BASE_TIMEOUT_MS + 2 * audioMs;
 
   return new Promise<SpeechTranslation>((resolve, reject) => {
-    const collector = new TranslationCollector(args.onAudio);
+    const collector = new TranslationCollector(args.onAudio, args.onTranslation);
     const ws = new WebSocket(url, { headers, perMessageDeflate: false });
     let logId: string | undefined;
     let settled = false;

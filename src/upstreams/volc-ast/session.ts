@@ -20,10 +20,15 @@ export class TranslationCollector {
   readonly #source: string[] = [];
   readonly #translation: string[] = [];
   readonly #onAudio: ((chunk: Buffer) => void) | undefined;
+  readonly #onTranslation: ((sentence: string) => void) | undefined;
 
-  /** `onAudio` receives each TTSResponse (352) payload in arrival order; together they make one Ogg/Opus file. */
-  constructor(onAudio?: (chunk: Buffer) => void) {
+  /**
+   * `onAudio` receives each TTSResponse (352) payload in arrival order; together they make one Ogg/Opus file.
+   * `onTranslation` receives each final translated sentence (655) as it comes.
+   */
+  constructor(onAudio?: (chunk: Buffer) => void, onTranslation?: (sentence: string) => void) {
     this.#onAudio = onAudio;
+    this.#onTranslation = onTranslation;
   }
 
   get sourceText(): string {
@@ -46,7 +51,7 @@ export class TranslationCollector {
         keepSentence(this.#source, response.text);
         break;
       case EVENT.TranslationSubtitleEnd:
-        keepSentence(this.#translation, response.text);
+        if (keepSentence(this.#translation, response.text)) this.#onTranslation?.(this.#translation.at(-1)!);
         break;
       case EVENT.TTSResponse:
         if (response.data.length > 0) {
@@ -77,9 +82,11 @@ export class TranslationCollector {
   }
 }
 
-function keepSentence(sentences: string[], text: string): void {
+/** Keeps a sentence that says something: true when it was kept. */
+function keepSentence(sentences: string[], text: string): boolean {
   const trimmed = text.trim();
   if (trimmed) sentences.push(trimmed);
+  return trimmed !== '';
 }
 
 /** A failure the upstream's own client retries (volcengine-formats §4.4 step 5); auth and quota ones it does not. */

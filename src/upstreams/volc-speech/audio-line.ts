@@ -9,6 +9,9 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const CLOSE_BRACE = 0x7d;
 
+/** The length of an audio line whose audio is empty: a longer one carries audio. */
+export const EMPTY_AUDIO_LINE_BYTES = AUDIO_LINE_HEAD.length + 2;
+
 /** What the meter would read of an audio line, had it been parsed (its audio aside). */
 export const AUDIO_LINE = Object.freeze({ code: 0, message: '' });
 

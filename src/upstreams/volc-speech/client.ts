@@ -5,7 +5,7 @@ import { withFields } from '../../with-fields.js';
 import { postJson } from '../http.js';
 import { observeNdjson } from '../ndjson.js';
 import type { Upstream } from '../pool.js';
-import { AUDIO_LINE, isAudioLine } from './audio-line.js';
+import { EMPTY_AUDIO_LINE_BYTES, isAudioLine } from './audio-line.js';
 import { SpeechStreamMeter } from './usage.js';
 
 export const SPEECH_PATH = '/api/v3/tts/unidirectional';
@@ -34,7 +34,7 @@ export async function streamSpeech(
   // An audio line is counted as the line it is, its audio neither decoded nor parsed (audio-line.ts).
   const skimAudio = (bytes: Buffer, start: number, end: number) => {
     if (!isAudioLine(bytes, start, end)) return false;
-    meter.observe(AUDIO_LINE);
+    meter.observeAudioLine(end - start > EMPTY_AUDIO_LINE_BYTES);
     return true;
   };
   return { body: observeNdjson(response.body, (line) => meter.observe(line), skimAudio), meter };

@@ -1,5 +1,6 @@
 // Speech is billed per character of req_params.text: the upstream's own count when it sends one.
-import type { StreamMeter } from '../../pipeline/types.js';
+import type { AudioCovered, StreamMeter } from '../../pipeline/types.js';
+import { AUDIO_LINE } from './audio-line.js';
 
 /** Characters as a person counts them: Unicode code points, punctuation included. */
 export const characterCount = (text: string): number => [...text].length;
@@ -11,6 +12,8 @@ export interface SpeechLine {
   message?: string;
   data?: string | null;
   usage?: { text_words?: number };
+  /** A subtitle (asked for with enable_subtitle or enable_timestamp): the text of a sentence synthesised. */
+  sentence?: { text?: unknown } | null;
 }
 
 export class SpeechUpstreamError extends Error {
@@ -25,6 +28,10 @@ export class SpeechUpstreamError extends Error {
 export class SpeechStreamMeter implements StreamMeter {
   textWords: number | undefined;
   lines = 0;
+  /** Lines that carried audio. */
+  audioLines = 0;
+  /** Characters of the sentences whose subtitles came: what the audio so far covers, when subtitles were asked for. */
+  sentenceCharacters: number | undefined;
   failed = false;
   private ended = false;
 
@@ -38,11 +45,19 @@ export class SpeechStreamMeter implements StreamMeter {
   observe(line: SpeechLine): void {
     this.lines += 1;
     if (typeof line.usage?.text_words === 'number') this.textWords = line.usage.text_words;
+    if (typeof line.data === 'string' && line.data.length > 0) this.audioLines += 1;
+    if (typeof line.sentence?.text === 'string') this.sentenceCharacters = (this.sentenceCharacters ?? 0) + characterCount(line.sentence.text);
     if (line.code === SYNTHESIS_DONE) this.ended = true;
     else if (typeof line.code === 'number' && line.code !== 0) {
       if (this.lines === 1) throw new SpeechUpstreamError(`speech upstream refused: ${line.code} ${line.message ?? ''}`.trim());
       this.failed = true;
     }
+  }
+
+  /** An audio line read on its bytes (audio-line.ts), as `observe` would have read it parsed. */
+  observeAudioLine(carriesAudio: boolean): void {
+    this.observe(AUDIO_LINE);
+    if (carriesAudio) this.audioLines += 1;
   }
 
   /** The upstream's count, or the text's length (spec 4.1: the estimate when the upstream returns none). */
@@ -53,5 +68,16 @@ export class SpeechStreamMeter implements StreamMeter {
   /** Speech reports usage only at the end: a stream cut short has nothing of its own to count. */
   delivered(): Record<string, never> {
     return {};
+  }
+
+  /**
+   * What a caller who leaves is billed on: nothing before any audio; the characters of the
+   * sentences whose subtitles came (never more than the text), when there were subtitles; else
+   * unmeasured (the text's length is billed, what the whole call costs).
+   */
+  audioCovered(): AudioCovered {
+    if (this.audioLines === 0) return { kind: 'none' };
+    if (this.sentenceCharacters === undefined) return { kind: 'unmeasured' };
+    return { kind: 'measured', units: { character: Math.min(this.sentenceCharacters, this.estimatedCharacters) } };
   }
 }

@@ -100,8 +100,11 @@ export async function leaveWhileUpstreamWorks(gw: TestGateway, send: Send, upstr
   if (result !== 'left') throw new Error(`the caller was to leave before the upstream answered, but was ${result}`);
 }
 
-/** The caller that leaves a stream after its first chunk. Returns that chunk. */
-export async function leaveAfterFirstChunk(send: Send): Promise<{ status: number; first: string }> {
+/**
+ * The caller that leaves a stream after its first chunk, or once it has read `minBytes` (past an
+ * audio stream's header pages, say). Returns what it read.
+ */
+export async function leaveAfterFirstChunk(send: Send, { minBytes = 1 } = {}): Promise<{ status: number; first: string }> {
   const controller = new AbortController();
   const res = await send(controller.signal);
   if (res.statusCode !== 200) {
@@ -109,10 +112,17 @@ export async function leaveAfterFirstChunk(send: Send): Promise<{ status: number
     throw new Error(`expected a 200 stream to leave, got ${res.statusCode}: ${whole.text.slice(0, 200)}`);
   }
   const iterator = res.body[Symbol.asyncIterator]();
-  const first = await iterator.next();
+  const read: Buffer[] = [];
+  let bytes = 0;
+  while (bytes < minBytes) {
+    const next = await iterator.next();
+    if (next.done) break;
+    read.push(Buffer.from(next.value as Buffer));
+    bytes += (next.value as Buffer).length;
+  }
   res.body.on('error', () => {}); // the abort below errors the body: that is the point
   controller.abort();
-  return { status: res.statusCode, first: first.done ? '' : Buffer.from(first.value as Buffer).toString('utf8') };
+  return { status: res.statusCode, first: Buffer.concat(read).toString('utf8') };
 }
 
 export interface StreamEvent {

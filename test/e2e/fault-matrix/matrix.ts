@@ -54,8 +54,11 @@ export const BEHAVIOUR: Record<Fault, Record<string, unknown>> = {
 /** What the account's ledger must show once the hold has ended. */
 export type MoneyRule =
   | { kind: 'release' }
-  /** Billed: `check` looks at the usage row's units; the amount is checked against the hold for every settle. */
-  | { kind: 'settle'; check(units: Record<string, number>): void };
+  /**
+   * Billed: `check` looks at the usage row's units; the amount is checked against the hold for every
+   * settle, and against `atMostMicros` (what the same call cost completed) when given.
+   */
+  | { kind: 'settle'; check(units: Record<string, number>): void; atMostMicros?: number };
 
 export const RELEASED: MoneyRule = { kind: 'release' };
 

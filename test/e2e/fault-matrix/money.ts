@@ -1,6 +1,6 @@
 // The money side of a cell, read over the admin API: exactly one hold, ended exactly once, with
 // the documented amount (released: the balance as it was; billed: the usage row's amount, more
-// than nothing and no more than the hold).
+// than nothing and no more than the hold, nor than the completed call when the cell knows its cost).
 import assert from 'node:assert/strict';
 import type { TestGateway } from '../../helpers/gateway.js';
 import { waitFor } from './calls.js';
@@ -78,7 +78,20 @@ export async function checkMoney(gw: TestGateway, accountId: string, before: Mon
     used.amount_micros > 0 && used.amount_micros <= held,
     `billed ${used.amount_micros} for a hold of ${held}: more than nothing, no more than the hold`,
   );
+  if (rule.atMostMicros !== undefined) {
+    assert.ok(used.amount_micros <= rule.atMostMicros, `billed ${used.amount_micros}, more than the completed call's ${rule.atMostMicros}`);
+  }
   assert.equal(-end.amount_micros, used.amount_micros, 'the settle row takes what the usage row says');
   assert.equal(account.balance_micros, before.balanceMicros - used.amount_micros, 'the balance is down by the amount billed, to the micro');
   rule.check(used.units);
+}
+
+/** What `call` cost completed: the amount of the usage row it wrote, read once its hold has ended. */
+export async function chargeOf(gw: TestGateway, accountId: string, call: () => Promise<void>): Promise<number> {
+  const earlier = new Set((await usageOf(gw, accountId)).map((row) => row.id));
+  await call();
+  const row = await waitFor(async () => (await gw.balance(accountId)).held_micros === 0 && (await usageOf(gw, accountId)).find((r) => !earlier.has(r.id)), {
+    timeoutMs: 15_000,
+  });
+  return row.amount_micros;
 }

@@ -20,6 +20,7 @@ import {
   type WholeAnswer,
 } from './calls.js';
 import { BEHAVIOUR, type CellContext, type Family, type Fault, type MoneyRule, RELEASED, TIMING } from './matrix.js';
+import { chargeOf } from './money.js';
 
 const MAX_TOKENS = 50;
 const PROMPT = '[[words:12]] fault matrix';
@@ -50,8 +51,13 @@ interface SyncSpec {
   protocol?: Protocol;
   /** Stream faults that reach the gateway before anything went to the caller: a 502, not a 200 cut short. */
   failsBeforeFirstByte?: Fault[];
-  /** What a stream the caller left is billed: before its first byte, and after it (`first`: the chunk the caller read). */
-  leftBill?: { beforeFirstByte(units: Record<string, number>): void; midStream(units: Record<string, number>, first: string): void };
+  /**
+   * What a stream the caller left after its output began is billed (`first`: what the caller read);
+   * before the upstream's first byte it pays nothing.
+   */
+  leftBill?(units: Record<string, number>, first: string): void;
+  /** How much the caller that leaves mid-stream reads first (an audio stream: past its header pages). */
+  leavesAfterBytes?: number;
   /**
    * The upstream's 400, as the caller gets it: a refusal of the caller's input is theirs (400), but
    * AST refuses only the WebSocket upgrade, which carries the gateway's credentials and none of the
@@ -105,7 +111,7 @@ function checkAnswer(spec: SyncSpec, fault: Fault, phase: Phase, answer: WholeAn
   assert.match(JSON.stringify(errors[0]!.data), ownError ? /upstream provider error/ : /sandbox fault/, seen);
 }
 
-async function runSync(spec: SyncSpec, { gw, key, fault, caller }: CellContext): Promise<MoneyRule> {
+async function runSync(spec: SyncSpec, { gw, key, fault, caller }: CellContext, prepared: Record<string, string>): Promise<MoneyRule> {
   const send = spec.send(gw)(key);
   const phase = phaseOf(spec, fault);
   const rule: Record<string, unknown> = { kind: spec.kind, times: 1, ...BEHAVIOUR[fault], ...spec.behaviour?.[fault] };
@@ -123,43 +129,61 @@ async function runSync(spec: SyncSpec, { gw, key, fault, caller }: CellContext):
     return RELEASED;
   }
   if (phase === 'before') {
-    // the stream stops when the caller leaves, before the upstream's fault: billed for what was made
+    // the stream stops when the caller leaves, before the upstream's fault (or during its hang): the
+    // upstream had sent nothing, made nothing, and the hold is released in full (DESIGN §5)
     await leaveWhileUpstreamWorks(gw, send, { kind: spec.kind });
-    return { kind: 'settle', check: spec.leftBill!.beforeFirstByte };
+    return RELEASED;
   }
-  const { first } = await leaveAfterFirstChunk(send);
+  const { first } = await leaveAfterFirstChunk(send, { minBytes: spec.leavesAfterBytes });
   // a malformed stream failed with its first chunk: the upstream failed before the caller left
   if (phase === 'first') return RELEASED;
-  return { kind: 'settle', check: (units) => spec.leftBill!.midStream(units, first) };
+  // billed for what was delivered, and never more than the same call cost completed (prepared)
+  return { kind: 'settle', check: (units) => spec.leftBill!(units, first), atMostMicros: Number(prepared.completedMicros) };
+}
+
+/** A stream left mid-way is compared with the same call completed: made first, without a fault. */
+async function prepareSync(spec: SyncSpec, { gw, accountId, key, fault, caller }: CellContext): Promise<Record<string, string>> {
+  if (caller !== 'leaves' || !spec.protocol || phaseOf(spec, fault) !== 'mid') return {};
+  const send = spec.send(gw)(key);
+  const completedMicros = await chargeOf(gw, accountId, async () => {
+    const answer = await callAndWait(send);
+    assert.equal(answer.status, 200, `${spec.name}: the completed call answered ${answer.status} ${answer.text.slice(0, 300)}`);
+  });
+  return { completedMicros: String(completedMicros) };
 }
 
 const syncFamily = (spec: SyncSpec): Family => ({
   name: spec.name,
   notApplicable: (fault) => (!spec.protocol && !spec.framedUpstream && (fault === 'drop' || fault === 'error') ? ONE_PIECE : undefined),
-  run: (ctx) => runSync(spec, ctx),
+  prepare: (ctx) => prepareSync(spec, ctx),
+  run: (ctx, prepared) => runSync(spec, ctx, prepared),
   slow: (fault) => fault === 'hang',
 });
 
 /**
- * A token stream the caller left: the prompt as the gateway counts it, plus the output delivered
- * (none before the first byte). An upstream that reports its input at the start (messages'
+ * A token stream the caller left mid-way: the prompt as the gateway counts it, plus the output
+ * delivered, never the output cap. An upstream that reports its input at the start (messages'
  * message_start) is billed its own count, the one the caller was shown.
  */
-const tokensLeft = (prompt: number, { inputShownAtStart = false } = {}) => ({
-  beforeFirstByte(units: Record<string, number>) {
-    assert.deepEqual({ input: units.input_token, output: units.output_token ?? 0 }, { input: prompt, output: 0 }, `billed ${JSON.stringify(units)}`);
-  },
-  midStream(units: Record<string, number>, first: string) {
+const tokensLeft =
+  (prompt: number, { inputShownAtStart = false } = {}) =>
+  (units: Record<string, number>, first: string) => {
     const shown = inputShownAtStart ? sseEvents(first)[0]?.data?.message?.usage?.input_tokens : prompt;
     assert.equal(typeof shown, 'number', `the input count the caller was shown: ${first.slice(0, 300)}`);
     assert.equal(units.input_token, shown, `billed ${JSON.stringify(units)}`);
     assert.ok((units.output_token ?? 0) >= 0 && (units.output_token ?? 0) <= MAX_TOKENS, `billed ${JSON.stringify(units)}`);
-  },
-});
-/** Speech reports usage only at its end: a caller that leaves pays the estimate. */
-const estimateLeft = (estimate: Record<string, number>) => {
-  const check = (units: Record<string, number>) => assert.deepEqual(units, estimate);
-  return { beforeFirstByte: check, midStream: check };
+  };
+/** Speech without subtitles: what its audio covered cannot be measured, so the text is billed, what the whole call costs. */
+const textLeft = (characters: number) => (units: Record<string, number>) => assert.deepEqual(units, { character: characters });
+/**
+ * Translated speech: the source covered by the speech delivered (at least its first second, at most
+ * all of it, at 25 tokens a second) and as much of the translated words, never the hold's estimate.
+ */
+const coveredLeft = (sourceMs: number, translatedWords: number) => (units: Record<string, number>) => {
+  const input = units.input_token ?? 0;
+  const output = units.output_token ?? 0;
+  assert.ok(input >= 25 && input <= Math.ceil(sourceMs / 40), `billed ${JSON.stringify(units)}`);
+  assert.ok(output >= 0 && output <= translatedWords, `billed ${JSON.stringify(units)}`);
 };
 
 const chatBody = (stream: boolean) => ({ model: 'sandbox-chat', messages: MESSAGES, max_tokens: MAX_TOKENS, stream });
@@ -180,6 +204,9 @@ const translation = (mode: 's2t' | 's2s', ms: number) => (gw: TestGateway) =>
   });
 /** AST frames before the first audio: SessionStarted, two source and two translation subtitles. */
 const AST_FRAMES_BEFORE_AUDIO = 5;
+const S2S_MS = 3_000;
+/** The subtitles, OpusHead, OpusTags, and three pages of a second of speech each. */
+const S2S_FAULT_AFTER_FRAMES = AST_FRAMES_BEFORE_AUDIO + 5;
 
 export const SYNC_FAMILIES: Family[] = [
   syncFamily({ name: 'chat completions', kind: 'chat', send: (gw) => postJson(gw, '/v1/chat/completions', chatBody(false)) }),
@@ -225,7 +252,7 @@ export const SYNC_FAMILIES: Family[] = [
     name: 'speech, line stream',
     kind: 'speech',
     protocol: 'speech',
-    leftBill: estimateLeft({ character: [...SPEECH_TEXT].length }),
+    leftBill: textLeft([...SPEECH_TEXT].length),
     send: (gw) =>
       postJson(gw, '/v1/audio/speech/unidirectional?model=sandbox-tts', { req_params: { text: SPEECH_TEXT, speaker: 'zh_female_vv_uranus_bigtts' } }),
   }),
@@ -233,7 +260,7 @@ export const SYNC_FAMILIES: Family[] = [
     name: 'speech, OpenAI audio',
     kind: 'speech',
     protocol: 'audio',
-    leftBill: estimateLeft({ character: [...SPEECH_TEXT].length }),
+    leftBill: textLeft([...SPEECH_TEXT].length),
     // the audio is decoded from the lines: a broken first line fails the call before any audio
     failsBeforeFirstByte: ['malformed'],
     send: (gw) => postJson(gw, '/v1/audio/speech', { model: 'sandbox-tts', input: SPEECH_TEXT, voice: 'alloy' }),
@@ -251,13 +278,16 @@ export const SYNC_FAMILIES: Family[] = [
     name: 'speech translation, s2s',
     kind: 'ast',
     protocol: 'audio',
-    send: translation('s2s', 2_000),
+    send: translation('s2s', S2S_MS),
     refusal: 'upstream_failed',
-    // 2 s of audio: the hold's estimate, 25 input and 10 output tokens a second
-    leftBill: estimateLeft({ input_token: 50, output_token: 20 }),
+    // the sandbox's translation of 3 s: "[en] translated speech of 3000 ms", six words
+    leftBill: coveredLeft(S2S_MS, 6),
+    // past the Ogg header pages, into the first second of speech
+    leavesAfterBytes: 1_000,
     // the broken frame is the session's first: no audio was made
     failsBeforeFirstByte: ['malformed'],
-    // past the subtitles and into the audio, so audio reached the caller (and a caller leaving left) before the fault
-    behaviour: { drop: { drop_after_chunks: AST_FRAMES_BEFORE_AUDIO + 3 }, error: { error_after_chunks: AST_FRAMES_BEFORE_AUDIO + 3 } },
+    // past the subtitles and the Ogg header pages into the speech, a second a page, so speech reached the
+    // caller (and a caller leaving left after its first second) before the fault on the third
+    behaviour: { drop: { drop_after_chunks: S2S_FAULT_AFTER_FRAMES }, error: { error_after_chunks: S2S_FAULT_AFTER_FRAMES } },
   }),
 ];
