@@ -61,6 +61,23 @@ describe('search', () => {
     });
   }
 
+  // The sandbox answers as the real upstream does: HTTP 200, ResponseMetadata.Error code 10400 (ParamError).
+  for (const [edition, reason] of [
+    ['web', 'query or search type is empty'],
+    ['global', 'query is empty'],
+  ] as const) {
+    test(`a blank Query the ${edition} upstream refuses with its parameter error is a 400 with its reason, free`, async () => {
+      const { accountId, key } = await gw.account({ creditMicros: 100_000 });
+      assert.deepEqual(await gw.call(key, 'POST', '/v1/search', { Type: edition, Query: '   ' }), {
+        status: 400,
+        body: { error: `upstream refused the request: ${reason}`, type: 'invalid_request_error' },
+      });
+      assert.equal((await gw.sandboxControl('GET', '/__sandbox/requests')).data.length, 1, 'the upstream was asked');
+      assert.equal((await gw.settled(accountId)).balance_micros, 100_000);
+      assert.equal((await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data.length, 0);
+    });
+  }
+
   test('a failed search is 502 and not charged', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 100_000 });
     await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'search', status: 500, times: 1 });
