@@ -34,6 +34,24 @@ describe('search', () => {
     assert.equal((await gw.settled(accountId)).balance_micros, 100_000 - 10_000);
   });
 
+  test('a global search whose Count passes the 20 documents it returns says it was capped', async () => {
+    const { key } = await gw.account();
+    const { status, body } = await gw.call(key, 'POST', '/v1/search', { Type: 'global', Query: 'tolls', Count: 30 });
+    assert.equal(status, 200);
+    const [sent] = (await gw.sandboxControl('GET', '/__sandbox/requests')).data;
+    assert.equal(sent.body.DocCount, 20);
+    assert.deepEqual(body.CountCapped, { Requested: 30, Sent: 20 });
+    assert.equal(body.Result.Documents.length, 20);
+  });
+
+  test('a search whose Count is within what the product returns says nothing of a cap', async () => {
+    const { key } = await gw.account();
+    for (const Type of ['global', 'web']) {
+      const { body } = await gw.call(key, 'POST', '/v1/search', { Type, Query: 'tolls', Count: 20 });
+      assert.ok(!('CountCapped' in body), Type);
+    }
+  });
+
   test('an explicit search model routes too', async () => {
     const { key } = await gw.account();
     const { status, body } = await gw.call(key, 'POST', '/v1/search', { model: 'vendor-web-search', Query: 'q', Count: 50 });
