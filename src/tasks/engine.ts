@@ -107,6 +107,10 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
             created_at: at,
           })),
         );
+      } else if (finished.hold_id && handler.failedUseUnits) {
+        // Nothing charged, but the call is on record as a successful one is (a usage row of 0).
+        const requestId = finished.request_id ?? undefined;
+        await settleHoldIn(trx, finished.hold_id, { chargeMicros: 0, units: handler.failedUseUnits, flags: ['failed'], requestId, now: at });
       } else if (finished.hold_id) {
         // release, not settle: a failed task produced nothing the account asked for
         await releaseHoldIn(trx, finished.hold_id, { note: `task ${finished.id} failed`, now: at });

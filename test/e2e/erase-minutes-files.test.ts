@@ -53,6 +53,22 @@ describe('subtitle erase, minutes and files', () => {
       );
     });
 
+    test('a failed erase writes its consumption record of 0, as a successful one does, and charges nothing', async () => {
+      const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
+      const video = await generatedVideo(key);
+      const before = (await gw.balance(accountId)).balance_micros;
+      await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'erase', task_outcome: 'failed', times: 1 });
+      const created = await gw.call(key, 'POST', '/v1/videos/erase-subtitle', { video_task_id: video.id });
+      const done = await finished(key, `/v1/videos/erase-subtitle/${created.body.id}`);
+      assert.equal(done.status, 'failed');
+      assert.deepEqual(await gw.settled(accountId), { ...(await gw.balance(accountId)), balance_micros: before, held_micros: 0 });
+      const usage = (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data.filter((u: any) => u.model === 'sandbox-erase');
+      assert.deepEqual(
+        usage.map((u: any) => ({ units: u.units, amount: u.amount_micros })),
+        [{ units: { second: 0 }, amount: 0 }],
+      );
+    });
+
     test('the upstream id of the video works as video_task_id too', async () => {
       const { key } = await gw.account({ creditMicros: 5_000_000 });
       const video = await generatedVideo(key);
