@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { releaseHoldIn, settleHoldIn } from '../billing/ledger.js';
 import { priceMicros, usableUnits } from '../billing/prices.js';
+import { isWebUrl } from '../net/web-url.js';
 import type { Catalogue } from '../pipeline/catalogue.js';
 import type { ResolvedModel } from '../pipeline/types.js';
 import { onTaskChannel } from '../routing/task-channel.js';
@@ -97,15 +98,18 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
         if (finished.hold_id) await settleHoldIn(trx, finished.hold_id, { chargeMicros, units, requestId: finished.request_id ?? undefined, now: at });
         await insertAssets(
           trx,
-          (outcome.assets ?? []).map((asset) => ({
-            id: newId('asset'),
-            account_id: finished.account_id,
-            kind: asset.kind,
-            url: asset.url,
-            task_id: finished.id,
-            source_task_id: asset.sourceTaskId ?? null,
-            created_at: at,
-          })),
+          // Only http(s) media joins the library: a browser follows these links (net/web-url.ts).
+          (outcome.assets ?? [])
+            .filter((asset) => isWebUrl(asset.url))
+            .map((asset) => ({
+              id: newId('asset'),
+              account_id: finished.account_id,
+              kind: asset.kind,
+              url: asset.url,
+              task_id: finished.id,
+              source_task_id: asset.sourceTaskId ?? null,
+              created_at: at,
+            })),
         );
       } else if (finished.hold_id && handler.failedUseUnits) {
         // Nothing charged, but the call is on record as a successful one is (a usage row of 0).
