@@ -3,7 +3,7 @@
 // webhook in the same transaction, so a crash at any point leaves work that a restart finishes.
 
 import { randomBytes } from 'node:crypto';
-import { releaseHoldIn, settleHoldIn } from '../billing/ledger.js';
+import { settleHoldIn } from '../billing/ledger.js';
 import { priceMicros, usableUnits } from '../billing/prices.js';
 import { isWebUrl } from '../net/web-url.js';
 import type { Catalogue } from '../pipeline/catalogue.js';
@@ -16,6 +16,7 @@ import type { Store } from '../store/open.js';
 import type { TaskKind } from '../store/schema.js';
 import { claimDueTasks, finishTask, mayHaveDueTasks, recordPoll, startGenerationAttempt, type TaskRow } from '../store/tasks.js';
 import { enqueueWebhook } from '../store/webhook-outbox.js';
+import { endFailedTaskHold } from './failed-hold.js';
 import type { PollOutcome, TaskError, TaskKindHandler } from './types.js';
 import { webhookPayload } from './webhook-payload.js';
 
@@ -111,13 +112,9 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
               created_at: at,
             })),
         );
-      } else if (finished.hold_id && handler.failedUseUnits) {
-        // Nothing charged, but the call is on record as a successful one is (a usage row of 0).
-        const requestId = finished.request_id ?? undefined;
-        await settleHoldIn(trx, finished.hold_id, { chargeMicros: 0, units: handler.failedUseUnits, flags: ['failed'], requestId, now: at });
       } else if (finished.hold_id) {
-        // release, not settle: a failed task produced nothing the account asked for
-        await releaseHoldIn(trx, finished.hold_id, { note: `task ${finished.id} failed`, now: at });
+        const requestId = finished.request_id ?? undefined;
+        await endFailedTaskHold(trx, { holdId: finished.hold_id, handler, requestId, note: `task ${finished.id} failed`, now: at });
       }
       if (finished.callback_url) {
         const payload = webhookPayload(finished, {
