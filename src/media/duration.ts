@@ -2,6 +2,7 @@
 // one bounded range request (never the whole file), or a file on this gateway's disk. Anything
 // that cannot be read in time (a format that keeps its length at the end, a slow host, a name
 // that does not resolve) is "unknown", never an error: the caller falls back to its own bound.
+import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { type IAudioMetadata, parseFile, parseStream } from 'music-metadata';
 import { safeRequest } from '../net/safe-request.js';
@@ -21,23 +22,46 @@ export const DEFAULT_DURATION_BUDGET = { timeoutMs: 3_000, headBytes: 256 * 1024
 const PARSE_OPTIONS = { duration: false, skipCovers: true } as const;
 const CONTENT_RANGE_TOTAL = /\/(\d+)\s*$/;
 
-/** Seconds, or undefined when the budget ran out first or the header does not say. */
+export interface MediaLength {
+  /** What the header states. */
+  seconds: number;
+  /** The whole file's size, when known (a disk file's, or what the host said). */
+  bytes?: number;
+}
+
+/** The header's length, or undefined when the budget ran out first or the header does not say. */
 export async function readDurationSeconds(source: { path: string } | { url: string }, budget: DurationBudget): Promise<number | undefined> {
+  return (await readMediaLength(source, budget))?.seconds;
+}
+
+/** As readDurationSeconds, with the file's size where it is known. */
+export async function readMediaLength(source: { path: string } | { url: string }, budget: DurationBudget): Promise<MediaLength | undefined> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const expired = new Promise<undefined>((resolve) => {
     timer = setTimeout(() => resolve(undefined), budget.timeoutMs);
   });
   try {
-    const reading = 'path' in source ? parseFile(source.path, PARSE_OPTIONS) : parseHead(source.url, budget);
-    const metadata = await Promise.race([reading.catch(() => undefined), expired]);
-    const seconds = metadata?.format.duration;
-    return typeof seconds === 'number' && Number.isFinite(seconds) && seconds > 0 ? seconds : undefined;
+    const reading = 'path' in source ? parseDiskFile(source.path) : parseHead(source.url, budget);
+    const read = await Promise.race([reading.catch(() => undefined), expired]);
+    const seconds = read?.metadata.format.duration;
+    if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds <= 0) return undefined;
+    return read?.bytes === undefined ? { seconds } : { seconds, bytes: read.bytes };
   } finally {
     clearTimeout(timer);
   }
 }
 
-async function parseHead(url: string, budget: DurationBudget): Promise<IAudioMetadata | undefined> {
+interface HeadRead {
+  metadata: IAudioMetadata;
+  bytes: number | undefined;
+}
+
+async function parseDiskFile(path: string): Promise<HeadRead> {
+  const [metadata, info] = await Promise.all([parseFile(path, PARSE_OPTIONS), stat(path)]);
+  return { metadata, bytes: info.size };
+}
+
+async function parseHead(url: string, budget: DurationBudget): Promise<HeadRead | undefined> {
   const response = await safeRequest(url, {
     field: 'file_url',
     headers: { range: `bytes=0-${budget.headBytes - 1}` },
@@ -51,7 +75,8 @@ async function parseHead(url: string, budget: DurationBudget): Promise<IAudioMet
   const mimeType = response.headers['content-type']?.split(';')[0]?.trim();
   const fileInfo = { ...(mimeType && { mimeType }), ...(Number.isSafeInteger(size) && size > 0 && { size }) };
   // A stream, not a buffer: a buffer's parser takes its length for the file's size.
-  return parseStream(Readable.from([response.body], { objectMode: false }), fileInfo, PARSE_OPTIONS);
+  const metadata = await parseStream(Readable.from([response.body], { objectMode: false }), fileInfo, PARSE_OPTIONS);
+  return { metadata, bytes: fileInfo.size };
 }
 
 function totalOfRange(header: string | string[] | undefined): number {

@@ -1,5 +1,7 @@
 // Subtitle erase, meeting minutes and file uploads end to end.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { request } from 'undici';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
@@ -213,6 +215,27 @@ describe('subtitle erase, minutes and files', () => {
       const { held_micros: held } = await gw.balance(accountId);
       // recognition for the header's length (with its margin), and the summary's tokens estimated from it
       assert.ok(held > heldFor(30) * 300 && held < heldFor(60) * 300 * 2, `held ${held}`);
+    });
+
+    test('a header that understates a large file is held for no less than the file takes to play at 16 Mbit/s', async () => {
+      // 1 s stated in the header, 40 MB on the host: held as 20 s (40 MB at 2 MB a second)
+      const head = makeWav({ sampleRate: 8_000, bits: 8, ms: 1_000 });
+      const bytes = 40_000_000;
+      const host = createServer((_req, res) => {
+        res.writeHead(206, { 'content-type': 'audio/wav', 'content-range': `bytes 0-${head.length - 1}/${bytes}` });
+        res.end(head);
+      });
+      await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
+      try {
+        const { accountId, key } = await gw.account({ creditMicros: 10_000_000 });
+        const url = `http://127.0.0.1:${(host.address() as AddressInfo).port}/understated.wav`;
+        const created = await gw.call(key, 'POST', '/v1/audio/minutes', { model: 'vendor-minutes', file_url: url, all_activate: true });
+        assert.equal(created.status, 200);
+        assert.equal((await gw.balance(accountId)).held_micros, heldFor(bytes / 2_000_000) * 500);
+      } finally {
+        host.closeAllConnections();
+        host.close();
+      }
     });
 
     for (const model of ['vendor-minutes', 'service-minutes']) {

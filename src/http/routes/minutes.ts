@@ -3,7 +3,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { invalidRequest } from '../../errors.js';
 import { ownFileId } from '../../files/urls.js';
-import { DEFAULT_DURATION_BUDGET, readDurationSeconds } from '../../media/duration.js';
+import { DEFAULT_DURATION_BUDGET, type MediaLength, readMediaLength } from '../../media/duration.js';
 import { findFile } from '../../store/files.js';
 import { MAX_MINUTES_SECONDS, MINUTES_MODELS, type MinutesRequest, normaliseMinutesRequest } from '../../tasks/minutes-request.js';
 import { checkedFileUrl } from '../file-url.js';
@@ -15,6 +15,9 @@ import { taskRecordView } from '../task-views.js';
 // A recording whose header states its length is held for that (and a margin: the upstream's own
 // measure may differ a little); one whose length cannot be read, for the spec's two hours.
 const HOLD_MARGIN = { ratio: 1.1, seconds: 10 };
+// A header can understate: never hold for less than the file's size takes to play at this rate
+// (16 Mbit/s, above any audio and most recorded video), so a 1 GB file is held for 500 s at least.
+const MAX_BYTES_PER_SECOND = 2_000_000;
 // A summary's prompt is the transcript: about 4 tokens a second of speech, and a tenth of that back.
 const SUMMARY_TOKENS_PER_SECOND = { input: 4, output: 0.4 };
 
@@ -32,11 +35,12 @@ export const minutesRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps
         const request = normaliseMinutesRequest(body);
         // The gateway's own uploads are fine wherever it runs: it serves them for the upstream to fetch.
         const fileUrl = await checkedFileUrl(deps, request.file_url);
-        const seconds = await recordingSeconds(deps, fileUrl);
-        if (seconds !== undefined && seconds > MAX_MINUTES_SECONDS) {
-          throw invalidRequest(`file_url: the recording lasts ${Math.ceil(seconds)} s; minutes takes at most 2 hours (${MAX_MINUTES_SECONDS} s)`);
+        const length = await recordingLength(deps, fileUrl);
+        if (length !== undefined && length.seconds > MAX_MINUTES_SECONDS) {
+          throw invalidRequest(`file_url: the recording lasts ${Math.ceil(length.seconds)} s; minutes takes at most 2 hours (${MAX_MINUTES_SECONDS} s)`);
         }
-        return { ...request, file_url: fileUrl, ...(seconds !== undefined && { file_seconds: seconds }) };
+        const fileSeconds = length && Math.max(length.seconds, (length.bytes ?? 0) / MAX_BYTES_PER_SECOND);
+        return { ...request, file_url: fileUrl, ...(fileSeconds !== undefined && { file_seconds: fileSeconds }) };
       },
       modelOf: (request) => request.model,
       callbackUrlOf: (request) => request.callback_url,
@@ -72,10 +76,10 @@ function heldSeconds(fileSeconds: number | undefined): number {
 }
 
 /** The recording's length from its header: an upload of this gateway from its disk, any other URL by its head. */
-async function recordingSeconds(deps: TaskRouteDeps, fileUrl: string): Promise<number | undefined> {
+async function recordingLength(deps: TaskRouteDeps, fileUrl: string): Promise<MediaLength | undefined> {
   const budget = { ...DEFAULT_DURATION_BUDGET, allowPrivate: deps.allowPrivateUrls };
   const ownId = ownFileId(new URL(fileUrl), deps.publicUrl);
-  if (ownId === undefined) return readDurationSeconds({ url: fileUrl }, budget);
+  if (ownId === undefined) return readMediaLength({ url: fileUrl }, budget);
   const file = await findFile(deps.store.db, { id: ownId, now: Date.now() });
-  return file ? readDurationSeconds({ path: file.storage_path }, budget) : undefined;
+  return file ? readMediaLength({ path: file.storage_path }, budget) : undefined;
 }
