@@ -2,6 +2,7 @@
 // task: the media its result names, and for an erased video the original it was made from. The
 // URLs are the upstream's own, as the task's GET answers them; the gateway does not copy media.
 import { iso } from '../admin/views.js';
+import { isWebUrl } from '../net/web-url.js';
 import type { GalleryRow, MediaTaskKind } from '../store/tasks.js';
 
 export interface GalleryMedia {
@@ -33,22 +34,24 @@ interface StoredResult {
 }
 
 const text = (value: unknown): string | null => (typeof value === 'string' && value !== '' ? value : null);
+/** A media link: http(s) only, whatever the upstream wrote (a `javascript:` URL is never a link here). */
+const webUrl = (value: unknown): string | null => (isWebUrl(value) ? value : null);
 
 function mediaOf(kind: MediaTaskKind, result: StoredResult): GalleryMedia[] {
   if (kind === 'image') {
     // Images answered inline (b64_json) have no URL: they stay with the task's own GET.
-    const urls = (Array.isArray(result.data) ? result.data : []).map((image) => text(image?.url));
+    const urls = (Array.isArray(result.data) ? result.data : []).map((image) => webUrl(image?.url));
     return urls.filter((url) => url !== null).map((url) => ({ type: 'image', url, poster_url: null }));
   }
-  const url = text(result.video_url);
-  return url === null ? [] : [{ type: 'video', url, poster_url: text(result.last_frame_url) }];
+  const url = webUrl(result.video_url);
+  return url === null ? [] : [{ type: 'video', url, poster_url: webUrl(result.last_frame_url) }];
 }
 
 export function galleryView(row: GalleryRow): GalleryItem {
   const kind = row.kind as MediaTaskKind;
   // No result here means one too large to list (listAccountGallery leaves those in the store).
   const result = (row.result === null ? {} : JSON.parse(row.result)) as StoredResult;
-  const originalUrl = text(result.original_video_url);
+  const originalUrl = webUrl(result.original_video_url);
   const sourceTaskId = text(result.source_task_id);
   return {
     id: row.id,

@@ -2,6 +2,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayError, invalidRequest, MESSAGES, notFound, unavailable } from '../errors.js';
 import { faultCode, type StoreHealth } from '../store/health.js';
+import { PATTERN_MEANINGS } from './schemas/query.js';
 
 interface SchemaError {
   keyword: string;
@@ -56,7 +57,7 @@ export function describeSchemaError(errors: SchemaError[], dataVar: string): Err
       ? `must be one of ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`
       : error.keyword === 'type'
         ? `must be ${String(error.params.type).split(',').join(' or ')}`
-        : error.message;
+        : (error.keyword === 'pattern' && PATTERN_MEANINGS[String(error.params.pattern)]) || error.message;
   return invalidRequest(`${where}: ${detail}`);
 }
 

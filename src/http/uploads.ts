@@ -69,6 +69,21 @@ export const endUnreadUpload: onSendHookHandler = (request: FastifyRequest, repl
   done(null, payload);
 };
 
+/** A `file` part without a filename is a text field: the caller's mistake, said as one. */
+export const fileSentAsText = (field = 'file') => invalidRequest(`${field}: must be a file (a part with a filename), not a text field`);
+
+/**
+ * The body's first file part; a text field named `file` before it is refused (400) rather than
+ * passed over, so the caller learns why no file arrived. Other text fields are passed over.
+ */
+export async function firstFilePart(request: FastifyRequest): Promise<MultipartFile | undefined> {
+  for await (const part of request.parts()) {
+    if (part.type === 'file') return part;
+    if (part.fieldname === 'file') throw fileSentAsText();
+  }
+  return undefined;
+}
+
 export interface SpooledFile {
   path: string;
   bytes: number;

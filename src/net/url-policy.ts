@@ -159,29 +159,46 @@ export function parseUserUrl(raw: string, field = 'url'): { url: URL } | { probl
   return { url };
 }
 
+/** How long a creation waits on DNS for a name it checks early. */
+const EARLY_LOOKUP_MS = 2_000;
+
 /**
  * checkUrlSyntax, then — for a host name — its DNS answers, every one of which must be allowed.
  * Used where the gateway never connects itself (a file_url the upstream fetches) and, early, for
- * callback_url; a name that cannot be resolved is refused too.
+ * callback_url. A name that does not resolve now (or not within EARLY_LOOKUP_MS) passes: a DNS
+ * failure may be passing, and the address is judged again where it is used (safe-request.ts).
+ * An IP literal is judged at once, by checkUrlSyntax.
  */
 export async function checkUrlTarget(
   url: string,
-  options: UrlPolicyOptions & { lookup?: (hostname: string) => Promise<{ address: string }[]> } = {},
+  options: UrlPolicyOptions & { lookup?: (hostname: string) => Promise<{ address: string }[]>; lookupTimeoutMs?: number } = {},
 ): Promise<string | undefined> {
   const problem = checkUrlSyntax(url, options);
   if (problem || options.allowPrivate) return problem;
   const parsed = new URL(url);
   if (ipLiteralHost(parsed)) return undefined;
   const field = options.field ?? 'url';
-  let answers: { address: string }[];
-  try {
-    answers = await (options.lookup ?? ((host) => dnsLookup(host, { all: true, verbatim: true })))(parsed.hostname);
-  } catch {
-    return `${field}: cannot resolve ${parsed.hostname}`;
-  }
-  for (const { address } of answers) {
+  const lookup = options.lookup ?? ((host) => dnsLookup(host, { all: true, verbatim: true }));
+  const answers = await withinMs(
+    lookup(parsed.hostname).catch(() => []),
+    options.lookupTimeoutMs ?? EARLY_LOOKUP_MS,
+  );
+  for (const { address } of answers ?? []) {
     const reason = refusedAddressReason(address);
     if (reason) return `${field}: refused address ${parsed.hostname} resolves to ${address} (${reason})`;
   }
   return undefined;
+}
+
+/** The promise's value, or undefined once `ms` have passed without one. */
+async function withinMs<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

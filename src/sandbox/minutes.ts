@@ -42,7 +42,8 @@ interface LarkTask {
 
 interface RecognitionTask {
   readonly durationMs: number;
-  readonly speakers: boolean;
+  /** Speakers told apart: 0 when speaker separation is off. */
+  readonly speakers: number;
   /** A submit repeated with the same request id and body is accepted again, not a new task. */
   readonly bodyHash: string;
 }
@@ -216,11 +217,16 @@ function submitRecognition(ctx: SandboxContext): void {
     return refuse(ctx, 400, `X-Api-Request-Id ${id}: already submitted with another body`, recognitionError);
   }
   if (!existing) {
-    const speakers = isRecord(body.request) && body.request.enable_speaker_info === true;
+    const speakers = isRecord(body.request) && body.request.enable_speaker_info === true ? speakerCount(body.request.speaker_number) : 0;
     const data = { durationMs: Math.round(seconds * 1000), speakers, bodyHash };
     ctx.tasks.create(RECOGNITION_TASKS, { id, outcome: outcomeOf(ctx.fault), data });
   }
   ctx.reply.send(200, '', { ...speechHeaders(AUC_CODES.ok, 'OK', ctx), 'x-api-request-id': id });
+}
+
+/** The number of speakers the caller said there are, else the two the sandbox's meetings have. */
+function speakerCount(stated: unknown): number {
+  return typeof stated === 'number' && Number.isSafeInteger(stated) && stated > 0 ? stated : DEFAULT_SPEAKERS;
 }
 
 function queryRecognition(ctx: SandboxContext): void {
@@ -242,7 +248,7 @@ function queryRecognition(ctx: SandboxContext): void {
 }
 
 function recognitionResult(task: SandboxTask<RecognitionTask>) {
-  const said = sentences(task.data.durationMs);
+  const said = sentences(task.data.durationMs, Math.max(1, task.data.speakers));
   const utterances = said.map((s) => ({
     text: s.text,
     start_time: s.start,
@@ -250,7 +256,7 @@ function recognitionResult(task: SandboxTask<RecognitionTask>) {
     definite: true,
     // Recognition 2.0 times every word inside its utterance (ms), whether or not it was asked for.
     words: wordTimings(s.text, s.start, s.end),
-    ...(task.data.speakers && { additions: { speaker: String(s.speaker) } }),
+    ...(task.data.speakers > 0 && { additions: { speaker: String(s.speaker) } }),
   }));
   return {
     audio_info: { duration: task.data.durationMs },
@@ -263,6 +269,8 @@ function recognitionResult(task: SandboxTask<RecognitionTask>) {
 /** At most this many sentences, however long the audio: result files stay small. */
 export const MAX_SENTENCES = 100;
 export const SENTENCE_MS = 10_000;
+/** Speakers in a sandbox meeting unless the request says how many. */
+const DEFAULT_SPEAKERS = 2;
 
 interface Sentence {
   readonly index: number;
@@ -273,17 +281,17 @@ interface Sentence {
 }
 
 /**
- * One sentence per 10 s of audio (at most 100, at least 1), cut at even ms, spoken by speakers 1 and 2 in
- * turn: `Sandbox sentence <i>.`
+ * One sentence per 10 s of audio (at most 100, at least 1), cut at even ms, spoken by speakers 1 to
+ * `speakers` (two by default) in turn: `Sandbox sentence <i>.`
  */
-export function sentences(durationMs: number): Sentence[] {
+export function sentences(durationMs: number, speakers = DEFAULT_SPEAKERS): Sentence[] {
   const count = Math.min(MAX_SENTENCES, Math.max(1, Math.ceil(durationMs / SENTENCE_MS)));
   return Array.from({ length: count }, (_, i) => ({
     index: i + 1,
     text: `Sandbox sentence ${i + 1}.`,
     start: Math.floor((i * durationMs) / count),
     end: Math.floor(((i + 1) * durationMs) / count),
-    speaker: (i % 2) + 1,
+    speaker: (i % speakers) + 1,
   }));
 }
 

@@ -1,3 +1,4 @@
+import { audioRoute } from './audio.js';
 import { chatRoute } from './chat.js';
 import { eraseSubmitRoute, eraseTaskRoute } from './erase.js';
 import { imagesRoute } from './images.js';
@@ -34,6 +35,7 @@ export const SANDBOX_ROUTES: readonly SandboxRoute[] = [
   eraseSubmitRoute,
   eraseTaskRoute,
   mediaRoute,
+  audioRoute,
   speechRoute,
   webSearchRoute,
   globalSearchRoute,

@@ -3,8 +3,9 @@
 // webhook in the same transaction, so a crash at any point leaves work that a restart finishes.
 
 import { randomBytes } from 'node:crypto';
-import { releaseHoldIn, settleHoldIn } from '../billing/ledger.js';
+import { settleHoldIn } from '../billing/ledger.js';
 import { priceMicros, usableUnits } from '../billing/prices.js';
+import { isWebUrl } from '../net/web-url.js';
 import type { Catalogue } from '../pipeline/catalogue.js';
 import type { ResolvedModel } from '../pipeline/types.js';
 import { onTaskChannel } from '../routing/task-channel.js';
@@ -15,6 +16,7 @@ import type { Store } from '../store/open.js';
 import type { TaskKind } from '../store/schema.js';
 import { claimDueTasks, finishTask, mayHaveDueTasks, recordPoll, startGenerationAttempt, type TaskRow } from '../store/tasks.js';
 import { enqueueWebhook } from '../store/webhook-outbox.js';
+import { endFailedTaskHold } from './failed-hold.js';
 import type { PollOutcome, TaskError, TaskKindHandler } from './types.js';
 import { webhookPayload } from './webhook-payload.js';
 
@@ -97,19 +99,22 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
         if (finished.hold_id) await settleHoldIn(trx, finished.hold_id, { chargeMicros, units, requestId: finished.request_id ?? undefined, now: at });
         await insertAssets(
           trx,
-          (outcome.assets ?? []).map((asset) => ({
-            id: newId('asset'),
-            account_id: finished.account_id,
-            kind: asset.kind,
-            url: asset.url,
-            task_id: finished.id,
-            source_task_id: asset.sourceTaskId ?? null,
-            created_at: at,
-          })),
+          // Only http(s) media joins the library: a browser follows these links (net/web-url.ts).
+          (outcome.assets ?? [])
+            .filter((asset) => isWebUrl(asset.url))
+            .map((asset) => ({
+              id: newId('asset'),
+              account_id: finished.account_id,
+              kind: asset.kind,
+              url: asset.url,
+              task_id: finished.id,
+              source_task_id: asset.sourceTaskId ?? null,
+              created_at: at,
+            })),
         );
       } else if (finished.hold_id) {
-        // release, not settle: a failed task produced nothing the account asked for
-        await releaseHoldIn(trx, finished.hold_id, { note: `task ${finished.id} failed`, now: at });
+        const requestId = finished.request_id ?? undefined;
+        await endFailedTaskHold(trx, { holdId: finished.hold_id, handler, requestId, note: `task ${finished.id} failed`, now: at });
       }
       if (finished.callback_url) {
         const payload = webhookPayload(finished, {

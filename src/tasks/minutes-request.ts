@@ -7,6 +7,8 @@ import { type Fields, given, isFields, isOneOf, oneOf, readBoolean, readEnum, re
 export { MAX_URL_LENGTH } from './fields.js';
 
 export const MINUTES_MODELS = ['vendor-minutes', 'service-minutes'] as const;
+/** Spec 8: a minutes recording lasts at most two hours. */
+export const MAX_MINUTES_SECONDS = 2 * 60 * 60;
 export const MINUTES_LANGS = ['zh_cn', 'en_us'] as const;
 export const MINUTES_FILE_TYPES = ['audio', 'video'] as const;
 export const AUDIO_SUFFIXES = ['mp3', 'wav', 'aac', 'flac', 'ogg', 'm4a', 'amr', 'opus'] as const;
@@ -35,6 +37,8 @@ interface MinutesCommon {
   hot_words: string[];
   need_word_time_series: boolean;
   callback_url?: string;
+  /** The recording's length as its header states it, read at creation; absent when it could not be read. */
+  file_seconds?: number;
 }
 
 export interface VendorMinutesRequest extends MinutesCommon {
@@ -80,6 +84,8 @@ export interface BigmodelSubmitBody {
     enable_punc: true;
     enable_speaker_info: true;
     show_utterances: true;
+    /** Absent when the caller left the count to the algorithm (number_of_speakers 0). */
+    speaker_number?: number;
     corpus?: { context: string };
   };
 }
@@ -193,6 +199,9 @@ export function serviceMinutesSubmitBody(req: ServiceMinutesRequest, requestId: 
     enable_speaker_info: true,
     show_utterances: true,
   };
+  // Recognition 2.0 documents no speaker-count field; speaker_number (the count the minutes product
+  // takes as NumberOfSpeaker) is sent only when the caller states one, so a default call is unchanged.
+  if (req.number_of_speakers > 0) request.speaker_number = req.number_of_speakers;
   if (req.hot_words.length > 0) request.corpus = { context: JSON.stringify({ hotwords: req.hot_words.map((word) => ({ word })) }) };
   return { user: { uid: requestId }, audio, request };
 }

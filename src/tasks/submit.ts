@@ -2,7 +2,7 @@
 // every asynchronous endpoint. The hold and the task row are written together; the upstream is
 // then asked, once, to create its task, and a refusal there releases the hold at once.
 import { requireModelAllowed } from '../billing/key-limits.js';
-import { holdFundsIn, releaseHoldIn } from '../billing/ledger.js';
+import { holdFundsIn } from '../billing/ledger.js';
 import type { Units } from '../billing/prices.js';
 import { holdFor, type Pipeline, type PipelineLogger } from '../pipeline/metered-call.js';
 import type { Caller, ResolvedModel } from '../pipeline/types.js';
@@ -12,6 +12,7 @@ import type { Store } from '../store/open.js';
 import type { TaskKind } from '../store/schema.js';
 import { findTask, finishTask, insertTask, markSubmitted, type TaskRow } from '../store/tasks.js';
 import { MODEL_TYPE_OF_KIND } from './engine.js';
+import { endFailedTaskHold } from './failed-hold.js';
 import type { TaskKindHandler } from './types.js';
 
 export interface SubmitDeps {
@@ -121,7 +122,10 @@ export async function submitTask(deps: SubmitDeps, args: SubmitRequest, log: Pip
         error: JSON.stringify({ code: 'upstream_refused', message: 'the upstream refused the task' }),
         now: Date.now(),
       });
-      if (failed?.hold_id) await releaseHoldIn(trx, failed.hold_id, { note: 'upstream refused the task' });
+      if (failed?.hold_id) {
+        const requestId = failed.request_id ?? undefined;
+        await endFailedTaskHold(trx, { holdId: failed.hold_id, handler: deps.handlers[args.kind], requestId, note: 'upstream refused the task' });
+      }
     });
     throw pipeline.upstreamFailure(error, tried, log);
   }

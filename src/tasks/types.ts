@@ -56,4 +56,10 @@ export interface TaskKindHandler {
    * the generation attempts run out; either way the task then fails and its hold is released.
    */
   poll(task: TaskRow, model: ResolvedModel, context: PollContext): Promise<PollOutcome>;
+  /**
+   * Set for a kind whose every call leaves a consumption record, failed ones included (subtitle
+   * erase, spec 4.5): a failed task then ends its hold with a charge of 0 and a usage row of these
+   * units, flagged `failed`, instead of a release with no record. The caller still pays nothing.
+   */
+  failedUseUnits?: Record<string, number>;
 }

@@ -76,7 +76,7 @@ export async function checkStore(store: Store, deliveries: Delivery[]): Promise<
     .where('hold_id', 'is not', null)
     .execute();
   const usage = await db.selectFrom('usage_all').select(['id', 'hold_id', 'amount_micros', 'flags']).execute();
-  const tasks = await db.selectFrom('tasks').select(['id', 'status', 'hold_id', 'callback_url', 'error']).execute();
+  const tasks = await db.selectFrom('tasks').select(['id', 'kind', 'status', 'hold_id', 'callback_url', 'error']).execute();
   const outbox = await db.selectFrom('webhook_outbox').select(['id', 'task_id', 'event_id', 'state']).execute();
 
   for (const { id } of accounts) {
@@ -164,7 +164,9 @@ export async function checkStore(store: Store, deliveries: Delivery[]): Promise<
     const hold = task.hold_id ? holdIds.get(task.hold_id) : undefined;
     if (!hold) fail(`${where}: no hold`);
     else if (task.status === 'succeeded' && hold.state !== 'settled') fail(`${where}: succeeded, hold ${hold.state}`);
-    else if (task.status !== 'succeeded' && TERMINAL.has(task.status) && hold.state !== 'released') fail(`${where}: ${task.status}, hold ${hold.state}`);
+    // A failed erase keeps its consumption record: its hold ends settled at 0, never charged.
+    else if (task.status !== 'succeeded' && TERMINAL.has(task.status) && hold.state !== 'released' && !(task.kind === 'erase' && hold.charged_micros === 0))
+      fail(`${where}: ${task.status}, hold ${hold.state}`);
     // A task the upstream refused at creation was answered to its caller at once; every other end calls back once.
     const refusedAtCreation = task.error !== null && JSON.parse(task.error).code === 'upstream_refused';
     const events = outboxOf.get(task.id) ?? [];

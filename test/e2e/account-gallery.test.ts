@@ -38,6 +38,31 @@ describe('account gallery', () => {
     );
   const erase = (key: string, videoTaskId: string) => finished(key, '/v1/videos/erase-subtitle', { video_task_id: videoTaskId }, '/v1/videos/erase-subtitle');
 
+  test('media URLs from the upstream that are not http(s) reach neither the gallery nor the asset library', async () => {
+    const { key } = await gw.account({ creditMicros: 5_000_000 });
+    const safe = 'https://images.example.com/gate.png';
+    const hostile = ['javascript:alert(document.cookie)', 'data:text/html,<script>alert(1)</script>', 'file:///etc/passwd'];
+    const body = { created: 1_700_000_000, data: [...hostile.map((url) => ({ url })), { url: safe }] };
+    await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'images', status: 200, body, times: 1 });
+    const task = await image(key, 'a hostile answer', 4);
+    assert.equal(task.status, 'succeeded');
+    const item = (await get(key, '/v1/account/gallery')).body.data.find((entry: { id: string }) => entry.id === task.id);
+    assert.deepEqual(item.media, [{ type: 'image', url: safe, poster_url: null }]);
+    const library = (await get(key, '/v1/assets?kind=image')).body.data.filter((asset: { task_id: string }) => asset.task_id === task.id);
+    assert.deepEqual(
+      library.map((asset: { url: string }) => asset.url),
+      [safe],
+    );
+  });
+
+  test('a stored task whose result names a non-http(s) video shows no media for it', async () => {
+    const { accountId, key } = await gw.account();
+    const result = JSON.stringify({ video_url: 'javascript:alert(1)', last_frame_url: 'data:image/png;base64,AAAA' });
+    await insertTask(gw.gateway.store.db, { ...taskRow(accountId, { id: 'vid_hostile', createdAt: Date.now() }), result });
+    const item = (await get(key, '/v1/account/gallery')).body.data.find((entry: { id: string }) => entry.id === 'vid_hostile');
+    assert.deepEqual(item?.media, []);
+  });
+
   test('an image task’s images, a video and its erased copy are listed once finished, newest first, the erased one beside its original', async () => {
     const { key } = await gw.account({ creditMicros: 5_000_000 });
     const pictures = await image(key, 'two toll gates', 2);

@@ -111,8 +111,11 @@ describe('admin API', () => {
       (await gw.admin('GET', `/admin/accounts/${account.id}/ledger?limit=2`)).body.data.map((r: any) => r.amount_micros),
       [3, 2],
     );
-    assert.equal((await gw.admin('GET', `/admin/accounts/${account.id}/ledger?limit=1001`)).status, 400);
-    assert.equal((await gw.admin('GET', `/admin/accounts/${account.id}/ledger?limit=abc`)).status, 400);
+    const outOfBounds = { status: 400, body: { error: 'limit: must be an integer from 1 to 1000', type: 'invalid_request_error' } };
+    for (const limit of ['1001', 'abc']) {
+      const { status, body } = await gw.admin('GET', `/admin/accounts/${account.id}/ledger?limit=${limit}`);
+      assert.deepEqual({ status, body }, outOfBounds, `limit=${limit}`);
+    }
   });
 
   test('the webhook secret is readable and rotates', async () => {

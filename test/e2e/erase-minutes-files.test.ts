@@ -1,8 +1,11 @@
 // Subtitle erase, meeting minutes and file uploads end to end.
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { request } from 'undici';
 import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { makeWav } from '../helpers/wav.js';
 
 describe('subtitle erase, minutes and files', () => {
   let gw: TestGateway;
@@ -49,6 +52,22 @@ describe('subtitle erase, minutes and files', () => {
           { url: video.result.video_url, source: null },
           { url: done.result.video_url, source: video.id },
         ].sort((a, b) => a.url.localeCompare(b.url)),
+      );
+    });
+
+    test('a failed erase writes its consumption record of 0, as a successful one does, and charges nothing', async () => {
+      const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
+      const video = await generatedVideo(key);
+      const before = (await gw.balance(accountId)).balance_micros;
+      await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'erase', task_outcome: 'failed', times: 1 });
+      const created = await gw.call(key, 'POST', '/v1/videos/erase-subtitle', { video_task_id: video.id });
+      const done = await finished(key, `/v1/videos/erase-subtitle/${created.body.id}`);
+      assert.equal(done.status, 'failed');
+      assert.deepEqual(await gw.settled(accountId), { ...(await gw.balance(accountId)), balance_micros: before, held_micros: 0 });
+      const usage = (await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data.filter((u: any) => u.model === 'sandbox-erase');
+      assert.deepEqual(
+        usage.map((u: any) => ({ units: u.units, amount: u.amount_micros })),
+        [{ units: { second: 0 }, amount: 0 }],
       );
     });
 
@@ -171,6 +190,87 @@ describe('subtitle erase, minutes and files', () => {
       assert.equal(done.status, 'failed');
       assert.equal(typeof done.error.message, 'string');
       assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: 10_000_000, held_micros: 0 });
+    });
+
+    // A WAV the sandbox serves whose header states `seconds`, the length its minutes upstreams report for it.
+    const wav = (seconds: number) => `${gw.sandbox.url}/__audio/meeting.wav?duration_s=${seconds}`;
+    const heldFor = (seconds: number) => Math.ceil(seconds * 1.1) + 10; // the header's length and a margin
+
+    test('a recording whose header states its length is held for that length, not two hours', async () => {
+      const { accountId, key } = await gw.account({ creditMicros: 10_000_000 });
+      const created = await gw.call(key, 'POST', '/v1/audio/minutes', { model: 'vendor-minutes', file_url: wav(90), all_activate: true });
+      assert.equal(created.status, 200);
+      assert.equal((await gw.balance(accountId)).held_micros, heldFor(90) * 500);
+      assert.equal((await finished(key, `/v1/audio/minutes/${created.body.id}`)).status, 'succeeded');
+      assert.equal((await gw.settled(accountId)).balance_micros, 10_000_000 - 90 * 500);
+    });
+
+    test('an uploaded recording is held for the length its header states', async () => {
+      const { accountId, key } = await gw.account({ creditMicros: 10_000_000 });
+      const form = new FormData();
+      form.append('file', new Blob([new Uint8Array(makeWav({ sampleRate: 8_000, bits: 8, ms: 30_000 }))], { type: 'audio/wav' }), 'meeting.wav');
+      const file = (await (await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form })).json()) as any;
+      const created = await gw.call(key, 'POST', '/v1/audio/minutes', { model: 'service-minutes', file_url: file.url });
+      assert.equal(created.status, 200);
+      const { held_micros: held } = await gw.balance(accountId);
+      // recognition for the header's length (with its margin), and the summary's tokens estimated from it
+      assert.ok(held > heldFor(30) * 300 && held < heldFor(60) * 300 * 2, `held ${held}`);
+    });
+
+    test('a header that understates a large file is held for no less than the file takes to play at 16 Mbit/s', async () => {
+      // 1 s stated in the header, 40 MB on the host: held as 20 s (40 MB at 2 MB a second)
+      const head = makeWav({ sampleRate: 8_000, bits: 8, ms: 1_000 });
+      const bytes = 40_000_000;
+      const host = createServer((_req, res) => {
+        res.writeHead(206, { 'content-type': 'audio/wav', 'content-range': `bytes 0-${head.length - 1}/${bytes}` });
+        res.end(head);
+      });
+      await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
+      try {
+        const { accountId, key } = await gw.account({ creditMicros: 10_000_000 });
+        const url = `http://127.0.0.1:${(host.address() as AddressInfo).port}/understated.wav`;
+        const created = await gw.call(key, 'POST', '/v1/audio/minutes', { model: 'vendor-minutes', file_url: url, all_activate: true });
+        assert.equal(created.status, 200);
+        assert.equal((await gw.balance(accountId)).held_micros, heldFor(bytes / 2_000_000) * 500);
+      } finally {
+        host.closeAllConnections();
+        host.close();
+      }
+    });
+
+    for (const model of ['vendor-minutes', 'service-minutes']) {
+      test(`${model}: a recording whose header states more than two hours is refused with 400 before the upstream is asked`, async () => {
+        const { accountId, key } = await gw.account({ creditMicros: 100_000_000 });
+        await gw.sandboxControl('DELETE', '/__sandbox/requests');
+        const res = await gw.call(key, 'POST', '/v1/audio/minutes', { model, file_url: wav(7201), all_activate: true });
+        assert.deepEqual(res, {
+          status: 400,
+          body: { error: 'file_url: the recording lasts 7201 s; minutes takes at most 2 hours (7200 s)', type: 'invalid_request_error' },
+        });
+        const asked = (await gw.sandboxControl('GET', '/__sandbox/requests')).data.filter((r: any) => r.kind === 'minutes');
+        assert.deepEqual(asked, []);
+        assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: 100_000_000, held_micros: 0 });
+      });
+
+      test(`${model}: a recording of unreadable length that the upstream reports past two hours fails and is refunded in full`, async () => {
+        const { accountId, key } = await gw.account({ creditMicros: 100_000_000 });
+        const created = await gw.call(key, 'POST', '/v1/audio/minutes', { model, file_url: audio(9000), all_activate: true });
+        assert.equal(created.status, 200);
+        assert.ok((await gw.balance(accountId)).held_micros >= 7200 * (model === 'vendor-minutes' ? 500 : 300), 'held for two hours');
+        const done = await finished(key, `/v1/audio/minutes/${created.body.id}`);
+        assert.equal(done.status, 'failed');
+        assert.deepEqual(done.error, { code: 'audio_too_long', message: 'the recording lasts 9000 s; minutes takes at most 2 hours (7200 s)' });
+        assert.equal((await gw.settled(accountId)).balance_micros, 100_000_000);
+        assert.equal((await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data.filter((u: any) => u.amount_micros > 0).length, 0);
+      });
+    }
+
+    test('service-minutes tells recognition the number_of_speakers asked for', async () => {
+      const { key } = await gw.account({ creditMicros: 10_000_000 });
+      const created = await gw.call(key, 'POST', '/v1/audio/minutes', { model: 'service-minutes', file_url: audio(60), number_of_speakers: 3 });
+      const done = await finished(key, `/v1/audio/minutes/${created.body.id}`);
+      assert.equal(done.status, 'succeeded');
+      assert.deepEqual([...new Set(done.result.transcript.map((s: any) => s.speaker))].sort(), ['1', '2', '3']);
     });
 
     for (const [name, body, message] of [

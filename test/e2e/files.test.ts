@@ -60,6 +60,19 @@ describe('files', () => {
       });
     });
 
+    test('a file sent as a text field is 400 saying it must be a file, and nothing is stored', async () => {
+      const { key } = await gw.account();
+      const before = stored().length;
+      const form = new FormData();
+      form.append('file', 'meeting.mp3');
+      const res = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+      assert.deepEqual(
+        { status: res.status, body: await res.json() },
+        { status: 400, body: { error: 'file: must be a file (a part with a filename), not a text field', type: 'invalid_request_error' } },
+      );
+      assert.equal(stored().length, before);
+    });
+
     test('an upload without a valid key is 401 before its body is read', async () => {
       const res = await bigUpload(gw, 'tr-not-a-key', 90_000_000);
       assert.deepEqual({ status: res.status, body: res.body }, { status: 401, body: { error: 'invalid or missing API key', type: 'auth_error' } });

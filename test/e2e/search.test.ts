@@ -34,6 +34,24 @@ describe('search', () => {
     assert.equal((await gw.settled(accountId)).balance_micros, 100_000 - 10_000);
   });
 
+  test('a global search whose Count passes the 20 documents it returns says it was capped', async () => {
+    const { key } = await gw.account();
+    const { status, body } = await gw.call(key, 'POST', '/v1/search', { Type: 'global', Query: 'tolls', Count: 30 });
+    assert.equal(status, 200);
+    const [sent] = (await gw.sandboxControl('GET', '/__sandbox/requests')).data;
+    assert.equal(sent.body.DocCount, 20);
+    assert.deepEqual(body.CountCapped, { Requested: 30, Sent: 20 });
+    assert.equal(body.Result.Documents.length, 20);
+  });
+
+  test('a search whose Count is within what the product returns says nothing of a cap', async () => {
+    const { key } = await gw.account();
+    for (const Type of ['global', 'web']) {
+      const { body } = await gw.call(key, 'POST', '/v1/search', { Type, Query: 'tolls', Count: 20 });
+      assert.ok(!('CountCapped' in body), Type);
+    }
+  });
+
   test('an explicit search model routes too', async () => {
     const { key } = await gw.account();
     const { status, body } = await gw.call(key, 'POST', '/v1/search', { model: 'vendor-web-search', Query: 'q', Count: 50 });
@@ -58,6 +76,23 @@ describe('search', () => {
       const { accountId, key } = await gw.account({ creditMicros: 100_000 });
       assert.deepEqual(await gw.call(key, 'POST', '/v1/search', body), { status: 400, body: { error: message, type: 'invalid_request_error' } });
       assert.equal((await gw.balance(accountId)).balance_micros, 100_000);
+    });
+  }
+
+  // The sandbox answers as the real upstream does: HTTP 200, ResponseMetadata.Error code 10400 (ParamError).
+  for (const [edition, reason] of [
+    ['web', 'query or search type is empty'],
+    ['global', 'query is empty'],
+  ] as const) {
+    test(`a blank Query the ${edition} upstream refuses with its parameter error is a 400 with its reason, free`, async () => {
+      const { accountId, key } = await gw.account({ creditMicros: 100_000 });
+      assert.deepEqual(await gw.call(key, 'POST', '/v1/search', { Type: edition, Query: '   ' }), {
+        status: 400,
+        body: { error: `upstream refused the request: ${reason}`, type: 'invalid_request_error' },
+      });
+      assert.equal((await gw.sandboxControl('GET', '/__sandbox/requests')).data.length, 1, 'the upstream was asked');
+      assert.equal((await gw.settled(accountId)).balance_micros, 100_000);
+      assert.equal((await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data.length, 0);
     });
   }
 

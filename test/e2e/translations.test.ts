@@ -160,6 +160,15 @@ describe('speech translation', () => {
     assert.deepEqual(await res.json(), { error: 'file field is required', type: 'invalid_request_error' });
   });
 
+  test('a file sent as a text field is 400 saying it must be a file', async () => {
+    const { key } = await gw.account();
+    const res = await post(key, { model: 'sandbox-ast', file: 'speech.wav' });
+    assert.deepEqual(
+      { status: res.status, body: await res.json() },
+      { status: 400, body: { error: 'file: must be a file (a part with a filename), not a text field', type: 'invalid_request_error' } },
+    );
+  });
+
   test('a missing model is 400 model field is required', async () => {
     const { key } = await gw.account();
     const res = await post(key, { file: makeWav({ ms: 100 }) });

@@ -66,7 +66,8 @@ describe('video generation', () => {
     assert.equal(ark.body.content.video_url, gatewayView.result.video_url);
     assert.equal(ark.body.content.last_frame_url, gatewayView.result.last_frame_url);
     assert.equal(ark.body.framespersecond, 24);
-    assert.equal(typeof ark.body.created_at, 'number');
+    assert.equal(ark.body.created_at, created.body.created_at, 'the same instant in the same form as the creation answer');
+    assert.ok(!Number.isNaN(Date.parse(ark.body.updated_at)));
   });
 
   test("duration -1 holds the model's longest video and settles on the real length", async () => {

@@ -141,6 +141,14 @@ describe('user-supplied URLs with private targets refused', () => {
     assert.match(res.body.error, /^callback_url: refused address/);
   });
 
+  test('a callback_url whose host does not resolve now is accepted: it is judged when the callback is sent', async () => {
+    const { key } = await gw.account();
+    // `.invalid` never resolves (RFC 6761): as a DNS failure at creation would
+    const res = await gw.call(key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'x', callback_url: 'https://hooks.tollroute.invalid/done' });
+    assert.equal(res.status, 200);
+    assert.equal(res.body.status, 'queued');
+  });
+
   test('a callback_url with credentials in it is refused', async () => {
     const { key } = await gw.account();
     const res = await gw.call(key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'x', callback_url: 'https://user:pass@example.com/hook' });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { checkUrlSyntax, parseUserUrl, refusedAddressReason } from '../../src/net/url-policy.js';
+import { checkUrlSyntax, checkUrlTarget, parseUserUrl, refusedAddressReason } from '../../src/net/url-policy.js';
 
 const field = 'callback_url';
 
@@ -179,4 +179,39 @@ describe('parseUserUrl: parsed and normalised before any other check', () => {
       assert.equal(judged(raw), expected);
     });
   }
+});
+
+describe('checkUrlTarget at creation', () => {
+  const notFound = async (): Promise<{ address: string }[]> => {
+    throw Object.assign(new Error('getaddrinfo EAI_AGAIN hooks.example.com'), { code: 'EAI_AGAIN' });
+  };
+
+  test('a host that does not resolve now passes: its address is judged when it is used', async () => {
+    assert.equal(await checkUrlTarget('https://hooks.example.com/done', { field, lookup: notFound }), undefined);
+  });
+
+  test('a lookup that does not answer in time passes, without waiting on it', async () => {
+    const started = Date.now();
+    const hung = () => new Promise<{ address: string }[]>(() => {});
+    assert.equal(await checkUrlTarget('https://hooks.example.com/done', { field, lookup: hung, lookupTimeoutMs: 50 }), undefined);
+    assert.ok(Date.now() - started < 1_000);
+  });
+
+  test('a host that resolves to a private address is refused', async () => {
+    const privateAnswer = async () => [{ address: '10.0.0.7' }];
+    assert.equal(
+      await checkUrlTarget('https://hooks.example.com/done', { field, lookup: privateAnswer }),
+      'callback_url: refused address hooks.example.com resolves to 10.0.0.7 (private)',
+    );
+  });
+
+  test('a private IP literal is refused at once, without a lookup', async () => {
+    let looked = false;
+    const lookup = async () => {
+      looked = true;
+      return [];
+    };
+    assert.match((await checkUrlTarget('http://192.168.1.10/done', { field, lookup })) ?? '', /^callback_url: /);
+    assert.equal(looked, false);
+  });
 });

@@ -257,6 +257,17 @@ describe('serviceMinutesSubmitBody', () => {
     });
   });
 
+  test('a stated number_of_speakers goes to recognition as speaker_number', () => {
+    assert.deepEqual(serviceMinutesSubmitBody(service({ number_of_speakers: 3 }), 'req-3').request, {
+      model_name: 'bigmodel',
+      enable_itn: true,
+      enable_punc: true,
+      enable_speaker_info: true,
+      show_utterances: true,
+      speaker_number: 3,
+    });
+  });
+
   test('an opus file is sent as ogg with the opus codec', () => {
     assert.deepEqual(serviceMinutesSubmitBody(service({ file_url: 'https://files.example.com/a.opus' }), 'r').audio, {
       url: 'https://files.example.com/a.opus',

@@ -1,6 +1,7 @@
 // GET /v1/assets: the account's generated media — images (the gallery) and videos, erased ones
 // beside their originals (source_task_id).
 import type { FastifyPluginAsync } from 'fastify';
+import { isWebUrl } from '../../net/web-url.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import { listAssets } from '../../store/assets.js';
 import type { Store } from '../../store/open.js';
@@ -20,14 +21,17 @@ export const assetRoutes: FastifyPluginAsync<{ store: Store; pipeline: Pipeline 
       const assets = await listAssets(deps.store.db, { accountId: caller.accountId, kind, limit: readLimit(request.query) });
       return {
         object: 'list',
-        data: assets.map((a) => ({
-          id: a.id,
-          kind: a.kind,
-          url: a.url,
-          task_id: a.task_id,
-          source_task_id: a.source_task_id,
-          created_at: new Date(a.created_at).toISOString(),
-        })),
+        // Rows a gateway stored before it kept non-http(s) media out are not shown either.
+        data: assets
+          .filter((a) => isWebUrl(a.url))
+          .map((a) => ({
+            id: a.id,
+            kind: a.kind,
+            url: a.url,
+            task_id: a.task_id,
+            source_task_id: a.source_task_id,
+            created_at: new Date(a.created_at).toISOString(),
+          })),
       };
     },
   });

@@ -18,7 +18,7 @@ import { attachmentDisposition, FILE_SECURITY_HEADERS, servedContentType } from 
 import { runIdempotent } from '../idempotency.js';
 import { FileDeleteSchema, FileServeSchema, FileUploadSchema } from '../schemas/files.js';
 import { serializedAsBuilt } from '../serialized-as-built.js';
-import { admitUpload, endUnreadUpload, spoolFile, tooLarge } from '../uploads.js';
+import { admitUpload, endUnreadUpload, firstFilePart, spoolFile, tooLarge } from '../uploads.js';
 
 export interface FilesDeps {
   store: Store;
@@ -44,7 +44,7 @@ export const fileUploadRoutes: FastifyPluginAsync<FilesDeps> = async (app, deps)
     // A full quota is refused before the body; otherwise the upload may take what room is left.
     const room = files.max_bytes_per_account - (await accountFileBytes(deps.store.db, { accountId: caller.accountId, now: Date.now() }));
     if (room <= 0) throw quotaFull(files.max_bytes_per_account);
-    const part = await request.file();
+    const part = await firstFilePart(request);
     if (!part) throw invalidRequest('file field is required');
     if (part.fieldname !== 'file') throw invalidRequest(`${part.fieldname}: unexpected field; send the upload as file`);
     const limitBytes = Math.min(maxFileBytes, room);

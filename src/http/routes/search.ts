@@ -51,13 +51,13 @@ export const searchRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store
         const { Type: _type, model: _model, Count, SearchType, ...rest } = body;
         const count = Count ?? DEFAULT_COUNT;
         const edition = model.config.search_edition;
-        const upstreamBody =
-          edition === 'global'
-            ? withFields(rest, { DocCount: Math.min(count, GLOBAL_MAX_DOCS) })
-            : withFields(rest, { SearchType: SearchType ?? 'web', Count: count });
+        const sent = edition === 'global' ? Math.min(count, GLOBAL_MAX_DOCS) : count;
+        const upstreamBody = edition === 'global' ? withFields(rest, { DocCount: sent }) : withFields(rest, { SearchType: SearchType ?? 'web', Count: sent });
         const answer = await search(model.upstream, { edition, body: upstreamBody, signal });
         const { Type: _t, model: _m, ...result } = answer;
-        return { kind: 'json', body: result, units: { call: 1 } };
+        // A capped Count is said, not hidden: fewer results than asked for is then no mystery.
+        const answered = sent < count ? { ...result, CountCapped: { Requested: count, Sent: sent } } : result;
+        return { kind: 'json', body: answered, units: { call: 1 } };
       },
     }),
   });

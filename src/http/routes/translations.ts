@@ -22,7 +22,7 @@ import { requireCaller } from '../auth.js';
 import { meteredHandler } from '../metered-handler.js';
 import { TranslationsSchema } from '../schemas/translations.js';
 import { serializedAsBuilt } from '../serialized-as-built.js';
-import { admitUpload, endUnreadUpload, keepPartError, type SpooledFile, spoolFile, tooLarge, uploadSpoolDir } from '../uploads.js';
+import { admitUpload, endUnreadUpload, fileSentAsText, keepPartError, type SpooledFile, spoolFile, tooLarge, uploadSpoolDir } from '../uploads.js';
 
 interface TranslationRequest {
   model: string | undefined;
@@ -79,6 +79,8 @@ async function readTranslationForm(request: FastifyRequest, deps: TranslationDep
       // was sent upstream and charged as if it were what the caller wrote.
       if (part.valueTruncated) throw tooLarge(`${part.fieldname}: longer than the form field limit of ${FIELD_LIMIT_BYTES} bytes`);
       fields[part.fieldname as TextField] = String(part.value);
+    } else if (part.fieldname === 'file') {
+      throw fileSentAsText();
     } else {
       throw invalidRequest(`${part.fieldname}: unknown field`);
     }

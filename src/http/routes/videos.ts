@@ -16,7 +16,7 @@ import { callerTask, type TaskCreateSpec, type TaskRouteDeps, taskCreateHandler,
 import { taskCreatedView, taskRecordView } from '../task-views.js';
 
 const ARK_PREFIXES = ['/api/v3', '/v3', '/api/v1', '/v1'];
-const seconds = (ms: number) => Math.floor(ms / 1000);
+const iso = (ms: number) => new Date(ms).toISOString();
 
 /** The ARK-compatible record: the upstream's last answer, with our view of the state and the public model id. */
 function arkRecordView(task: TaskRow) {
@@ -27,8 +27,9 @@ function arkRecordView(task: TaskRow) {
     id: task.upstream_id,
     model: task.model,
     status,
-    created_at: record.created_at ?? seconds(task.created_at),
-    updated_at: record.updated_at ?? seconds(task.updated_at),
+    // As the creation answer gives them (spec 2.3: a string), not the upstream's Unix seconds.
+    created_at: iso(task.created_at),
+    updated_at: iso(task.updated_at),
   };
 }
 
@@ -67,7 +68,7 @@ export const videoRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps) 
       ...serializedAsBuilt,
       handler: taskCreateHandler(
         deps,
-        createSpec((task) => ({ id: task.upstream_id, model: task.model, status: 'queued', created_at: new Date(task.created_at).toISOString() }), 'ark'),
+        createSpec((task) => ({ id: task.upstream_id, model: task.model, status: 'queued', created_at: iso(task.created_at) }), 'ark'),
       ),
     });
     app.get(`${path}/:taskId`, { schema: ArkTaskSchema, ...serializedAsBuilt, handler: taskReadHandler(deps, { kind: 'video', view: arkRecordView }) });

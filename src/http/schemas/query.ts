@@ -26,6 +26,13 @@ export const CursorParam = {
   description: 'The next_cursor of the previous page, as it came; absent for the first page.',
 } as const;
 
+/** What a query pattern means, in words: a schema error names the bounds, not the regular expression. */
+export const PATTERN_MEANINGS: Readonly<Record<string, string>> = {
+  [LimitParam.pattern]: 'must be an integer from 1 to 1000',
+  [PageLimitParam.pattern]: 'must be an integer from 1 to 500',
+  [CursorParam.pattern]: 'not a cursor this API returned; pass next_cursor back as it came',
+};
+
 /** An instant in a query: RFC 3339 with its offset (`2024-05-01T00:00:00Z`), read by readInstant. */
 export const DateTimeParam = (description: string) => ({ type: 'string', format: 'date-time', description }) as const;
 

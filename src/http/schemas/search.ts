@@ -11,7 +11,12 @@ export const SearchBody = {
     Type: { type: 'string', enum: ['web', 'global'], description: 'The product line: web (vendor-web-search) or global (vendor-global-search).' },
     model: { type: 'string', minLength: 1, description: 'A search model, instead of Type (or agreeing with it).' },
     Query: { type: 'string', minLength: 1, description: 'What to search for.' },
-    Count: { type: 'integer', minimum: 1, maximum: 50, description: 'Results wanted, 10 by default (global search returns at most 20).' },
+    Count: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 50,
+      description: 'Results wanted, 10 by default. Global search returns at most 20: a larger Count is sent as 20 and the answer says so in CountCapped.',
+    },
     SearchType: { type: 'string', enum: ['web', 'image'], description: 'web; image search is refused.' },
   },
 } as const;
@@ -23,7 +28,8 @@ export const SearchSchema = {
   docsOnly: { headers: headers(IdempotencyKeyHeader) },
   response: {
     200: {
-      description: 'The upstream’s result as it sent it, without the routing fields (Type, model).',
+      description:
+        'The upstream’s result as it sent it, without the routing fields (Type, model); with `CountCapped: {Requested, Sent}` when the Count asked for was more than the product returns.',
       type: 'object',
       additionalProperties: true,
     },

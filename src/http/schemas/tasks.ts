@@ -104,7 +104,7 @@ const MinutesBody = {
     source_lang: { type: 'string', enum: [...MINUTES_LANGS], default: 'zh_cn' },
     all_activate: { type: 'boolean', default: false, description: 'vendor-minutes: every extra ability on.' },
     speaker_identification: { type: 'boolean', default: true, description: 'Always on with service-minutes.' },
-    number_of_speakers: { type: 'integer', minimum: 0, default: 0, description: '0: detected.' },
+    number_of_speakers: { type: 'integer', minimum: 0, default: 0, description: '0: detected. Sent to either model’s upstream.' },
     hot_words: { type: 'string', description: 'Words to favour: comma-separated, or a JSON list.' },
     need_word_time_series: { type: 'boolean', default: false },
     features: {
@@ -277,8 +277,8 @@ export const ArkTaskSchema = {
         id: { type: 'string', description: 'The upstream id.' },
         model: { type: 'string' },
         status: { type: 'string' },
-        created_at: { type: 'integer', description: 'Unix seconds.' },
-        updated_at: { type: 'integer', description: 'Unix seconds.' },
+        created_at: { ...instant, description: 'When the task was created, as the creation answer gives it.' },
+        updated_at: instant,
       },
     },
     ...LOOKUP_ERRORS,
@@ -323,7 +323,8 @@ export const EraseTaskSchema = {
 export const MinutesCreateSchema = {
   tags,
   summary: 'Creates a meeting minutes task (vendor-minutes or service-minutes).',
-  description: 'Two hours of audio are held, settled on the real duration (and the summary’s tokens for service-minutes).',
+  description:
+    'The recording’s length is read from its header (else two hours are held); one past two hours is refused (400), and one the upstream reports past two hours fails, refunded. Settled on the real duration (and the summary’s tokens for service-minutes).',
   docsOnly: { body: MinutesBody, ...creating },
   response: {
     200: {

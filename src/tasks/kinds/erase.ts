@@ -17,6 +17,8 @@ export function eraseHandler(): TaskKindHandler {
   return {
     kind: 'erase',
     webhookType: 'erase_subtitle',
+    // Spec 4.5: every erase call produces a consumption record of zero amount, a failed one too.
+    failedUseUnits: { second: 0 },
     async submit(task, model, signal) {
       const request = JSON.parse(task.request) as EraseTaskRequest;
       // Our task id as the client token: a retried submit finds the same upstream task.

@@ -15,7 +15,7 @@ import {
   submitAsr,
   submitLark,
 } from '../../upstreams/volc-minutes/client.js';
-import { type MinutesRequest, serviceMinutesSubmitBody, vendorMinutesSubmitBody } from '../minutes-request.js';
+import { MAX_MINUTES_SECONDS, type MinutesRequest, serviceMinutesSubmitBody, vendorMinutesSubmitBody } from '../minutes-request.js';
 import type { PollContext, PollOutcome, TaskKindHandler } from '../types.js';
 import { readSummaryAnswer, SUMMARY_INSTRUCTIONS, transcriptFromAsr, transcriptFromLark } from './minutes-result.js';
 
@@ -36,6 +36,21 @@ export function minutesHandler({
   resultFiles: ResultFilePolicy;
 }): TaskKindHandler {
   const resultUrl = (id: string) => `${publicUrl}/v1/audio/minutes/${id}`;
+
+  /**
+   * Spec 8: a recording lasts at most two hours. One whose length could not be read at creation
+   * is held for two hours; when the upstream reports it longer, the task fails and is refunded in
+   * full rather than billed two hours with the rest unbilled.
+   */
+  const tooLong = (durationSeconds: number, taskId: string, upstreamRecord?: unknown): PollOutcome | undefined =>
+    durationSeconds > MAX_MINUTES_SECONDS
+      ? {
+          state: 'failed',
+          error: { code: 'audio_too_long', message: `the recording lasts ${durationSeconds} s; minutes takes at most 2 hours (${MAX_MINUTES_SECONDS} s)` },
+          ...(upstreamRecord !== undefined && { upstreamRecord }),
+          webhook: { result_url: resultUrl(taskId) },
+        }
+      : undefined;
 
   async function pollVendor(upstreamId: string, model: Parameters<TaskKindHandler['poll']>[1], signal: AbortSignal, taskId: string): Promise<PollOutcome> {
     const data = await queryLark(model.upstream, upstreamId, signal);
@@ -65,11 +80,15 @@ export function minutesHandler({
   }
 
   async function readVendorResult(data: LarkQueryData, files: NonNullable<LarkQueryData['Result']>, signal: AbortSignal, taskId: string): Promise<PollOutcome> {
+    const stated = typeof data.Duration === 'number' && data.Duration > 0 ? tooLong(Math.ceil(data.Duration), taskId, data) : undefined;
+    if (stated) return stated; // before any result file is fetched
     const transcript = transcriptFromLark(await fetchResultFile(files.AudioTranscriptionFile!, signal, resultFiles));
     // The minutes product reports no duration (volcengine-formats 5.1): the transcript's end is the
     // audio's length; a Duration field, where an upstream gives one, wins.
     const lastEndMs = transcript.reduce((end, sentence) => Math.max(end, sentence.end_ms), 0);
     const durationSeconds = typeof data.Duration === 'number' && data.Duration > 0 ? data.Duration : Math.ceil(lastEndMs / 1000);
+    const past = tooLong(Math.ceil(durationSeconds), taskId, data);
+    if (past) return past;
     const result: Record<string, unknown> = { duration_seconds: durationSeconds, transcript };
     for (const [field, file] of Object.entries(LARK_FILES)) {
       const url = files[file];
@@ -98,6 +117,8 @@ export function minutesHandler({
     if (answer.state === 'failed')
       return { state: 'failed', error: { code: `upstream_${answer.code}`, message: answer.message }, webhook: { result_url: resultUrl(task.id) } };
     const durationSeconds = Math.ceil((answer.result.audio_info?.duration ?? 0) / 1000);
+    const past = tooLong(durationSeconds, task.id); // before the summary is paid for
+    if (past) return past;
     const transcript = transcriptFromAsr(answer.result, request.need_word_time_series);
     const summaryModel = catalogueFor(task.livemode !== 0).resolve(model.config.summary_model ?? 'sandbox-chat', 'chat');
     // The summary is paid chat work, redone on every poll that gets this far: bounded like a generation.

@@ -54,6 +54,8 @@ export const BEHAVIOUR: Record<Fault, Record<string, unknown>> = {
 /** What the account's ledger must show once the hold has ended. */
 export type MoneyRule =
   | { kind: 'release' }
+  /** Nothing charged, yet on record: the hold settled at 0 with one usage row of 0 (a failed subtitle erase). */
+  | { kind: 'recorded' }
   /**
    * Billed: `check` looks at the usage row's units; the amount is checked against the hold for every
    * settle, and against `atMostMicros` (what the same call cost completed) when given.
@@ -61,6 +63,7 @@ export type MoneyRule =
   | { kind: 'settle'; check(units: Record<string, number>): void; atMostMicros?: number };
 
 export const RELEASED: MoneyRule = { kind: 'release' };
+export const RECORDED_FREE: MoneyRule = { kind: 'recorded' };
 
 export interface CellContext {
   gw: TestGateway;

@@ -69,6 +69,17 @@ export async function checkMoney(gw: TestGateway, accountId: string, before: Mon
     assert.equal(account.balance_micros, before.balanceMicros, 'the balance is back to what it was, to the micro');
     return;
   }
+  if (rule.kind === 'recorded') {
+    assert.equal(end.kind, 'settle', `settled at 0, not ${end.kind}: ${rows}`);
+    assert.ok(end.amount_micros === 0, `nothing taken by the settle: ${rows}`);
+    assert.deepEqual(
+      usage.map((row) => ({ hold_id: row.hold_id, amount_micros: row.amount_micros })),
+      [{ hold_id: hold.hold_id, amount_micros: 0 }],
+      'one usage row of 0',
+    );
+    assert.equal(account.balance_micros, before.balanceMicros, 'the balance is back to what it was, to the micro');
+    return;
+  }
   assert.equal(end.kind, 'settle', `billed, not ${end.kind}: ${rows}`);
   assert.equal(usage.length, 1, `one usage row for the settle, not ${usage.length}`);
   const used = usage[0]!;

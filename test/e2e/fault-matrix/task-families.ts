@@ -8,7 +8,7 @@ import { ERASE_PATHS } from '../../../src/upstreams/erase/client.js';
 import { MINUTES_PATHS } from '../../../src/upstreams/volc-minutes/client.js';
 import type { TestGateway } from '../../helpers/gateway.js';
 import { addFault, callAndWait, leaveWhileUpstreamWorks, postJson, upstreamRequests, waitFor } from './calls.js';
-import { BEHAVIOUR, type CellContext, type Family, type Fault, type MoneyRule, RELEASED, TIMING } from './matrix.js';
+import { BEHAVIOUR, type CellContext, type Family, type Fault, type MoneyRule, RECORDED_FREE, RELEASED, TIMING } from './matrix.js';
 
 type TaskKind = 'image' | 'video' | 'erase' | 'minutes';
 /** Where the fault is: the create's submit upstream, the polls, or paid work the engine does (retried within attempts). */
@@ -127,7 +127,8 @@ async function runTask(spec: TaskSpec, ctx: CellContext, prepared: Record<string
   checkFailure(spec, fault, JSON.parse(task.error ?? '{}'), attempts);
   const read = await request(`${gw.url}${spec.read(task.id)}`, { headers: { authorization: `Bearer ${key}` } });
   assert.equal(((await read.body.json()) as { status: string }).status, 'failed', `${spec.name}: GET ${spec.read(task.id)}`);
-  return RELEASED; // a failed task produced nothing the account asked for
+  // a failed task produced nothing the account asked for; an erase is still on record (spec 4.5)
+  return spec.taskKind === 'erase' ? RECORDED_FREE : RELEASED;
 }
 
 const NOT_APPLICABLE: Record<Phase, Partial<Record<Fault, string>>> = {
