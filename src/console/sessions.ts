@@ -57,8 +57,7 @@ export async function checkSession(db: Kysely<DB>, { secret, now }: { secret: st
 
 /**
  * Who a session acts as on the account API. Made with a key, it is that key: the key's rate limit
- * and limits, and the key's rpm for keys it creates (a key the operator slowed down gains nothing by signing
- * in). Made with a link, it has no key: it is rate-limited on its own, as `session:…`, at the
+ * and limits (a key with either may not manage keys, signed in or not: account-keys.ts). Made with a link, it has no key: it is rate-limited on its own, as `session:…`, at the
  * gateway's default rpm, and a key it creates gets no rpm of its own (the default), like a key the
  * operator issues without one: the link is the operator's own grant to the account holder.
  */
