@@ -73,7 +73,8 @@ describe('key limits', () => {
     const after = await gw.settled(accountId);
     assert.equal(after.balance_micros, 10_000_000 - 5 * SEARCH_MICROS);
     const listed = (await gw.call(key, 'GET', '/v1/account/keys')).body.data.find((k: { id: string }) => k.id === limitedId);
-    assert.deepEqual(listed.spend, { day_micros: 5 * SEARCH_MICROS, month_micros: 0 });
+    // The month is shown too, though only the day is capped.
+    assert.deepEqual(listed.spend, { day_micros: 5 * SEARCH_MICROS, month_micros: 5 * SEARCH_MICROS });
     // The account's other key is not capped.
     assert.equal((await gw.call(key, 'POST', '/v1/search', SEARCH)).status, 200);
   });
