@@ -13,6 +13,7 @@ export const SESSION_REFUSED = {
   expired: 'this console session expired; sign in again',
   keyRevoked: 'the API key this console session signed in with was revoked; sign in again',
   keyExpired: 'the API key this console session signed in with has expired; sign in again',
+  suspended: 'this account is suspended by the operator; ask your operator',
 } as const;
 
 /** A new session: `secret` goes in the cookie, never in the store. */
@@ -47,6 +48,7 @@ export async function checkSession(db: Kysely<DB>, { secret, now }: { secret: st
   const id = hashSecret(secret);
   const row = await findSession(db, id);
   if (!row || !sameHash(row.id, id)) return { refused: SESSION_REFUSED.unknown, unknown: true };
+  if (row.account_suspended_at !== null) return { refused: SESSION_REFUSED.suspended, unknown: false };
   if (row.ended_at !== null) return { refused: SESSION_REFUSED.ended, unknown: false };
   if (row.expires_at <= now) return { refused: SESSION_REFUSED.expired, unknown: false };
   if (row.key_id !== null && row.key_revoked_at !== null) return { refused: SESSION_REFUSED.keyRevoked, unknown: false };

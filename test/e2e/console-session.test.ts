@@ -36,6 +36,7 @@ describe('console sign-in', () => {
       webhook_secret: _,
       test_balance_micros: _balance,
       test_held_micros: _held,
+      suspended_at: _suspended,
       ...shown
     } = (await gw.admin('GET', `/admin/accounts/${accountId}`)).body;
     return shown;
