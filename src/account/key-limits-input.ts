@@ -30,7 +30,7 @@ export interface KeyLimitRules {
 export function keyLimitColumns(body: KeyLimitsBody, { knownModels, maxRpm, now }: KeyLimitRules): KeyLimitColumnValues {
   const columns: KeyLimitColumnValues = {};
   if (body.rpm !== undefined) {
-    if (body.rpm !== null && body.rpm > maxRpm) throw invalidRequest(`rpm: at most ${maxRpm}, the rate limit of the key or session making this change`);
+    if (body.rpm !== null && body.rpm > maxRpm) throw invalidRequest(`rpm: at most ${maxRpm}, the gateway's default rate limit`);
     columns.rpm = body.rpm;
   }
   if (body.allowed_models !== undefined) {
