@@ -44,6 +44,13 @@ describe('account suspension and console sessions', () => {
     assert.equal((await gw.call(testKey, 'GET', '/v1/account')).status, 200);
   });
 
+  test('a test key issued while its account is suspended is refused too', async () => {
+    const { accountId } = await gw.account();
+    await gw.admin('POST', `/admin/accounts/${accountId}/suspend`);
+    const testKey = (await gw.admin('POST', `/admin/accounts/${accountId}/test-keys`, {})).body.key as string;
+    assert.deepEqual(await gw.call(testKey, 'GET', '/v1/account'), { status: 403, body: SUSPENDED });
+  });
+
   test('suspending an account ends its console sessions, and its keys cannot sign in until it is resumed', async () => {
     const { accountId, key } = await gw.account();
     const cookie = await keySession(key);
