@@ -1,6 +1,6 @@
 // A key's limits as the account API takes them (snake_case JSON, instants as ISO text), checked
 // and turned into api_keys columns. The JSON schema has checked the shapes; here are the rules
-// that need the gateway's own state: the models it knows, the clock, the creating key's rpm.
+// that need the gateway's own state: the models it knows, the clock, the gateway's default rpm.
 import { invalidRequest } from '../errors.js';
 import type { ApiKeysTable } from '../store/schema.js';
 
@@ -21,7 +21,7 @@ export type KeyLimitColumnValues = Partial<Pick<ApiKeysTable, 'rpm'>> & {
 
 export interface KeyLimitRules {
   knownModels: ReadonlySet<string>;
-  /** The most rpm the acting caller may give a key: its own, or the gateway default. */
+  /** The most rpm the acting caller may give a key: the gateway default, which it runs at itself (a caller with an rpm may not manage keys). */
   maxRpm: number;
   now: number;
 }
@@ -30,7 +30,7 @@ export interface KeyLimitRules {
 export function keyLimitColumns(body: KeyLimitsBody, { knownModels, maxRpm, now }: KeyLimitRules): KeyLimitColumnValues {
   const columns: KeyLimitColumnValues = {};
   if (body.rpm !== undefined) {
-    if (body.rpm !== null && body.rpm > maxRpm) throw invalidRequest(`rpm: at most ${maxRpm}, the rate limit of the key or session making this change`);
+    if (body.rpm !== null && body.rpm > maxRpm) throw invalidRequest(`rpm: at most ${maxRpm}, the gateway's default rate limit`);
     columns.rpm = body.rpm;
   }
   if (body.allowed_models !== undefined) {

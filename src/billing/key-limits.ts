@@ -39,6 +39,16 @@ export function limitsOf(row: KeyLimitColumns): KeyLimits | undefined {
   };
 }
 
+/**
+ * Whether a key (or a console session signed in with one) carries any limit, its own rpm included.
+ * Such a caller may not issue or change keys, revoke a key without limits, nor read or rotate the
+ * webhook secret: each would let it lift its limits, or act beyond them.
+ */
+export const callerHasLimits = (caller: { limits?: KeyLimits; rpm: number | null }): boolean => caller.limits !== undefined || caller.rpm !== null;
+
+/** The same of a stored key's columns. */
+export const keyHasLimits = (row: KeyLimitColumns & { rpm: number | null }): boolean => row.rpm !== null || limitsOf(row) !== undefined;
+
 export const hasSpendCap = (limits: KeyLimits | undefined): limits is KeyLimits =>
   limits !== undefined && (limits.dailyCapMicros !== null || limits.monthlyCapMicros !== null);
 

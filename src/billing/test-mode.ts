@@ -34,6 +34,8 @@ export async function testTwin(store: Store, liveAccountId: string, now = Date.n
     overdraft_micros: 0,
     livemode: 0,
     live_account_id: live.id,
+    // Made while its live account is suspended, it is suspended with it (admin/suspension.ts).
+    suspended_at: live.suspended_at,
   });
   return (await findTestTwin(store.db, live.id))!;
 }

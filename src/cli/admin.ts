@@ -1,6 +1,7 @@
 // `tollroute accounts …` and `tollroute keys …`: the admin API's operations, straight on the store.
 // `tollroute channels …`: channel health lives in a running gateway's memory, so those call its admin API.
 import { Command } from 'commander';
+import { endSessionsOf, resumeAccount, suspendAccount } from '../admin/suspension.js';
 import { accountView, iso, ledgerView, usageView } from '../admin/views.js';
 import { createAccount, creditAccount } from '../billing/accounts.js';
 import { issueApiKey } from '../billing/api-keys.js';
@@ -26,6 +27,15 @@ async function accountOrFail(store: Store, id: string) {
   return account;
 }
 
+/** A live account: a test twin's access goes with its live account's. */
+async function liveAccountOrFail(store: Store, id: string) {
+  const account = await accountOrFail(store, id);
+  if (account.livemode === 0) throw new Error(`account ${id} is a test account; act on its live account ${account.live_account_id}`);
+  return account;
+}
+
+const suspendedAt = (at: number | null) => (at === null ? null : iso(at));
+
 export function accountsCommand(withStore: WithStore): Command {
   const accounts = new Command('accounts').description('manage accounts and their balances');
   accounts
@@ -38,9 +48,41 @@ export function accountsCommand(withStore: WithStore): Command {
   accounts.command('show <id>').action((id: string) =>
     withStore(async (store) => {
       const account = await accountOrFail(store, id);
-      return { ...accountView(account), ...(await testBalance(store, account.id)) };
+      return { ...accountView(account), suspended_at: suspendedAt(account.suspended_at), ...(await testBalance(store, account.id)) };
     }),
   );
+  // Straight on the store: a running gateway serves the account's keys from memory for up to a
+  // second more (the admin API's suspend takes effect at once on the instance that answers it).
+  accounts
+    .command('suspend <id>')
+    .description('refuse every key of the account (live and test) and end its console sessions, until resumed')
+    .action((id: string) =>
+      withStore(async (store) => {
+        const { id: accountId } = await liveAccountOrFail(store, id);
+        const change = await suspendAccount(store, { accountId, now: Date.now() });
+        return { id: accountId, suspended_at: suspendedAt((await accountOrFail(store, accountId)).suspended_at), sessions_ended: change?.sessionsEnded ?? 0 };
+      }),
+    );
+  accounts
+    .command('resume <id>')
+    .description("let a suspended account's keys work again")
+    .action((id: string) =>
+      withStore(async (store) => {
+        const { id: accountId } = await liveAccountOrFail(store, id);
+        await resumeAccount(store, { accountId });
+        return { id: accountId, suspended_at: null, sessions_ended: 0 };
+      }),
+    );
+  accounts
+    .command('end-sessions <id>')
+    .description("sign the account's holder out of every console session; its keys keep working")
+    .action((id: string) =>
+      withStore(async (store) => {
+        const account = await liveAccountOrFail(store, id);
+        const ended = await endSessionsOf(store, { accountId: account.id, now: Date.now() });
+        return { id: account.id, suspended_at: suspendedAt(account.suspended_at), sessions_ended: ended };
+      }),
+    );
   accounts
     .command('credit <id> <micros>')
     .option('--note <note>')

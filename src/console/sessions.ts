@@ -13,6 +13,7 @@ export const SESSION_REFUSED = {
   expired: 'this console session expired; sign in again',
   keyRevoked: 'the API key this console session signed in with was revoked; sign in again',
   keyExpired: 'the API key this console session signed in with has expired; sign in again',
+  suspended: 'this account is suspended by the operator; ask your operator',
 } as const;
 
 /** A new session: `secret` goes in the cookie, never in the store. */
@@ -47,6 +48,7 @@ export async function checkSession(db: Kysely<DB>, { secret, now }: { secret: st
   const id = hashSecret(secret);
   const row = await findSession(db, id);
   if (!row || !sameHash(row.id, id)) return { refused: SESSION_REFUSED.unknown, unknown: true };
+  if (row.account_suspended_at !== null) return { refused: SESSION_REFUSED.suspended, unknown: false };
   if (row.ended_at !== null) return { refused: SESSION_REFUSED.ended, unknown: false };
   if (row.expires_at <= now) return { refused: SESSION_REFUSED.expired, unknown: false };
   if (row.key_id !== null && row.key_revoked_at !== null) return { refused: SESSION_REFUSED.keyRevoked, unknown: false };
@@ -57,8 +59,7 @@ export async function checkSession(db: Kysely<DB>, { secret, now }: { secret: st
 
 /**
  * Who a session acts as on the account API. Made with a key, it is that key: the key's rate limit
- * and limits, and the key's rpm for keys it creates (a key the operator slowed down gains nothing by signing
- * in). Made with a link, it has no key: it is rate-limited on its own, as `session:…`, at the
+ * and limits (a key with either may not manage keys, signed in or not: account-keys.ts). Made with a link, it has no key: it is rate-limited on its own, as `session:…`, at the
  * gateway's default rpm, and a key it creates gets no rpm of its own (the default), like a key the
  * operator issues without one: the link is the operator's own grant to the account holder.
  */

@@ -2,6 +2,7 @@
 // A refusal says exactly what was wrong, so the holder knows whether to ask the operator again.
 import { hashApiKey, KEY_PREFIX } from '../billing/api-keys.js';
 import { isExpired, limitsOf } from '../billing/key-limits.js';
+import { findAccount } from '../store/accounts.js';
 import { findApiKeyByHash } from '../store/api-keys.js';
 import { findLoginLinkByHash, redeemLoginLink } from '../store/login-links.js';
 import type { Store } from '../store/open.js';
@@ -16,6 +17,7 @@ export const SIGN_IN_REFUSED = {
   keyRevoked: 'this API key was revoked; sign in with another key, or ask your operator for a sign-in link',
   keyExpired: 'this API key has expired; sign in with another key, or ask your operator for a sign-in link',
   keyTest: 'a test key cannot sign in to the console; sign in with a live key',
+  suspended: 'this account is suspended by the operator; ask your operator',
 } as const;
 
 export type SignIn = { session: NewSession } | { refused: string };
@@ -30,8 +32,12 @@ export async function signInWithLoginToken(store: Store, { token, ttlMs, now }: 
   // The link is used and the session made together: a failed insert leaves the link good.
   const session = await store.db.transaction().execute(async (trx) => {
     const link = await redeemLoginLink(trx, { tokenHash, now });
-    return link && (await startSession(trx, { accountId: link.account_id, linkId: link.id, ttlMs, now }));
+    if (!link) return undefined;
+    // A link issued before its account was suspended is used up, and signs no one in.
+    if ((await findAccount(trx, link.account_id))?.suspended_at != null) return 'suspended' as const;
+    return startSession(trx, { accountId: link.account_id, linkId: link.id, ttlMs, now });
   });
+  if (session === 'suspended') return { refused: SIGN_IN_REFUSED.suspended };
   if (session) return { session };
   const link = await findLoginLinkByHash(store.db, tokenHash);
   if (!link || !sameHash(link.token_hash, tokenHash)) return { refused: SIGN_IN_REFUSED.linkUnknown };
@@ -46,6 +52,7 @@ export async function signInWithApiKey(store: Store, { key, ttlMs, now }: SignIn
   if (row.revoked_at !== null) return { refused: SIGN_IN_REFUSED.keyRevoked };
   // Console sessions are live: a session knows its account, not a mode (README "Test mode").
   if (row.account_livemode === 0) return { refused: SIGN_IN_REFUSED.keyTest };
+  if (row.account_suspended_at != null) return { refused: SIGN_IN_REFUSED.suspended };
   if (isExpired(limitsOf(row), now)) return { refused: SIGN_IN_REFUSED.keyExpired };
   return { session: await startSession(store.db, { accountId: row.account_id, keyId: row.id, ttlMs, now }) };
 }

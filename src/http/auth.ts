@@ -2,7 +2,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { isExpired } from '../billing/key-limits.js';
-import { auth, rateLimited } from '../errors.js';
+import { auth, forbidden, rateLimited } from '../errors.js';
 import type { AuthFailureLimit } from '../limits/auth-failures.js';
 import type { Caller } from '../pipeline/types.js';
 import type { KeyResolver } from './key-resolver.js';
@@ -16,6 +16,7 @@ declare module 'fastify' {
 }
 
 const KEY_PREFIX = 'tr-';
+export const ACCOUNT_SUSPENDED = "this API key's account is suspended by the operator; its keys are refused until it is resumed";
 
 /** Whether the request carries a key header at all: then the key alone decides, never a cookie. */
 export const sendsKeyHeader = (request: FastifyRequest): boolean => request.headers.authorization !== undefined || request.headers['x-api-key'] !== undefined;
@@ -50,6 +51,7 @@ export function apiKeyHook(keys: KeyResolver) {
       failures?.recordFailure(request.ip);
       return auth();
     }
+    if (caller.suspended) return forbidden(ACCOUNT_SUSPENDED);
     // Checked here, not by the resolver's cache: a cached key stops at its expiry to the millisecond.
     if (isExpired(caller.limits, Date.now())) return auth(`this API key expired at ${new Date(caller.limits!.expiresAt!).toISOString()}`);
     request.caller = caller;

@@ -7,6 +7,7 @@ import { JsonText, jsonBodyText } from '../json-text.js';
 import { abandonIdempotent, beginIdempotent, completeIdempotent } from '../store/idempotency.js';
 import type { Store } from '../store/open.js';
 import { requireCaller } from './auth.js';
+import { canonicalJson } from './canonical-json.js';
 
 export interface JsonResult {
   statusCode: number;
@@ -30,9 +31,19 @@ function keyOf(request: FastifyRequest): string | undefined {
   return key;
 }
 
+export interface IdempotencyDeps {
+  store: Store;
+  instanceId: string;
+  /**
+   * Admits a replay as a fresh call of the same request would be (the replaying key's models and
+   * rate limit: pipeline/replay-admission.ts); absent where the route admitted the request already.
+   */
+  admitReplay?: () => Promise<void>;
+}
+
 /** Runs `call` once per (account, Idempotency-Key); without the header it simply runs it. */
 export function runIdempotent(
-  deps: { store: Store; instanceId: string },
+  deps: IdempotencyDeps,
   request: FastifyRequest,
   reply: FastifyReply,
   call: () => Promise<JsonResult>,
@@ -46,7 +57,7 @@ export function runIdempotent(
 }
 
 async function runOnce(
-  { store, instanceId }: { store: Store; instanceId: string },
+  { store, instanceId, admitReplay }: IdempotencyDeps,
   request: FastifyRequest,
   reply: FastifyReply,
   call: () => Promise<JsonResult>,
@@ -55,13 +66,15 @@ async function runOnce(
 ): Promise<unknown> {
   const accountId = requireCaller(request).accountId;
   // The route is part of the fingerprint: one key reused on another endpoint is a different request.
+  // Canonical JSON: the same body with its fields in another order is the same request.
   const bodyHash = createHash('sha256')
-    .update(`${request.method} ${request.routeOptions.url}\n${JSON.stringify(fingerprint ?? null)}`)
+    .update(`${request.method} ${request.routeOptions.url}\n${canonicalJson(fingerprint)}`)
     .digest('hex');
   const begun = await beginIdempotent(store.db, { accountId, key, bodyHash, now: Date.now(), instanceId, requestId: request.id });
   if (begun.kind === 'mismatch') throw unprocessable('Idempotency-Key was already used with a different request');
   if (begun.kind === 'running') throw conflict('a request with this Idempotency-Key is still running');
   if (begun.kind === 'replay') {
+    await admitReplay?.();
     return reply.code(begun.statusCode).header('idempotent-replayed', 'true').type('application/json').send(begun.body);
   }
   let result: JsonResult;

@@ -17,6 +17,8 @@ export interface KeyResolver {
   forgetKey(keyId: string): void;
   /** Drops a key from memory, so its next request reads its limits afresh (after they changed). */
   refreshKey(keyId: string): void;
+  /** Drops every key of the accounts from memory, so their next request reads the account's state (a suspension) afresh. */
+  refreshAccounts(accountIds: readonly string[]): void;
   /** Failed authentications per client address; absent when not limited. */
   failures?: AuthFailureLimit;
 }
@@ -77,6 +79,7 @@ export function createKeyResolver(store: Store, opts: KeyResolverOptions = {}): 
     const caller: Caller = { keyId: row.id, accountId: row.account_id, rpm: row.rpm, livemode };
     const limits = limitsOf(row);
     if (limits) caller.limits = limits; // absent, not undefined, keeps an unlimited key's caller small
+    if (row.account_suspended_at != null) caller.suspended = true;
     if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
     cache.set(hex, { caller, hash, expiresAt: now() + ttlMs });
     onUse?.(caller.keyId);
@@ -104,6 +107,9 @@ export function createKeyResolver(store: Store, opts: KeyResolverOptions = {}): 
     },
     refreshKey(keyId) {
       for (const [hex, entry] of cache) if (entry.caller.keyId === keyId) cache.delete(hex);
+    },
+    refreshAccounts(accountIds) {
+      for (const [hex, entry] of cache) if (accountIds.includes(entry.caller.accountId)) cache.delete(hex);
     },
     forgetKey(keyId) {
       for (const [hex, entry] of cache) {

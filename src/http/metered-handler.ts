@@ -5,6 +5,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { invalidRequest } from '../errors.js';
 import type { Pipeline } from '../pipeline/metered-call.js';
+import { admitReplay } from '../pipeline/replay-admission.js';
 import type { MeteredAnswer, MeteredEndpoint, StreamAnswer } from '../pipeline/types.js';
 import type { Store } from '../store/open.js';
 import { requireCaller } from './auth.js';
@@ -130,7 +131,10 @@ export function meteredHandler<Body>(deps: { pipeline: Pipeline; store: Store },
         return { statusCode: answer.statusCode ?? 200, body: answer.body };
       };
       const fingerprint = route.fingerprint ? route.fingerprint(body) : body;
-      return runIdempotent({ store: deps.store, instanceId: deps.pipeline.instanceId }, request, reply, callInOnePiece, fingerprint);
+      const admitReplayed = () =>
+        admitReplay(deps.pipeline, { caller: requireCaller(request), modelId, modelType: route.modelType, rateLimited: !route.admitsBeforeBody }, request.log);
+      const idempotency = { store: deps.store, instanceId: deps.pipeline.instanceId, admitReplay: admitReplayed };
+      return runIdempotent(idempotency, request, reply, callInOnePiece, fingerprint);
     }
 
     const answer = await start().running;

@@ -5,10 +5,12 @@ import type { Units } from '../billing/prices.js';
 import { invalidRequest, notFound } from '../errors.js';
 import { checkUrlTarget } from '../net/url-policy.js';
 import type { Pipeline } from '../pipeline/metered-call.js';
+import { admitReplay } from '../pipeline/replay-admission.js';
 import type { ResolvedModel } from '../pipeline/types.js';
 import type { Store } from '../store/open.js';
 import type { TaskKind } from '../store/schema.js';
 import { findAccountTask, type TaskRow } from '../store/tasks.js';
+import { MODEL_TYPE_OF_KIND } from '../tasks/engine.js';
 import { type SubmitDeps, submitTask } from '../tasks/submit.js';
 import { requireCaller } from './auth.js';
 import { runIdempotent } from './idempotency.js';
@@ -47,7 +49,13 @@ export function taskCreateHandler<Normalised>(deps: TaskRouteDeps, spec: TaskCre
     const caller = requireCaller(request);
     // No abort when the caller leaves: a submission runs to its end so the upstream's task is
     // tracked and billed, not orphaned; the caller that left simply gets no answer.
-    return runIdempotent({ store: deps.store, instanceId: deps.pipeline.instanceId }, request, reply, async () => {
+    // A replay is admitted as this creation would be: its model read the same way, then the rate limit.
+    const admitReplayed = async () => {
+      const modelId = spec.modelOf(await spec.normalise(request.body, request));
+      await admitReplay(deps.pipeline, { caller, modelId, modelType: MODEL_TYPE_OF_KIND[spec.kind] }, request.log);
+    };
+    const idempotency = { store: deps.store, instanceId: deps.pipeline.instanceId, admitReplay: admitReplayed };
+    return runIdempotent(idempotency, request, reply, async () => {
       const normalised = await spec.normalise(request.body, request);
       const callbackUrl = spec.callbackUrlOf(normalised);
       await requireSafeUrl(callbackUrl, 'callback_url', deps.allowPrivateUrls);

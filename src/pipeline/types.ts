@@ -19,6 +19,8 @@ export interface Caller {
   livemode: boolean;
   /** The key's limits (allowed models, expiry, spend caps); absent for a key without any. */
   limits?: KeyLimits;
+  /** Set when the operator suspended the key's account: every request is refused (http/auth.ts). */
+  suspended?: true;
 }
 
 export interface ResolvedModel {

@@ -5,7 +5,18 @@ import type { AccountsTable, DB } from './schema.js';
 
 export type AccountRow = Selectable<AccountsTable>;
 
-const COLUMNS = ['id', 'name', 'balance_micros', 'held_micros', 'webhook_secret', 'created_at', 'overdraft_micros', 'livemode', 'live_account_id'] as const;
+const COLUMNS = [
+  'id',
+  'name',
+  'balance_micros',
+  'held_micros',
+  'webhook_secret',
+  'created_at',
+  'overdraft_micros',
+  'livemode',
+  'live_account_id',
+  'suspended_at',
+] as const;
 
 export async function insertAccount(db: Kysely<DB>, row: Insertable<AccountsTable>): Promise<AccountRow> {
   return db.insertInto('accounts').values(row).returning(COLUMNS).executeTakeFirstOrThrow();
@@ -31,6 +42,21 @@ export async function insertTestTwinIfAbsent(db: Kysely<DB>, row: Insertable<Acc
     .values(row)
     .onConflict((oc) => oc.column('live_account_id').doNothing())
     .execute();
+}
+
+/**
+ * Suspends (`suspendedAt`) or resumes (null) a live account and its test twin together: a twin's
+ * test keys stop with the account's live ones. Returns the ids changed; none when there is no such
+ * live account. A suspension keeps its first time.
+ */
+export async function setAccountSuspended(db: Kysely<DB>, { accountId, suspendedAt }: { accountId: string; suspendedAt: number | null }): Promise<string[]> {
+  const rows = await db
+    .updateTable('accounts')
+    .set({ suspended_at: suspendedAt === null ? null : sql<number>`coalesce(suspended_at, ${suspendedAt})` })
+    .where((eb) => eb.or([eb('id', '=', accountId), eb('live_account_id', '=', accountId)]))
+    .returning('id')
+    .execute();
+  return rows.map((row) => row.id);
 }
 
 export async function setWebhookSecret(db: Kysely<DB>, { accountId, secret }: { accountId: string; secret: string }): Promise<boolean> {

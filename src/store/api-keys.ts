@@ -28,7 +28,7 @@ export async function insertApiKey(db: Kysely<DB>, row: Insertable<ApiKeysTable>
 }
 
 /** A key as authentication reads it: with its account's mode (0 on a test twin), in the same lookup. */
-export type ApiKeyLookupRow = ApiKeyRow & { account_livemode?: number };
+export type ApiKeyLookupRow = ApiKeyRow & { account_livemode?: number; account_suspended_at?: number | null };
 
 // Revoked keys are returned too: the caller decides, and can say "revoked" rather than "unknown".
 export async function findApiKeyByHash(db: Kysely<DB>, keyHash: string): Promise<ApiKeyLookupRow | undefined> {
@@ -36,7 +36,7 @@ export async function findApiKeyByHash(db: Kysely<DB>, keyHash: string): Promise
     .selectFrom('api_keys')
     .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
     .select(COLUMNS.map((column) => `api_keys.${column}` as const))
-    .select('accounts.livemode as account_livemode')
+    .select(['accounts.livemode as account_livemode', 'accounts.suspended_at as account_suspended_at'])
     .where('api_keys.key_hash', '=', keyHash)
     .executeTakeFirst();
 }

@@ -31,7 +31,14 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '020_no_ledger_hold_index': { up: (db) => dropLedgerHoldIndex(db) },
     '021_sqlite_holds_without_rowid': { up: (db) => (dialect === 'sqlite' ? rebuildHoldsWithoutRowid(db) : Promise.resolve()) },
     '022_sqlite_recent_usage_unkeyed': { up: (db) => (dialect === 'sqlite' ? rebuildRecentUsageUnkeyed(db) : Promise.resolve()) },
+    '023_account_suspension': { up: (db) => addAccountSuspension(db) },
   };
+}
+
+// The operator suspends an account (admin API): its keys are refused and its console sessions end,
+// until it is resumed. Null while the account may call.
+async function addAccountSuspension(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('accounts').addColumn('suspended_at', 'bigint').execute();
 }
 
 // SQLite only: an account's ledger rows are found by a chain instead of an index by account. The

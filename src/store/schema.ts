@@ -15,6 +15,8 @@ export interface AccountsTable {
   livemode: Generated<number>;
   /** A test twin's live account; null on live accounts. */
   live_account_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When the operator suspended the account (its keys refused, its sessions ended); null: it may call. */
+  suspended_at: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** A running gateway process; its heartbeat says its holds still have an owner. */

@@ -7,6 +7,7 @@ export type SessionRow = Selectable<ConsoleSessionsTable>;
 
 /** A session with what its key says now: a session made with a key lasts only while the key does. */
 export type SessionWithKey = SessionRow & {
+  account_suspended_at: number | null;
   key_revoked_at: number | null;
   key_rpm: number | null;
   key_allowed_models: string | null;
@@ -23,6 +24,7 @@ export async function insertSession(db: Kysely<DB>, row: Insertable<ConsoleSessi
 export async function findSession(db: Kysely<DB>, id: string): Promise<SessionWithKey | undefined> {
   return db
     .selectFrom('console_sessions as s')
+    .innerJoin('accounts as a', 'a.id', 's.account_id')
     .leftJoin('api_keys as k', 'k.id', 's.key_id')
     .select([
       's.id',
@@ -32,6 +34,7 @@ export async function findSession(db: Kysely<DB>, id: string): Promise<SessionWi
       's.ended_at',
       's.link_id',
       's.key_id',
+      'a.suspended_at as account_suspended_at',
       'k.revoked_at as key_revoked_at',
       'k.rpm as key_rpm',
       'k.allowed_models as key_allowed_models',
@@ -47,6 +50,19 @@ export async function findSession(db: Kysely<DB>, id: string): Promise<SessionWi
 export async function endSession(db: Kysely<DB>, { id, now }: { id: string; now: number }): Promise<boolean> {
   const result = await db.updateTable('console_sessions').set({ ended_at: now }).where('id', '=', id).where('ended_at', 'is', null).executeTakeFirst();
   return result.numUpdatedRows > 0n;
+}
+
+/** Ends every session of the accounts still running (the operator's doing); returns how many. */
+export async function endAccountSessions(db: Kysely<DB>, { accountIds, now }: { accountIds: string[]; now: number }): Promise<number> {
+  if (accountIds.length === 0) return 0;
+  const result = await db
+    .updateTable('console_sessions')
+    .set({ ended_at: now })
+    .where('account_id', 'in', accountIds)
+    .where('ended_at', 'is', null)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }
 
 /** Deletes sessions that expired before `before`; returns how many. */

@@ -7,7 +7,7 @@ import { checkAccountBalance, createAccount } from '../../src/billing/accounts.j
 import { type KeyLimits, spendPeriodsAt } from '../../src/billing/key-limits.js';
 import { holdFunds, releaseHold, settleHold } from '../../src/billing/ledger.js';
 import { GatewayError } from '../../src/errors.js';
-import { keySpendNow, resetKeySpend } from '../../src/store/key-spend.js';
+import { keySpendNow, keySpentSince, resetKeySpend } from '../../src/store/key-spend.js';
 import type { StoreContext } from '../store/store-context.js';
 
 const NOW = Date.UTC(2026, 10, 22, 12);
@@ -47,6 +47,17 @@ export function keyLimitsContract(ctx: StoreContext): void {
       await hold(id, daily, 750);
       await assert.rejects(hold(id, daily, 1), capError('daily'));
       assert.equal((await checkAccountBalance(ctx.store(), id)).consistent, true);
+    });
+
+    test('a key’s spend since an instant is its settled charges and open holds since then, no other key’s', async () => {
+      const id = await account();
+      const daily = limits({ dailyCapMicros: 10_000 });
+      const settled = await hold(id, daily, 600);
+      await settleHold(ctx.store(), settled.holdId, { chargeMicros: 250, units: { input_token: 1 }, now: NOW + 1 });
+      await hold(id, daily, 400);
+      await holdFunds(ctx.store(), { accountId: id, keyId: 'key_other', amountMicros: 900, requestId: `req_${++n}`, ...call, now: NOW });
+      const since = (at: number) => keySpentSince(ctx.store().db, { keyId: 'key_capped', accountId: id, since: at });
+      assert.deepEqual([await since(NOW), await since(NOW + 2)], [650, 0]);
     });
 
     test('a hold ended twice moves the counter once', async () => {

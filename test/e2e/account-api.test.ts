@@ -87,13 +87,14 @@ describe('account API', () => {
     });
   });
 
-  test('a key created by a rate-limited key gets the same requests per minute, and may be given fewer but never more', async () => {
-    const { key } = await gw.account({ rpm: 7 });
-    assert.equal((await gw.call(key, 'POST', '/v1/account/keys', { name: 'child' })).body.rpm, 7);
+  test('a new key runs at the default requests per minute unless given fewer, never more', async () => {
+    const { key } = await gw.account();
+    assert.equal((await gw.call(key, 'POST', '/v1/account/keys', { name: 'child' })).body.rpm, null);
     assert.equal((await gw.call(key, 'POST', '/v1/account/keys', { name: 'slow', rpm: 3 })).body.rpm, 3);
+    // limits.default_rpm, 600 in the test configuration
     assert.deepEqual(
-      await gw.call(key, 'POST', '/v1/account/keys', { name: 'fast', rpm: 1000 }),
-      badRequest('rpm: at most 7, the rate limit of the key or session making this change'),
+      await gw.call(key, 'POST', '/v1/account/keys', { name: 'fast', rpm: 601 }),
+      badRequest("rpm: at most 600, the gateway's default rate limit"),
     );
   });
 

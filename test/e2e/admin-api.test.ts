@@ -27,8 +27,14 @@ describe('admin API', () => {
     const created = await gw.admin('POST', '/admin/accounts', { name: 'acme', credit_micros: 2_500_000 });
     assert.equal(created.status, 201);
     assert.deepEqual(Object.keys(created.body).sort(), ['balance_micros', 'created_at', 'held_micros', 'id', 'name', 'overdraft_micros']);
-    // GET adds the test balance beside the live one (README "Test mode"): none until it is first used.
-    assert.deepEqual((await gw.admin('GET', `/admin/accounts/${created.body.id}`)).body, { ...created.body, test_balance_micros: 0, test_held_micros: 0 });
+    // GET adds the test balance beside the live one (README "Test mode"), none until it is first
+    // used, and whether the operator suspended the account.
+    assert.deepEqual((await gw.admin('GET', `/admin/accounts/${created.body.id}`)).body, {
+      ...created.body,
+      test_balance_micros: 0,
+      test_held_micros: 0,
+      suspended_at: null,
+    });
     assert.equal(created.body.balance_micros, 2_500_000);
   });
 

@@ -17,7 +17,7 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 const CHAT = { model: 'sandbox-chat', messages: [{ role: 'user', content: 'a b c' }], max_tokens: 8 };
 const CAP = '0.0005'; // 500 micros: a handful of these calls
 const EXPIRES = `${new Date().getUTCFullYear() + 1}-06-30T12:00`;
-const LIMITED_KEYS_REFUSED = 'this API key has limits, so it may not issue or change keys; use a key without limits';
+const LIMITED_KEYS_REFUSED = 'this API key has limits (its rpm included), so it may not issue or change keys; use a key without limits';
 
 const skip = browserMissing();
 if (skip) console.log(`console key limits browser test ${skip}`);

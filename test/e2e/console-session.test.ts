@@ -36,6 +36,7 @@ describe('console sign-in', () => {
       webhook_secret: _,
       test_balance_micros: _balance,
       test_held_micros: _held,
+      suspended_at: _suspended,
       ...shown
     } = (await gw.admin('GET', `/admin/accounts/${accountId}`)).body;
     return shown;
@@ -230,12 +231,12 @@ describe('console sign-in', () => {
     assert.equal(created.status, 201);
   });
 
-  test('a key created in a session keeps the signing key’s rpm; one created in a link’s session gets the default', async () => {
+  test('a session signed in with a key that has an rpm may not create keys; one signed in by link creates them at the default', async () => {
     const { accountId, key } = await gw.account({ rpm: 7 });
-    const byKey = await withCookie(await keySession(key), 'POST', '/v1/account/keys', { name: 'k' });
+    const byKey = await withCookie(await keySession(key), 'POST', '/v1/account/keys', { name: 'k', rpm: null });
     const linked = cookieOf((await signIn({ login_token: tokenOf((await newLink(accountId)).url) })).setCookie);
     const byLink = await withCookie(linked, 'POST', '/v1/account/keys', { name: 'l' });
-    assert.deepEqual([byKey.body.rpm, byLink.body.rpm], [7, null]);
+    assert.deepEqual([byKey.status, byLink.status, byLink.body.rpm], [403, 201, null]);
   });
 
   test('the link’s token is in no log line, and the store keeps only hashes of it and of the cookie', async () => {

@@ -73,7 +73,8 @@ describe('key limits', () => {
     const after = await gw.settled(accountId);
     assert.equal(after.balance_micros, 10_000_000 - 5 * SEARCH_MICROS);
     const listed = (await gw.call(key, 'GET', '/v1/account/keys')).body.data.find((k: { id: string }) => k.id === limitedId);
-    assert.deepEqual(listed.spend, { day_micros: 5 * SEARCH_MICROS, month_micros: 0 });
+    // The month is shown too, though only the day is capped.
+    assert.deepEqual(listed.spend, { day_micros: 5 * SEARCH_MICROS, month_micros: 5 * SEARCH_MICROS });
     // The account's other key is not capped.
     assert.equal((await gw.call(key, 'POST', '/v1/search', SEARCH)).status, 200);
   });
@@ -114,8 +115,45 @@ describe('key limits', () => {
     const { limited, limitedId } = await limitedKey({ daily_cap_micros: 1_000 });
     const issued = await gw.call(limited, 'POST', '/v1/account/keys', { name: 'escape' });
     assert.equal(issued.status, 403);
-    assert.match(issued.body.error, /has limits, so it may not issue or change keys/);
+    assert.match(issued.body.error, /has limits \(its rpm included\), so it may not issue or change keys/);
     assert.equal((await gw.call(limited, 'PATCH', `/v1/account/keys/${limitedId}`, { daily_cap_micros: null })).status, 403);
+  });
+
+  test('a key with only an rpm counts as limited: it may not issue a key without an rpm nor lift its own', async () => {
+    const { limited, limitedId } = await limitedKey({ rpm: 5 });
+    const issued = await gw.call(limited, 'POST', '/v1/account/keys', { name: 'faster', rpm: null });
+    assert.deepEqual(issued, {
+      status: 403,
+      body: {
+        error: 'this API key has limits (its rpm included), so it may not issue or change keys; use a key without limits',
+        type: 'invalid_request_error',
+      },
+    });
+    assert.equal((await gw.call(limited, 'PATCH', `/v1/account/keys/${limitedId}`, { rpm: null })).status, 403);
+  });
+
+  test('a key with limits may revoke itself or another limited key, never a key without limits', async () => {
+    const { key, keyId, limited, limitedId } = await limitedKey({ rpm: 5 });
+    const other = await gw.call(key, 'POST', '/v1/account/keys', { name: 'capped', daily_cap_micros: 1_000 });
+    const refused = await gw.call(limited, 'DELETE', `/v1/account/keys/${keyId}`);
+    assert.equal(refused.status, 403);
+    assert.equal(refused.body.error, `this API key has limits (its rpm included), so it may not revoke key ${keyId}, which has none; use a key without limits`);
+    assert.equal((await gw.call(key, 'GET', '/v1/account')).status, 200);
+    assert.equal((await gw.call(limited, 'DELETE', `/v1/account/keys/${other.body.id}`)).status, 200);
+    assert.equal((await gw.call(limited, 'DELETE', `/v1/account/keys/${limitedId}`)).status, 200);
+    assert.equal((await gw.call(limited, 'GET', '/v1/account')).status, 401);
+  });
+
+  test('a key with limits may not read or rotate the webhook secret; a key without may', async () => {
+    const { key, limited } = await limitedKey({ allowed_models: ['sandbox-chat'] });
+    for (const method of ['GET', 'POST']) {
+      const refused = await gw.call(limited, method, '/v1/account/webhook-secret');
+      assert.equal(refused.status, 403, method);
+      assert.match(refused.body.error, /has limits .* may not read or rotate the webhook secret/);
+    }
+    const read = await gw.call(key, 'GET', '/v1/account/webhook-secret');
+    assert.equal(read.status, 200);
+    assert.match(read.body.secret, /^whsec_/);
   });
 
   test('a key is shown with its limits, and another account cannot change them', async () => {

@@ -2,9 +2,12 @@
 // console-sign-ins-sqlite.test.ts and on PostgreSQL by console-sign-ins-postgres.test.ts.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { resumeAccount, suspendAccount } from '../../src/admin/suspension.js';
 import { createAccount } from '../../src/billing/accounts.js';
 import { issueApiKey } from '../../src/billing/api-keys.js';
+import { testTwin } from '../../src/billing/test-mode.js';
 import { deleteExpiredSignIns, KEEP_EXPIRED_SIGN_INS_MS } from '../../src/console/sweep.js';
+import { findAccount } from '../../src/store/accounts.js';
 import { revokeApiKey } from '../../src/store/api-keys.js';
 import { findLoginLinkByHash, insertLoginLink, redeemLoginLink } from '../../src/store/login-links.js';
 import { endSession, findSession, insertSession } from '../../src/store/sessions.js';
@@ -64,12 +67,14 @@ export function runConsoleSignInsContract(label: string, makeUrl: () => string):
       await revokeApiKey(db(), { keyId: key.id, now: T0 + 7 });
       assert.deepEqual(await findSession(db(), 'ses_key'), {
         ...session(accountId, 'ses_key', { key_id: key.id }),
+        account_suspended_at: null,
         key_revoked_at: T0 + 7,
         key_rpm: 9,
         ...NO_KEY_LIMITS,
       });
       assert.deepEqual(await findSession(db(), 'ses_link'), {
         ...session(accountId, 'ses_link', { link_id: 'link_1' }),
+        account_suspended_at: null,
         key_revoked_at: null,
         key_rpm: null,
         ...NO_KEY_LIMITS,
@@ -83,6 +88,27 @@ export function runConsoleSignInsContract(label: string, makeUrl: () => string):
       assert.equal(await endSession(db(), { id: 'ses_1', now: T0 + 1 }), true);
       assert.equal(await endSession(db(), { id: 'ses_1', now: T0 + 2 }), false);
       assert.equal((await findSession(db(), 'ses_1'))?.ended_at, T0 + 1);
+    });
+
+    test('a suspension ends the running sessions of the account and of its test twin, and is read with them until resumed', async () => {
+      const accountId = await account();
+      const twin = await testTwin(ctx.store(), accountId);
+      await insertSession(db(), session(accountId, 'ses_live', { link_id: 'link_1' }));
+      await insertSession(db(), session(twin.id, 'ses_twin', { link_id: 'link_2' }));
+      await insertSession(db(), session(accountId, 'ses_expired', { link_id: 'link_3' }, T0 + 5));
+      const other = await account();
+      await insertSession(db(), session(other, 'ses_other', { link_id: 'link_4' }));
+      const change = await suspendAccount(ctx.store(), { accountId, now: T0 + 10 });
+      assert.deepEqual({ ids: change?.accountIds.sort(), ended: change?.sessionsEnded }, { ids: [accountId, twin.id].sort(), ended: 2 });
+      // A second suspension keeps the first time.
+      await suspendAccount(ctx.store(), { accountId, now: T0 + 20 });
+      const live = await findSession(db(), 'ses_live');
+      assert.deepEqual([live?.ended_at, live?.account_suspended_at], [T0 + 10, T0 + 10]);
+      assert.equal((await findSession(db(), 'ses_other'))?.ended_at, null);
+      assert.equal((await findSession(db(), 'ses_expired'))?.ended_at, null);
+      await resumeAccount(ctx.store(), { accountId });
+      assert.deepEqual([(await findAccount(db(), accountId))?.suspended_at, (await findAccount(db(), twin.id))?.suspended_at], [null, null]);
+      assert.equal(await suspendAccount(ctx.store(), { accountId: 'acct_none', now: T0 }), undefined);
     });
 
     test('the sweep deletes links and sessions that expired over a day ago, and keeps the rest', async () => {

@@ -37,6 +37,7 @@ const EVERY_MIGRATION = [
   '020_no_ledger_hold_index',
   '021_sqlite_holds_without_rowid',
   '022_sqlite_recent_usage_unkeyed',
+  '023_account_suspension',
 ].map((name) => ({ name }));
 
 const appliedMigrations = (store: Store) =>
@@ -85,6 +86,7 @@ export function queryContract(ctx: StoreContext): void {
         overdraft_micros: 0,
         livemode: 1,
         live_account_id: null,
+        suspended_at: null,
       });
     });
 
@@ -125,12 +127,12 @@ export function queryContract(ctx: StoreContext): void {
     test('a key is found by its hash, and revoking it stamps the first revocation only', async () => {
       const { id: accountId } = await createAccount(ctx.store(), { name: 'acme', now: 1 });
       const { row } = await issueApiKey(ctx.store(), { accountId, now: 7 });
-      // Found with its account's mode, which authentication needs (billing/test-mode.ts).
-      assert.deepEqual(await findApiKeyByHash(ctx.store().db, row.key_hash), { ...row, account_livemode: 1 });
+      // Found with its account's mode and suspension, which authentication needs (billing/test-mode.ts).
+      assert.deepEqual(await findApiKeyByHash(ctx.store().db, row.key_hash), { ...row, account_livemode: 1, account_suspended_at: null });
       assert.equal(await findApiKeyByHash(ctx.store().db, 'f'.repeat(64)), undefined);
       assert.equal(await revokeApiKey(ctx.store().db, { keyId: row.id, now: 9 }), true);
       assert.equal(await revokeApiKey(ctx.store().db, { keyId: row.id, now: 10 }), false);
-      assert.deepEqual(await findApiKeyByHash(ctx.store().db, row.key_hash), { ...row, account_livemode: 1, revoked_at: 9 });
+      assert.deepEqual(await findApiKeyByHash(ctx.store().db, row.key_hash), { ...row, account_livemode: 1, account_suspended_at: null, revoked_at: 9 });
     });
   });
 

@@ -1,11 +1,13 @@
 // The account's keys on the account API: list with limits and spend, issue, change limits, revoke.
-// A key that carries limits (or a console session signed in with one) may not issue or change
-// keys: it could otherwise make itself an unlimited one. Its holder uses a key without limits, or
-// the operator's sign-in link.
+// A key that carries limits, its own rpm included (or a console session signed in with one), may not
+// issue or change keys, nor revoke a key without limits: it could otherwise make itself an
+// unlimited one, or lock its account's unlimited keys out. Its holder uses a key without limits,
+// or the operator's sign-in link.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { type KeyLimitsBody, keyLimitColumns } from '../../account/key-limits-input.js';
 import { keyViewsWithSpend } from '../../account/key-views.js';
 import { issueApiKey } from '../../billing/api-keys.js';
+import { callerHasLimits, keyHasLimits } from '../../billing/key-limits.js';
 import { forbidden, notFound } from '../../errors.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import type { Caller } from '../../pipeline/types.js';
@@ -22,6 +24,8 @@ export interface AccountKeyRouteDeps {
   keys: KeyResolver;
 }
 
+const LIMITED = 'this API key has limits (its rpm included), so it may not issue or change keys; use a key without limits';
+
 export const accountKeyRoutes: FastifyPluginAsync<AccountKeyRouteDeps> = async (app, { store, pipeline, keys }) => {
   const db = store.db;
 
@@ -30,9 +34,10 @@ export const accountKeyRoutes: FastifyPluginAsync<AccountKeyRouteDeps> = async (
   /** The caller, when it may manage keys; and the rules a key's limits are checked by. */
   function keyManager(request: FastifyRequest): { caller: Caller; rules: Parameters<typeof keyLimitColumns>[1] } {
     const caller = requireCaller(request);
-    if (caller.limits) throw forbidden('this API key has limits, so it may not issue or change keys; use a key without limits');
+    if (callerHasLimits(caller)) throw forbidden(LIMITED);
     const knownModels = new Set(pipeline.catalogue.list().map((model) => model.id));
-    return { caller, rules: { knownModels, maxRpm: caller.rpm ?? pipeline.defaultRpm, now: Date.now() } };
+    // The caller has no rpm of its own (that is a limit): it runs at the default, and gives no more.
+    return { caller, rules: { knownModels, maxRpm: pipeline.defaultRpm, now: Date.now() } };
   }
 
   app.get('/v1/account/keys', { schema: ListKeysSchema }, async (request) => {
@@ -42,13 +47,11 @@ export const accountKeyRoutes: FastifyPluginAsync<AccountKeyRouteDeps> = async (
   app.post('/v1/account/keys', { schema: CreateKeySchema }, async (request, reply) => {
     const { caller, rules } = keyManager(request);
     const { name, ...limits } = request.body as { name: string } & KeyLimitsBody;
-    // Without an rpm of its own, the new key gets the rate limit of the key creating it, never the
-    // gateway default: a key the operator slowed down cannot make itself a faster one, nor can a
-    // console session signed in with it. A session signed in by the operator's link has no key:
-    // its keys get the default, as a key the operator issues without an rpm does.
+    // Only a caller without limits gets here (a key the operator slowed down may not issue keys at
+    // all, so none can be faster than it): a new key without an rpm runs at the default, as its creator does.
     const columns = keyLimitColumns(limits, rules);
     // A test key's account is a test twin, and a twin's keys are all test keys (README "Test mode").
-    const { key, row } = await issueApiKey(store, { accountId: caller.accountId, name, rpm: caller.rpm, limits: columns, test: !caller.livemode });
+    const { key, row } = await issueApiKey(store, { accountId: caller.accountId, name, limits: columns, test: !caller.livemode });
     reply.code(201).header('cache-control', 'no-store');
     const [view] = await keyViews([{ ...row, last_used_at: null }]);
     return { ...view, key };
@@ -73,8 +76,15 @@ export const accountKeyRoutes: FastifyPluginAsync<AccountKeyRouteDeps> = async (
   });
 
   app.delete('/v1/account/keys/:id', { schema: RevokeKeySchema }, async (request) => {
-    const { accountId } = requireCaller(request);
+    const caller = requireCaller(request);
+    const { accountId } = caller;
     const { id } = request.params as { id: string };
+    // A limited key may revoke itself or another limited key, never one without limits: a leaked
+    // limited key could otherwise lock its account out of every key it has.
+    const [target] = await listAccountKeys(db, { accountId, keyId: id });
+    if (!target) throw notFound(`key ${id} not found`);
+    if (callerHasLimits(caller) && !keyHasLimits(target))
+      throw forbidden(`this API key has limits (its rpm included), so it may not revoke key ${id}, which has none; use a key without limits`);
     // The key this very request came with may be revoked too: it is how a holder stops a leaked key
     // at once, and nothing is lost that the operator cannot give back (a new key). This answer
     // still goes out; the key's next request is refused.

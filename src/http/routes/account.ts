@@ -2,12 +2,13 @@
 // the console with its session cookie (session-auth.ts), scoped to that key's or session's account. Another account's key or task is answered 404 exactly like a missing one, so ids
 // reveal nothing. Reads charge nothing but count against the key's rate limit, like task reads.
 // Usage and spend are in account-usage.ts.
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { galleryView } from '../../account/gallery-view.js';
 import { deliveryView, taskListView } from '../../account/views.js';
 import { accountView } from '../../admin/views.js';
+import { callerHasLimits } from '../../billing/key-limits.js';
 import { rotateWebhookSecret } from '../../billing/webhook-secret.js';
-import { notFound } from '../../errors.js';
+import { forbidden, notFound } from '../../errors.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import { type AccountRow, findAccount } from '../../store/accounts.js';
 import type { Store } from '../../store/open.js';
@@ -97,15 +98,23 @@ export const accountRoutes: FastifyPluginAsync<AccountRouteDeps> = async (app, d
     return toPage(rows, limit, deliveryView);
   });
 
+  /** The caller, when it may read or rotate the webhook secret: with it, one could forge any of the account's callbacks. */
+  const secretHolder = (request: FastifyRequest) => {
+    const caller = requireCaller(request);
+    if (callerHasLimits(caller))
+      throw forbidden('this API key has limits (its rpm included), so it may not read or rotate the webhook secret; use a key without limits');
+    return caller;
+  };
+
   // The secret goes to its owner only, never to a log (request lines carry no bodies) or a cache.
   app.get('/v1/account/webhook-secret', { schema: WebhookSecretSchema }, async (request, reply) => {
-    const account = await callerAccount(requireCaller(request).accountId);
+    const account = await callerAccount(secretHolder(request).accountId);
     reply.header('cache-control', 'no-store');
     return { secret: account.webhook_secret };
   });
 
   app.post('/v1/account/webhook-secret', { schema: RotateWebhookSecretSchema }, async (request, reply) => {
-    const { accountId } = requireCaller(request);
+    const { accountId } = secretHolder(request);
     const secret = await rotateWebhookSecret(store, accountId);
     if (!secret) throw notFound(`account ${accountId} not found`);
     reply.header('cache-control', 'no-store');

@@ -2,6 +2,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ChannelsAdmin } from '../../admin/channels.js';
 import type { Reload } from '../../admin/reload.js';
+import { type AccessChange, endSessionsOf, resumeAccount, suspendAccount } from '../../admin/suspension.js';
 import { accountView, iso, ledgerView, usageView } from '../../admin/views.js';
 import { createAccount, creditAccount } from '../../billing/accounts.js';
 import { issueApiKey } from '../../billing/api-keys.js';
@@ -22,13 +23,16 @@ import {
   AdminWebhookSecretSchema,
   CreateAccountSchema,
   CreditAccountSchema,
+  EndSessionsSchema,
   GetAccountSchema,
   IssueKeySchema,
   IssueTestKeySchema,
   LedgerSchema,
   LoginLinkSchema,
   ReloadSchema,
+  ResumeAccountSchema,
   RevokeKeySchema,
+  SuspendAccountSchema,
   TestCreditSchema,
 } from '../schemas/admin.js';
 import { readLimit } from '../schemas/query.js';
@@ -71,6 +75,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRouteDeps> = async (app, { sto
   /** The account with its test balance beside the live one (a twin shows its own, and none). */
   const withTestBalance = async (account: AccountRow) => ({
     ...accountView(account),
+    suspended_at: account.suspended_at === null ? null : iso(account.suspended_at),
     ...(account.livemode === 0 ? { test_balance_micros: 0, test_held_micros: 0 } : await testBalance(store, account.id)),
   });
 
@@ -141,6 +146,38 @@ export const adminRoutes: FastifyPluginAsync<AdminRouteDeps> = async (app, { sto
     if (!revoked) throw notFound(`key ${id} not found or already revoked`);
     keys.forgetKey(id);
     return { id, revoked: true };
+  });
+
+  /** A live account (a twin's access goes with its live account's), for the access calls below. */
+  const liveAccountOr404 = async (id: string) => {
+    const account = await accountOr404(id);
+    if (account.livemode === 0) throw invalidRequest(`account ${account.id} is a test account; act on its live account ${account.live_account_id}`);
+    return account;
+  };
+  /** This instance reads the accounts' keys afresh from their next request; others within a second (key-resolver.ts). */
+  const accessChanged = (change: AccessChange | undefined, id: string) => {
+    if (!change) throw notFound(`account ${id} not found`);
+    keys.refreshAccounts(change.accountIds);
+    return change;
+  };
+
+  app.post('/admin/accounts/:id/suspend', { schema: SuspendAccountSchema, ...serializedAsBuilt }, async (request) => {
+    const { id } = await liveAccountOr404((request.params as { id: string }).id);
+    const change = accessChanged(await suspendAccount(store, { accountId: id, now: Date.now() }), id);
+    const account = await accountOr404(id);
+    return { id, suspended_at: iso(account.suspended_at!), sessions_ended: change.sessionsEnded };
+  });
+
+  app.post('/admin/accounts/:id/resume', { schema: ResumeAccountSchema, ...serializedAsBuilt }, async (request) => {
+    const { id } = await liveAccountOr404((request.params as { id: string }).id);
+    accessChanged(await resumeAccount(store, { accountId: id }), id);
+    return { id, suspended_at: null, sessions_ended: 0 };
+  });
+
+  app.delete('/admin/accounts/:id/sessions', { schema: EndSessionsSchema, ...serializedAsBuilt }, async (request) => {
+    const account = await liveAccountOr404((request.params as { id: string }).id);
+    const ended = await endSessionsOf(store, { accountId: account.id, now: Date.now() });
+    return { id: account.id, suspended_at: account.suspended_at === null ? null : iso(account.suspended_at), sessions_ended: ended };
   });
 
   app.get('/admin/accounts/:id/ledger', { schema: LedgerSchema, ...serializedAsBuilt }, async (request) => {

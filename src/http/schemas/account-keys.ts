@@ -1,13 +1,17 @@
 // JSON schemas of the account API's keys (/v1/account/keys): listing, issuing with limits,
 // changing limits, revoking. Limits are enforced on every endpoint and task kind (billing/key-limits.ts).
-import { CHANGE_ERRORS, Id, instant, instantOrNull, READ_ERRORS, stringOrNull, tags } from './account.js';
+import { CHANGE_ERRORS, Id, instant, instantOrNull, LIMITED_KEY_ERROR, READ_ERRORS, stringOrNull, tags } from './account.js';
 import { errorResponses } from './errors.js';
 
 const microsOrNull = (description: string) => ({ type: ['integer', 'null'], minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description }) as const;
 
 /** The limits a key may carry, as they are given and as they are shown; null means none. */
 const LIMIT_PROPERTIES = {
-  rpm: { type: ['integer', 'null'], minimum: 1, description: 'Requests per minute allowed to this key; null for the gateway default.' },
+  rpm: {
+    type: ['integer', 'null'],
+    minimum: 1,
+    description: 'Requests per minute allowed to this key (at most the gateway default); null for the default. A key with an rpm counts as limited.',
+  },
   allowed_models: {
     type: ['array', 'null'],
     items: { type: 'string', minLength: 1, maxLength: 200 },
@@ -45,8 +49,8 @@ export const Key = {
 
 const KeyIdParams = { type: 'object', required: ['id'], properties: { id: Id('The key id (key_…).') } } as const;
 
-// A key that carries limits may not issue or change keys: it could otherwise lift its own limits.
-const KEY_CHANGE_ERRORS = { ...errorResponses(400, 403), ...CHANGE_ERRORS };
+// A key that carries limits, rpm included, may not issue or change keys: it could otherwise lift its own limits.
+const KEY_CHANGE_ERRORS = { ...errorResponses(400), ...CHANGE_ERRORS, ...LIMITED_KEY_ERROR };
 
 export const ListKeysSchema = {
   tags,
@@ -59,7 +63,7 @@ export const ListKeysSchema = {
 
 export const CreateKeySchema = {
   tags,
-  summary: 'A new API key on the account, with limits if given. Its rpm is at most that of the key that creates it.',
+  summary: 'A new API key on the account, with limits if given. Its rpm is at most the gateway default.',
   body: {
     type: 'object',
     required: ['name'],
@@ -92,7 +96,7 @@ export const UpdateKeySchema = {
 
 export const RevokeKeySchema = {
   tags,
-  summary: 'Revokes a key of the account at once; revoking a revoked key changes nothing.',
+  summary: 'Revokes a key of the account at once; revoking a revoked key changes nothing. A key with limits may revoke only keys with limits.',
   params: KeyIdParams,
-  response: { 200: { ...Key, description: 'The key, revoked.' }, ...errorResponses(404), ...CHANGE_ERRORS },
+  response: { 200: { ...Key, description: 'The key, revoked.' }, ...errorResponses(404), ...CHANGE_ERRORS, ...LIMITED_KEY_ERROR },
 };

@@ -30,6 +30,11 @@ export const tags = ['account'];
 export const READ_ERRORS = errorResponses(401, 429, 503);
 // A change made with the console's cookie from another site's page is refused.
 export const CHANGE_ERRORS = { ...errorResponses(403), ...READ_ERRORS };
+/** The 403 of what a key with limits may not do (manage keys, the webhook secret), besides a cross-site cookie's. */
+export const LIMITED_KEY_ERROR = errorResponse(
+  403,
+  'The key (or the console session’s key) has limits, its rpm included, so it may not do this; or a request made with the session cookie from another site’s page.',
+);
 
 export const AccountSchema = {
   tags,
@@ -148,13 +153,13 @@ export const Secret = {
 export const WebhookSecretSchema = {
   tags,
   summary: 'The secret that signs the account’s webhook callbacks.',
-  response: { 200: { ...Secret, description: 'The current secret.' }, ...READ_ERRORS },
+  response: { 200: { ...Secret, description: 'The current secret.' }, ...READ_ERRORS, ...LIMITED_KEY_ERROR },
 };
 
 export const RotateWebhookSecretSchema = {
   tags,
   summary: 'Replaces the webhook secret: every attempt from now on, retries included, is signed with the new one.',
-  response: { 200: { ...Secret, description: 'The new secret.' }, ...CHANGE_ERRORS },
+  response: { 200: { ...Secret, description: 'The new secret.' }, ...CHANGE_ERRORS, ...LIMITED_KEY_ERROR },
 };
 
 // ---- usage and spend

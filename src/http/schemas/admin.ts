@@ -50,6 +50,7 @@ export const GetAccountSchema = {
         ...Account.properties,
         test_balance_micros: { ...micros, description: 'The test balance test keys draw on (README “Test mode”); 0 before it is first used.' },
         test_held_micros: { ...micros, description: 'Test funds held by test calls running now.' },
+        suspended_at: { type: ['string', 'null'], format: 'date-time', description: 'When the operator suspended the account; null while it may call.' },
       },
     },
     ...ERRORS,
@@ -184,6 +185,40 @@ export const AdminRotateWebhookSecretSchema = {
   summary: 'Replaces the account’s webhook signing secret.',
   params: IdParams,
   response: { 200: { ...Secret, description: 'The new secret.' }, ...ERRORS },
+};
+
+const Access = (description: string) => ({
+  description,
+  type: 'object',
+  required: ['id', 'suspended_at', 'sessions_ended'],
+  properties: {
+    id: { type: 'string' },
+    suspended_at: { type: ['string', 'null'], format: 'date-time', description: 'When the account was suspended; null when it may call.' },
+    sessions_ended: { type: 'integer', minimum: 0, description: 'Console sessions of the account this call ended.' },
+  },
+});
+
+export const SuspendAccountSchema = {
+  tags,
+  summary: 'Suspends an account: its keys (live and test) are refused with 403 from now on, and its console sessions end.',
+  description:
+    'Takes effect at once on this instance and within a second on others. Calls already running finish and are billed; tasks already submitted run to their end. Suspending a suspended account keeps its first time.',
+  params: IdParams,
+  response: { 200: Access('The account, suspended.'), ...ERRORS },
+};
+
+export const ResumeAccountSchema = {
+  tags,
+  summary: 'Resumes a suspended account: its keys work again; its holder signs in to the console anew.',
+  params: IdParams,
+  response: { 200: Access('The account, resumed.'), ...ERRORS },
+};
+
+export const EndSessionsSchema = {
+  tags,
+  summary: 'Ends every console session of the account (its holder must sign in again); its keys keep working.',
+  params: IdParams,
+  response: { 200: Access('The account, with how many sessions were ended.'), ...ERRORS },
 };
 
 export const ReloadSchema = {
