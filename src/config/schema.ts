@@ -122,8 +122,8 @@ export const ConfigSchema = z
         // every redis_probe_ms, finds Redis answering again.
         redis_timeout_ms: positiveInt.default(200),
         redis_probe_ms: positiveInt.default(1_000),
-        // Failed authentications one client address (an IPv6 /64) may make per minute; past it 429
-        // before any lookup. 0 turns the limit off (a proxy in front that hides client addresses).
+        // Failed authentications one client address (an IPv6 /64) may make per minute; past it its
+        // unknown keys get 429 (valid ones still pass). 0 turns the limit off (a proxy hiding addresses).
         auth_failures_per_minute: z.number().int().nonnegative().default(30),
         // How long an unknown or revoked key is refused from memory, without a store lookup.
         invalid_key_cache_ms: positiveInt.default(30_000),
