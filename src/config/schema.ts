@@ -211,7 +211,7 @@ export const ConfigSchema = z
       .object({
         retry_delays_ms: z.array(positiveInt).default([5_000, 30_000, 300_000]),
         timeout_ms: positiveInt.default(10_000),
-        // attempts in flight per receiver (callback URL origin) and in all: a hanging receiver uses only its own slots
+        // attempts in flight per account and receiver (callback URL origin), and in all: hanging callbacks use only their own slots
         per_receiver_concurrency: positiveInt.default(4),
         max_in_flight: positiveInt.default(64),
         // how often the outbox is read for new callbacks: their first attempt starts within about this
