@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from '../../config/schema.js';
 import { invalidRequest, notFound } from '../../errors.js';
+import { storedFilesDir } from '../../files/leftovers.js';
 import { storeFileWithinQuota } from '../../files/quota.js';
 import { fileUrl, isFileId } from '../../files/urls.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
@@ -34,7 +35,7 @@ const quotaFull = (quotaBytes: number) =>
   tooLarge(`file: the account's file storage of ${quotaBytes} bytes would be exceeded; delete files (DELETE /v1/files/{id}) or wait for them to expire`);
 
 export const fileUploadRoutes: FastifyPluginAsync<FilesDeps> = async (app, deps) => {
-  const folder = path.resolve(deps.dataDir, 'files');
+  const folder = storedFilesDir(deps.dataDir);
   const { files } = deps;
   const maxFileBytes = Math.min(files.max_file_bytes, deps.uploadLimitBytes);
 
