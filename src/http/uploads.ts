@@ -76,19 +76,25 @@ export interface SpooledFile {
   sha256: string;
 }
 
-/** Counts and hashes the bytes passing through, and fails past `limitBytes`. */
+/** Takes room for bytes before they are written: an error when there is none. */
+export type ReserveBytes = (bytes: number) => Error | undefined;
+
+/** Counts and hashes the bytes passing through, and fails past `limitBytes` or when `reserve` refuses. */
 class LimitedDigest extends Transform {
   bytes = 0;
   readonly digest = createHash('sha256');
   constructor(
     private readonly limitBytes: number,
     private readonly overLimit: () => Error,
+    private readonly reserve?: ReserveBytes,
   ) {
     super();
   }
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback) {
     this.bytes += chunk.length;
     if (this.bytes > this.limitBytes) return callback(this.overLimit());
+    const refused = this.reserve?.(chunk.length);
+    if (refused) return callback(refused);
     this.digest.update(chunk);
     callback(null, chunk);
   }
@@ -111,11 +117,12 @@ export function keepPartError(part: MultipartFile): void {
 /**
  * Streams a multipart file part to a new file in `dir` (named `<prefix>_<random>`, written as
  * `<name>.part` until the part ended whole). Past `limitBytes` (or multipart's own limit) it fails
- * with `overLimit()`; on any failure the partial file is deleted. The caller owns the file it gets back.
+ * with `overLimit()`; `reserve`, when given, is asked for each chunk's room before it is written.
+ * On any failure the partial file is deleted. The caller owns the file it gets back.
  */
 export async function spoolFile(
   part: MultipartFile,
-  { dir, prefix, limitBytes, overLimit }: { dir: string; prefix: string; limitBytes: number; overLimit: () => Error },
+  { dir, prefix, limitBytes, overLimit, reserve }: { dir: string; prefix: string; limitBytes: number; overLimit: () => Error; reserve?: ReserveBytes },
 ): Promise<SpooledFile> {
   keepPartError(part);
   await mkdir(dir, { recursive: true });
@@ -123,7 +130,7 @@ export async function spoolFile(
   if (cutShort) throw cutShort;
   const target = path.join(dir, `${prefix}_${randomBytes(16).toString('hex')}`);
   const partial = `${target}${PARTIAL_SUFFIX}`;
-  const counter = new LimitedDigest(limitBytes, overLimit);
+  const counter = new LimitedDigest(limitBytes, overLimit, reserve);
   try {
     await pipeline(part.file, counter, createWriteStream(partial, { flags: 'wx' }));
     // multipart's own fileSize limit (limits.upload_limit_bytes) ends the part early rather than failing it.
