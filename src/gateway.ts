@@ -11,6 +11,7 @@ import { createSettlements } from './billing/settlements.js';
 import { loadTokenizers } from './billing/tokens.js';
 import type { Config } from './config/schema.js';
 import { deleteExpiredSignIns } from './console/sweep.js';
+import { removeUploadLeftovers, storedFilesDir } from './files/leftovers.js';
 import { createFileSweeper } from './files/sweep.js';
 import { createKeyResolver } from './http/key-resolver.js';
 import { createKeyUseRecorder, type KeyUseRecorder } from './http/key-use.js';
@@ -54,6 +55,8 @@ export interface GatewayOptions {
 }
 
 export async function createGateway(config: Config, logger: FastifyBaseLogger, options: GatewayOptions = {}): Promise<Gateway> {
+  // First of all: a disk that an earlier run's unfinished uploads filled must not stop the store opening.
+  await removeUploadLeftovers({ filesDir: storedFilesDir(config.data_dir), spoolDir: uploadSpoolDir(config.data_dir), log: logger });
   // Settles answered before SQLite has them are journaled here (store/hot-ledger/answered-settles.ts).
   const store = await openStore(config.store, { log: logger, settleJournal: path.join(config.data_dir, 'answered-settles.jsonl') });
   const metrics = createMetrics();

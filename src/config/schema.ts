@@ -122,8 +122,8 @@ export const ConfigSchema = z
         // every redis_probe_ms, finds Redis answering again.
         redis_timeout_ms: positiveInt.default(200),
         redis_probe_ms: positiveInt.default(1_000),
-        // Failed authentications one client address (an IPv6 /64) may make per minute; past it 429
-        // before any lookup. 0 turns the limit off (a proxy in front that hides client addresses).
+        // Failed authentications one client address (an IPv6 /64) may make per minute; past it its
+        // unknown keys get 429 (valid ones still pass). 0 turns the limit off (a proxy hiding addresses).
         auth_failures_per_minute: z.number().int().nonnegative().default(30),
         // How long an unknown or revoked key is refused from memory, without a store lookup.
         invalid_key_cache_ms: positiveInt.default(30_000),
@@ -211,7 +211,7 @@ export const ConfigSchema = z
       .object({
         retry_delays_ms: z.array(positiveInt).default([5_000, 30_000, 300_000]),
         timeout_ms: positiveInt.default(10_000),
-        // attempts in flight per receiver (callback URL origin) and in all: a hanging receiver uses only its own slots
+        // attempts in flight per account and receiver (callback URL origin), and in all: hanging callbacks use only their own slots
         per_receiver_concurrency: positiveInt.default(4),
         max_in_flight: positiveInt.default(64),
         // how often the outbox is read for new callbacks: their first attempt starts within about this

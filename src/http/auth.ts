@@ -35,22 +35,22 @@ export function presentedKey(request: FastifyRequest): string | undefined {
 }
 
 /**
- * Before any lookup: an address that keeps presenting bad credentials (keys, sign-in links,
- * session cookies) is refused without costing a query.
+ * The answer to a failed authentication (an unknown key, sign-in link or session cookie) from
+ * `address`, which is counted: `refusal` (401) while the address is within its limit, else 429.
+ * Asked only after the credential was looked up, so a valid one is never refused for its address.
  */
-export function refuseFailingAddress(failures: AuthFailureLimit | undefined, address: string): void {
+export function failedAuthentication(failures: AuthFailureLimit | undefined, address: string, refusal: Error): Error {
   const refusedForMs = failures?.refusedForMs(address) ?? 0;
-  if (refusedForMs > 0) throw rateLimited({ retryAfterMs: refusedForMs, message: 'too many failed authentications from this address' });
+  failures?.recordFailure(address);
+  if (refusedForMs > 0) return rateLimited({ retryAfterMs: refusedForMs, message: 'too many failed authentications from this address' });
+  return refusal;
 }
 
 export function apiKeyHook(keys: KeyResolver) {
   const failures = keys.failures;
   /** The request's caller set, or why it may not call: the key's verdict, read at once or from the store. */
   function admit(request: FastifyRequest, caller: Caller | undefined): Error | undefined {
-    if (!caller) {
-      failures?.recordFailure(request.ip);
-      return auth();
-    }
+    if (!caller) return failedAuthentication(failures, request.ip, auth());
     if (caller.suspended) return forbidden(ACCOUNT_SUSPENDED);
     // Checked here, not by the resolver's cache: a cached key stops at its expiry to the millisecond.
     if (isExpired(caller.limits, Date.now())) return auth(`this API key expired at ${new Date(caller.limits!.expiresAt!).toISOString()}`);
@@ -62,11 +62,10 @@ export function apiKeyHook(keys: KeyResolver) {
   return function authenticate(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) {
     let verdict: Caller | undefined | Promise<Caller | undefined>;
     try {
-      refuseFailingAddress(failures, request.ip);
       const key = presentedKey(request);
       // No key, or not one of ours, never reaches the store: a plain 401, not counted against the address.
       if (!key?.startsWith(KEY_PREFIX)) throw auth();
-      verdict = keys.resolve(key);
+      verdict = keys.resolve(key, request.ip);
     } catch (error) {
       return done(error as Error);
     }

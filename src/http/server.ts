@@ -81,7 +81,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     // A client that trickles its request (slowloris) is cut off: headers within headers_timeout_ms,
     // the whole request within receive_timeout_ms, checked every second rather than Node's 30 s.
     requestTimeout: config.limits.receive_timeout_ms,
-    http: { headersTimeout: config.limits.headers_timeout_ms, connectionsCheckingInterval: 1_000 },
+    // Never above the receive timeout: Node cuts a request no sooner than its headers timeout, so a
+    // longer one would let a stalled body outlive receive_timeout_ms.
+    http: { headersTimeout: Math.min(config.limits.headers_timeout_ms, config.limits.receive_timeout_ms), connectionsCheckingInterval: 1_000 },
     clientErrorHandler: answerClientError,
     forceCloseConnections: 'idle',
     // Our own 503 below answers in the spec's error shape.

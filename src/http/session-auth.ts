@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { checkSession } from '../console/sessions.js';
 import { auth, forbidden } from '../errors.js';
 import type { Store } from '../store/open.js';
-import { apiKeyHook, refuseFailingAddress, sendsKeyHeader } from './auth.js';
+import { apiKeyHook, failedAuthentication, sendsKeyHeader } from './auth.js';
 import type { KeyResolver } from './key-resolver.js';
 
 declare module 'fastify' {
@@ -68,13 +68,13 @@ export function accountAuthHook({ keys, store, settings }: { keys: KeyResolver; 
     const secret = request.cookies[SESSION_COOKIE];
     if (!secret) throw auth();
     refuseCrossSite(request, publicOrigin);
-    refuseFailingAddress(keys.failures, request.ip);
-    const session = await checkSession(store.db, { secret, now: Date.now() });
+    // Looked up first, whatever the address's record: a live session is never refused for it.
+    const check = () => checkSession(store.db, { secret, now: Date.now() });
+    const session = await (keys.failures ? keys.failures.paceLookup(request.ip, check) : check());
     if ('refused' in session) {
-      // Only a secret that names no session may be a guess; a stale cookie is its owner's.
-      if (session.unknown) keys.failures?.recordFailure(request.ip);
       clearSessionCookie(request, reply, settings); // the browser stops sending a dead cookie
-      throw auth(session.refused);
+      // Only a secret that names no session may be a guess; a stale cookie is its owner's.
+      throw session.unknown ? failedAuthentication(keys.failures, request.ip, auth(session.refused)) : auth(session.refused);
     }
     request.caller = session.caller;
     request.consoleSession = { id: session.id };

@@ -3,7 +3,7 @@
 // as the bytes arrive (never a whole upload in memory).
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -11,6 +11,7 @@ import type { MultipartFile } from '@fastify/multipart';
 import type { FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 import { requireBalanceFor } from '../billing/upload-minimum.js';
 import { GatewayError, invalidRequest } from '../errors.js';
+import { PARTIAL_SUFFIX } from '../files/leftovers.js';
 import type { Pipeline } from '../pipeline/metered-call.js';
 import type { Caller } from '../pipeline/types.js';
 import type { Store } from '../store/open.js';
@@ -90,19 +91,25 @@ export interface SpooledFile {
   sha256: string;
 }
 
-/** Counts and hashes the bytes passing through, and fails past `limitBytes`. */
+/** Takes room for bytes before they are written: an error when there is none. */
+export type ReserveBytes = (bytes: number) => Error | undefined;
+
+/** Counts and hashes the bytes passing through, and fails past `limitBytes` or when `reserve` refuses. */
 class LimitedDigest extends Transform {
   bytes = 0;
   readonly digest = createHash('sha256');
   constructor(
     private readonly limitBytes: number,
     private readonly overLimit: () => Error,
+    private readonly reserve?: ReserveBytes,
   ) {
     super();
   }
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback) {
     this.bytes += chunk.length;
     if (this.bytes > this.limitBytes) return callback(this.overLimit());
+    const refused = this.reserve?.(chunk.length);
+    if (refused) return callback(refused);
     this.digest.update(chunk);
     callback(null, chunk);
   }
@@ -123,29 +130,32 @@ export function keepPartError(part: MultipartFile): void {
 }
 
 /**
- * Streams a multipart file part to a new file in `dir` (named `<prefix>_<random>`). Past
- * `limitBytes` (or multipart's own limit) it fails with `overLimit()`; on any failure the partial
- * file is deleted. The caller owns the file it gets back.
+ * Streams a multipart file part to a new file in `dir` (named `<prefix>_<random>`, written as
+ * `<name>.part` until the part ended whole). Past `limitBytes` (or multipart's own limit) it fails
+ * with `overLimit()`; `reserve`, when given, is asked for each chunk's room before it is written.
+ * On any failure the partial file is deleted. The caller owns the file it gets back.
  */
 export async function spoolFile(
   part: MultipartFile,
-  { dir, prefix, limitBytes, overLimit }: { dir: string; prefix: string; limitBytes: number; overLimit: () => Error },
+  { dir, prefix, limitBytes, overLimit, reserve }: { dir: string; prefix: string; limitBytes: number; overLimit: () => Error; reserve?: ReserveBytes },
 ): Promise<SpooledFile> {
   keepPartError(part);
   await mkdir(dir, { recursive: true });
   const cutShort = partErrors.get(part.file);
   if (cutShort) throw cutShort;
   const target = path.join(dir, `${prefix}_${randomBytes(16).toString('hex')}`);
-  const counter = new LimitedDigest(limitBytes, overLimit);
+  const partial = `${target}${PARTIAL_SUFFIX}`;
+  const counter = new LimitedDigest(limitBytes, overLimit, reserve);
   try {
-    await pipeline(part.file, counter, createWriteStream(target, { flags: 'wx' }));
+    await pipeline(part.file, counter, createWriteStream(partial, { flags: 'wx' }));
     // multipart's own fileSize limit (limits.upload_limit_bytes) ends the part early rather than failing it.
     if (part.file.truncated) throw overLimit();
     // A part cut short may still end its stream: what arrived is not the whole file.
     const cut = partErrors.get(part.file);
     if (cut) throw cut;
+    await rename(partial, target);
   } catch (error) {
-    await rm(target, { force: true });
+    await rm(partial, { force: true });
     throw error;
   }
   return { path: target, bytes: counter.bytes, sha256: counter.digest.digest('hex') };

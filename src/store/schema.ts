@@ -185,7 +185,7 @@ export interface WebhookOutboxTable {
   task_id: string;
   event_id: string;
   url: string;
-  /** The URL's origin: attempts in flight are limited per receiver. */
+  /** The URL's origin: attempts in flight are limited per account and receiver. */
   receiver: string;
   payload: string;
   state: 'pending' | 'delivered' | 'dropped';

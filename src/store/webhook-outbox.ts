@@ -99,11 +99,13 @@ export async function mayHaveDueWebhooks(db: Kysely<DB>, now: number): Promise<b
 
 /**
  * Leases up to `limit` pending rows due at `now` whose lease is absent or expired, until
- * `now + leaseMs`, and at most `perReceiver` per receiver counting the rows it already has
- * under an unexpired lease (in flight here or on another instance): a receiver's backlog beyond
- * its slots stays unclaimed, so it never holds a lease it cannot use. Rows are taken by the slot
- * they would fill, then by due time: when `limit` binds, a receiver with nothing in flight goes
- * before another's second or third attempt in flight. On PostgreSQL the candidates are locked
+ * `now + leaseMs`, and at most `perReceiver` per lane, an (account, receiver) pair, counting the
+ * rows it already has under an unexpired lease (in flight here or on another instance): a lane's
+ * backlog beyond its slots stays unclaimed, so it never holds a lease it cannot use. Lanes are per
+ * account, not per receiver alone: one account's hanging callbacks to a shared receiver (a
+ * platform's endpoint many accounts use) never hold another account's slots. Rows are taken by
+ * the slot they would fill, then by due time: when `limit` binds, a lane with nothing in flight
+ * goes before another's second or third attempt in flight. On PostgreSQL the candidates are locked
  * with SKIP LOCKED, so concurrent claimers take disjoint sets instead of queueing on one
  * another (two claimers racing for one receiver may each fill its last free slot); on SQLite
  * the statement runs under the database write lock, which serialises claimers.
@@ -116,31 +118,33 @@ export async function claimDueWebhooks(
     .with('busy', (qb) =>
       qb
         .selectFrom('webhook_outbox')
-        .select((eb) => ['receiver', eb.fn.countAll<number>().as('in_flight')])
+        .select((eb) => ['account_id', 'receiver', eb.fn.countAll<number>().as('in_flight')])
         .where('state', '=', 'pending')
         .where('lease_until', '>', now)
-        .groupBy('receiver'),
+        .groupBy(['account_id', 'receiver']),
     )
-    // slot: the receiver's attempts in flight plus this row's place in its queue of due rows
+    // slot: the lane's attempts in flight plus this row's place in its queue of due rows
     .with(
       (cte) => cte('ranked').materialized(),
       (qb) =>
         qb
           .selectFrom('webhook_outbox')
-          .leftJoin('busy', 'busy.receiver', 'webhook_outbox.receiver')
+          .leftJoin('busy', (join) => join.onRef('busy.account_id', '=', 'webhook_outbox.account_id').onRef('busy.receiver', '=', 'webhook_outbox.receiver'))
           .select((eb) => [
             'webhook_outbox.id',
             'webhook_outbox.next_attempt_at',
             sql<number>`coalesce(${eb.ref('busy.in_flight')}, 0) + ${eb.fn
               .agg<number>('row_number')
-              .over((ob) => ob.partitionBy('webhook_outbox.receiver').orderBy('webhook_outbox.next_attempt_at').orderBy('webhook_outbox.id'))}`.as('slot'),
+              .over((ob) =>
+                ob.partitionBy(['webhook_outbox.account_id', 'webhook_outbox.receiver']).orderBy('webhook_outbox.next_attempt_at').orderBy('webhook_outbox.id'),
+              )}`.as('slot'),
           ])
           .where('webhook_outbox.state', '=', 'pending')
           .where('webhook_outbox.next_attempt_at', '<=', now)
           .where((w) => w.or([w('webhook_outbox.lease_until', 'is', null), w('webhook_outbox.lease_until', '<=', now)]))
-          // a receiver whose slots are all taken is left out before ranking: a hanging receiver's
-          // backlog costs an index check per row here, not a sort
-          .where('webhook_outbox.receiver', 'not in', (eb) => eb.selectFrom('busy').select('busy.receiver').where('busy.in_flight', '>=', perReceiver)),
+          // a lane whose slots are all taken is left out before ranking: a hanging receiver's
+          // backlog costs a check per row here, not a sort
+          .where((w) => w.or([w('busy.in_flight', 'is', null), w('busy.in_flight', '<', perReceiver)])),
     )
     // A materialized CTE, not `id in (subquery)`: PostgreSQL may rescan such a subquery per
     // outer row, and a rescanned `LIMIT … FOR UPDATE SKIP LOCKED` skips the rows this very

@@ -117,7 +117,9 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
         await endFailedTaskHold(trx, { holdId: finished.hold_id, handler, requestId, note: `task ${finished.id} failed`, now: at });
       }
       if (finished.callback_url) {
+        const eventId = newId('evt');
         const payload = webhookPayload(finished, {
+          eventId,
           webhookType: handler.webhookType,
           status: outcome.state === 'succeeded' ? 'succeeded' : 'failed',
           error: outcome.state === 'failed' ? outcome.error : undefined,
@@ -126,7 +128,7 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
         await enqueueWebhook(trx, {
           accountId: finished.account_id,
           taskId: finished.id,
-          eventId: newId('evt'),
+          eventId,
           url: finished.callback_url,
           payload: JSON.stringify(payload),
           now: at,

@@ -7,14 +7,18 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export function webhookPayload(
   task: TaskRow,
   {
+    eventId,
     webhookType,
     status,
     error,
     extra = {},
-  }: { webhookType: string; status: 'succeeded' | 'failed' | 'cancelled'; error?: TaskError; extra?: Record<string, unknown> },
+  }: { eventId: string; webhookType: string; status: 'succeeded' | 'failed' | 'cancelled'; error?: TaskError; extra?: Record<string, unknown> },
 ): Record<string, unknown> {
   return {
     task_id: task.id,
+    // The X-Service-Event-Id header's value, in the signed body: a receiver that deduplicates on it
+    // relies on a value the signature covers (verifyWebhook refuses a header that differs).
+    event_id: eventId,
     task_type: webhookType,
     status,
     model: task.model,

@@ -4,9 +4,10 @@
 // the rows, so several instances can run this loop on one database, and a restart resumes.
 //
 // Each attempt runs on its own: nothing waits for a batch. Attempts in flight are bounded per
-// receiver (the callback URL's origin) and in all, and a claim takes only what those bounds
-// leave free, so a receiver that hangs holds its own few slots for at most timeoutMs each while
-// its backlog stays unclaimed in the store, and everyone else's rows go out when they are due.
+// lane, an account and a receiver (the callback URL's origin), and in all, and a claim takes only
+// what those bounds leave free, so callbacks that hang hold their lane's few slots for at most
+// timeoutMs each while its backlog stays unclaimed in the store, and everyone else's rows (another
+// account's to the same receiver included) go out when they are due.
 import { findAccount } from '../store/accounts.js';
 import type { Store } from '../store/open.js';
 import { claimDueWebhooks, type DeliveryOutcome, mayHaveDueWebhooks, recordDeliveryAttempt, type WebhookRow } from '../store/webhook-outbox.js';
@@ -33,7 +34,7 @@ export interface WebhookDelivererOptions {
   timeoutMs: number;
   allowPrivate: boolean;
   log: WebhookLog;
-  /** Attempts in flight at once to one receiver (URL origin), counted through the store's leases. */
+  /** Attempts in flight at once for one account to one receiver (URL origin), counted through the store's leases. */
   perReceiverConcurrency?: number;
   /** Attempts in flight at once in this deliverer, all receivers together. */
   maxInFlight?: number;
@@ -72,7 +73,7 @@ export function createWebhookDeliverer({
 }: WebhookDelivererOptions): WebhookDeliverer {
   const maxAttempts = 1 + retryDelaysMs.length;
   // A lease outlives its attempt (bounded by timeoutMs) with room for the database writes; only
-  // a crashed instance's rows wait for it to expire, and until then they fill their receiver's slots.
+  // a crashed instance's rows wait for it to expire, and until then they fill their lane's slots.
   const leaseMs = timeoutMs + 30_000;
   const inFlight = new Set<Promise<void>>();
   const wakes = new Set<NodeJS.Timeout>();

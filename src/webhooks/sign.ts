@@ -1,6 +1,7 @@
 // The webhook signature of spec §6.1: `sha256=` + hex HMAC-SHA256, keyed with the account's
 // webhook secret, over `<timestamp>.<raw body>`. Shared by the deliverer and by receivers
-// (through the package entry), so both sides compute it from one definition.
+// (through the package entry), so both sides compute it from one definition. The event id is
+// signed as part of the body (its `event_id`, equal to the X-Service-Event-Id header; verify.ts).
 import { createHmac } from 'node:crypto';
 
 export const WEBHOOK_HEADERS = {

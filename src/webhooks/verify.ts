@@ -14,8 +14,10 @@ const SIGNATURE = /^sha256=([0-9a-fA-F]{64})$/;
 
 /**
  * True when the request carries a valid `X-Service-Signature` for `rawBody` under `secret` and
- * an `X-Service-Timestamp` within `toleranceSeconds` of `now()` (either side: replay protection).
- * A missing or malformed header is false, never an exception.
+ * an `X-Service-Timestamp` within `toleranceSeconds` of `now()` (either side: replay protection),
+ * and its `X-Service-Event-Id`, when sent, equals the signed body's `event_id`, when it has one
+ * (the header alone is not signed: a replay under another event id must not pass a receiver's
+ * deduplication). A missing or malformed header is false, never an exception.
  */
 export function verifyWebhook(
   secret: string,
@@ -34,7 +36,22 @@ export function verifyWebhook(
   const given = Buffer.from(hex, 'hex');
   const expected = webhookDigest(secret, timestamp, rawBody);
   // Both are 32 bytes here (the pattern fixed the length), as timingSafeEqual requires.
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return false;
+  const eventId = readHeader(headers, WEBHOOK_HEADERS.eventId);
+  const signedEventId = eventId === undefined ? undefined : signedEventIdOf(rawBody);
+  return signedEventId === undefined || signedEventId === eventId;
+}
+
+/** The body's `event_id`; undefined when it has none (a callback queued before bodies carried it). */
+function signedEventIdOf(rawBody: string | Buffer): string | null | undefined {
+  try {
+    const body: unknown = JSON.parse(typeof rawBody === 'string' ? rawBody : rawBody.toString('utf8'));
+    if (typeof body !== 'object' || body === null || !('event_id' in body)) return undefined;
+    const { event_id: eventId } = body as { event_id: unknown };
+    return typeof eventId === 'string' ? eventId : null; // present but not a string never matches
+  } catch {
+    return undefined; // not JSON: the signature alone vouches for it, as before
+  }
 }
 
 function readHeader(headers: WebhookHeaders, name: string): string | undefined {

@@ -75,7 +75,17 @@ describe('async images', () => {
     const created = await gw.call(key, 'POST', '/v1/images/async', { model: 'sandbox-image', prompt: 'call me', callback_url: receiver.url });
     const delivery = await eventually(() => receiver.deliveries.find((d) => d.payload.task_id === created.body.id));
     assert.equal(delivery.verified, true);
-    assert.deepEqual(Object.keys(delivery.payload).sort(), ['created_at', 'finished_at', 'livemode', 'model', 'result_url', 'status', 'task_id', 'task_type']);
+    assert.deepEqual(Object.keys(delivery.payload).sort(), [
+      'created_at',
+      'event_id',
+      'finished_at',
+      'livemode',
+      'model',
+      'result_url',
+      'status',
+      'task_id',
+      'task_type',
+    ]);
     assert.deepEqual(
       { status: delivery.payload.status, task_type: delivery.payload.task_type, result_url: delivery.payload.result_url },
       { status: 'succeeded', task_type: 'image', result_url: `${gw.url}/v1/images/async/${created.body.id}` },

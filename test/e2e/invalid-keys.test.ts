@@ -1,6 +1,6 @@
 // Invalid keys stay off the store: one lookup per key per invalid_key_cache_ms, and an address that
-// keeps failing is refused (429, Retry-After) before any lookup, while other addresses go on.
-// Every 429 says when to come back.
+// keeps failing gets 429 (Retry-After) for its unknown keys, while a valid key from the same address
+// (a customer behind the guesser's NAT) still authenticates. Every 429 says when to come back.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
@@ -34,7 +34,7 @@ describe('invalid keys', () => {
         0,
     );
 
-  test('a flood of one invalid key costs one lookup, then the address gets 429 while another still authenticates', async () => {
+  test('a flood of one invalid key costs one lookup, then the address gets 429 for it while its valid keys still authenticate', async () => {
     const before = await lookups('unknown');
     const answers = [];
     for (let i = 0; i < 20; i++) answers.push(await models('127.0.0.2', 'tr-not-a-real-key'));
@@ -52,15 +52,25 @@ describe('invalid keys', () => {
 
     const { key } = await gw.account();
     assert.equal((await models('127.0.0.3', key)).status, 200, 'another address authenticates');
-    assert.equal((await models('127.0.0.2', key)).status, 429, 'the flooding address is refused even a good key, unlooked');
+    assert.equal((await models('127.0.0.2', key)).status, 200, 'a good key from the flooding address is admitted');
+    assert.equal((await models('127.0.0.2', 'tr-not-a-real-key')).status, 429, 'and its bad key is still refused');
   });
 
-  test('distinct invalid keys cost one lookup each until the address limit stops them', async () => {
+  test('thirty wrong keys from one address lock out no customer behind it: a valid key the gateway has not seen yet is looked up and admitted', async () => {
+    for (let i = 0; i < 30; i++) await models('127.0.0.7', `tr-wrong-${i}`);
+    assert.equal((await models('127.0.0.7', 'tr-wrong-once-more')).status, 429);
+    const { key } = await gw.account();
+    const before = await lookups('found');
+    assert.equal((await models('127.0.0.7', key)).status, 200);
+    assert.equal((await lookups('found')) - before, 1, 'the valid key came from the store, not from memory');
+  });
+
+  test('distinct invalid keys are each looked up, and past the address limit answered 429', async () => {
     const before = await lookups('unknown');
     const statuses = [];
     for (let i = 0; i < 12; i++) statuses.push((await models('127.0.0.4', `tr-guess-${i}`)).status);
     assert.deepEqual(statuses, [...Array(5).fill(401), ...Array(7).fill(429)]);
-    assert.equal((await lookups('unknown')) - before, 5);
+    assert.equal((await lookups('unknown')) - before, 12);
   });
 
   test('a key issued after a flood of invalid ones works at once', async () => {

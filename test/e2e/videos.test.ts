@@ -158,7 +158,17 @@ describe('video generation', () => {
     assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: 5_000_000, held_micros: 0 });
     const delivery = await eventually(() => receiver.deliveries.find((d) => d.payload.task_id === created.body.id));
     assert.equal(delivery.verified, true);
-    assert.deepEqual(Object.keys(delivery.payload).sort(), ['created_at', 'error', 'finished_at', 'livemode', 'model', 'status', 'task_id', 'task_type']);
+    assert.deepEqual(Object.keys(delivery.payload).sort(), [
+      'created_at',
+      'error',
+      'event_id',
+      'finished_at',
+      'livemode',
+      'model',
+      'status',
+      'task_id',
+      'task_type',
+    ]);
     assert.deepEqual(
       { status: delivery.payload.status, code: delivery.payload.error.code, type: delivery.payload.task_type },
       { status: 'failed', code: 'task_failed', type: 'video' },
@@ -166,7 +176,7 @@ describe('video generation', () => {
     assert.equal(typeof delivery.payload.error.message, 'string');
   });
 
-  test('a success webhook carries exactly the spec fields and livemode, signed', async () => {
+  test('a success webhook carries exactly the spec fields, livemode and its event id, signed', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 5_000_000 });
     receiver.secret = (await gw.admin('GET', `/admin/accounts/${accountId}/webhook-secret`)).body.secret;
     const created = await gw.call(key, 'POST', '/v1/videos/generations', { model: 'sandbox-video', content: prompt, callback_url: receiver.url });
@@ -176,6 +186,8 @@ describe('video generation', () => {
     assert.match(String(delivery.headers['x-service-signature']), /^sha256=[0-9a-f]{64}$/);
     assert.deepEqual(delivery.payload, {
       task_id: created.body.id,
+      // the X-Service-Event-Id header's value, inside the signed body
+      event_id: delivery.headers['x-service-event-id'],
       task_type: 'video',
       status: 'succeeded',
       model: 'sandbox-video',

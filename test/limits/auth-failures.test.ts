@@ -32,3 +32,45 @@ test('IPv6 clients are counted by /64, and IPv4-mapped addresses as IPv4', () =>
   assert.ok(limit.refusedForMs('2001:db8:1:2::ffff') > 0, 'another address of the same /64');
   assert.equal(limit.refusedForMs('2001:db8:1:3::1'), 0);
 });
+
+/** A lookup the test ends by hand, recording when it started. */
+function heldLookups() {
+  const started: string[] = [];
+  const ends = new Map<string, () => void>();
+  const lookup = (name: string) => () =>
+    new Promise<string>((resolve) => {
+      started.push(name);
+      ends.set(name, () => resolve(name));
+    });
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  return { started, lookup, end: (name: string) => ends.get(name)!(), turn };
+}
+
+test('an address past its limit has its lookups run one at a time, each still answered; others run at once', async () => {
+  const limit = createAuthFailureLimit({ perMinute: 1, now: fakeClock().now });
+  limit.recordFailure('203.0.113.7');
+  const { started, lookup, end, turn } = heldLookups();
+  const first = limit.paceLookup('203.0.113.7', lookup('a'));
+  const second = limit.paceLookup('203.0.113.7', lookup('b'));
+  const elsewhere = limit.paceLookup('203.0.113.8', lookup('c'));
+  await turn();
+  assert.deepEqual([...started].sort(), ['a', 'c'], 'b waits for a');
+  end('a');
+  await turn();
+  assert.deepEqual([...started].sort(), ['a', 'b', 'c']);
+  end('b');
+  end('c');
+  assert.deepEqual(await Promise.all([first, second, elsewhere]), ['a', 'b', 'c']);
+});
+
+test('an address in good standing has its lookups run side by side', async () => {
+  const limit = createAuthFailureLimit({ perMinute: 5, now: fakeClock().now });
+  limit.recordFailure('203.0.113.7');
+  const { started, lookup, end, turn } = heldLookups();
+  const answers = [limit.paceLookup('203.0.113.7', lookup('a')), limit.paceLookup('203.0.113.7', lookup('b'))];
+  await turn();
+  assert.deepEqual(started, ['a', 'b']);
+  end('a');
+  end('b');
+  assert.deepEqual(await Promise.all(answers), ['a', 'b']);
+});

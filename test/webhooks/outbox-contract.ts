@@ -26,8 +26,16 @@ export function runOutboxContract(label: string, makeUrl: () => string): void {
     const db = () => ctx.store().db;
     const claim = (now: number, limit = 10, perReceiver = 100) =>
       claimDueWebhooks(db(), { now, leaseMs: LEASE, limit, perReceiver, dialect: ctx.store().dialect });
-    const enqueue = async (n: number, { taskId = 'task_1', now = T0, url = `https://hooks.example/${n}` } = {}): Promise<WebhookRow> => {
-      const { id: accountId } = await createAccount(ctx.store(), { name: 'hooks', now: T0 });
+    // One account per store unless a test names another: lanes are (account, receiver).
+    const accounts = new WeakMap<object, Map<string, string>>();
+    const accountNamed = async (name: string): Promise<string> => {
+      const mine = accounts.get(ctx.store()) ?? new Map<string, string>();
+      accounts.set(ctx.store(), mine);
+      if (!mine.has(name)) mine.set(name, (await createAccount(ctx.store(), { name, now: T0 })).id);
+      return mine.get(name)!;
+    };
+    const enqueue = async (n: number, { taskId = 'task_1', now = T0, url = `https://hooks.example/${n}`, account = 'hooks' } = {}): Promise<WebhookRow> => {
+      const accountId = await accountNamed(account);
       return enqueueWebhook(db(), { accountId, taskId, eventId: `evt_${n}`, url, payload: `{"n":${n}}`, now });
     };
     const ids = (rows: WebhookRow[]) => rows.map((r) => r.event_id);
@@ -127,6 +135,16 @@ export function runOutboxContract(label: string, makeUrl: () => string): void {
       // one slot free again: the tarpit's next row in due order, not the retry (due later)
       assert.deepEqual(ids(await claim(T0 + 40, 10, 2)), ['evt_3']);
       assert.deepEqual(ids(await claim(T0 + 40, 10, 2)), []);
+    });
+
+    test("one account's rows in flight to a receiver take none of another account's slots to the same receiver", async () => {
+      for (let n = 1; n <= 4; n++) await enqueue(n, { url: `https://platform.example/${n}`, now: T0 + n, account: 'slow' });
+      await enqueue(5, { url: 'https://platform.example/b', now: T0 + 10, account: 'prompt' });
+      assert.deepEqual(ids(await claim(T0 + 20, 10, 2)), ['evt_1', 'evt_2', 'evt_5']);
+      await enqueue(6, { url: 'https://platform.example/b', now: T0 + 11, account: 'prompt' });
+      // the slow account's two slots are taken and its backlog waits; the other account's lane has room
+      assert.deepEqual(ids(await claim(T0 + 20, 10, 2)), ['evt_6']);
+      assert.deepEqual(ids(await claim(T0 + 20, 10, 2)), []);
     });
 
     test("an expired lease (a crashed deliverer) no longer fills its receiver's slot", async () => {

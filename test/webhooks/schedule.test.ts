@@ -139,6 +139,48 @@ describe('webhook schedule', () => {
     }
   });
 
+  test("one account's hanging callbacks to a receiver do not delay another account's callbacks to the same receiver", async () => {
+    // one origin (a platform both accounts point at): account A's paths hang, account B's answer at once
+    const platform = await receiver((res, request) => {
+      if (request.path.startsWith('/slow/')) return; // never answered: the deliverer times out
+      res.writeHead(204).end();
+    });
+    const slow = await createAccount(store, { name: 'slow' });
+    const prompt = await createAccount(store, { name: 'prompt' });
+    for (let k = 0; k < 40; k++) await enqueue(slow.id, `evt_slow_${k}`, platform.url(`/slow/${k}`));
+    const d = deliverer({ timeoutMs: 5_000, retryDelaysMs: [60_000], perReceiverConcurrency: 4, maxInFlight: 64 });
+    d.start();
+    try {
+      await until(
+        () => platform.open(),
+        (open) => open === 4,
+        5_000,
+        20,
+      );
+      const events: WebhookRow[] = [];
+      for (let k = 0; k < 5; k++) events.push(await enqueue(prompt.id, `evt_prompt_${k}`, platform.url(`/prompt/${k}`)));
+      await until(
+        () => events.every((e) => arrivalsOf(platform, e.event_id).length > 0),
+        (all) => all,
+        4_000,
+        20,
+      );
+      const late = events.map((e) => arrivalsOf(platform, e.event_id)[0]!.arrivedAtEpochMs - e.created_at);
+      assert.deepEqual(
+        late.filter((ms) => ms > LATE_LIMIT_MS),
+        [],
+        `lateness ${late} ms`,
+      );
+      assert.equal(
+        platform.received.filter((r) => r.path.startsWith('/slow/')).length,
+        4,
+        "the slow account's backlog stayed in the store, behind its own four slots",
+      );
+    } finally {
+      await d.stop();
+    }
+  });
+
   test('max_in_flight bounds the attempts in flight over all receivers, shared out evenly between hanging ones', async () => {
     const tarpits = [await receiver('hang'), await receiver('hang'), await receiver('hang')];
     const { id: accountId } = await createAccount(store, { name: 'tarpits' });

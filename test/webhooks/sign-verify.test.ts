@@ -99,4 +99,22 @@ describe('verifyWebhook', () => {
     const upper = `sha256=${headers['X-Service-Signature'].slice(7).toUpperCase()}`;
     assert.equal(verifyWebhook(secret, { ...headers, 'X-Service-Signature': upper }, body, 300, at(sentAt)), true);
   });
+
+  test("the event id is covered by the signature: a header that differs from the signed body's event_id fails", () => {
+    const withId = '{"task_id":"task_1","event_id":"evt_1","status":"succeeded"}';
+    const headers = (eventId?: string) => ({ ...signed(sentAt, withId), ...(eventId !== undefined && { 'X-Service-Event-Id': eventId }) });
+    assert.deepEqual(
+      [
+        verifyWebhook(secret, headers('evt_1'), withId, 300, at(sentAt)),
+        verifyWebhook(secret, headers('evt_2'), withId, 300, at(sentAt)),
+        verifyWebhook(secret, headers(), withId, 300, at(sentAt)),
+        verifyWebhook(secret, { ...signed(sentAt, '{"event_id":7}'), 'X-Service-Event-Id': '7' }, '{"event_id":7}', 300, at(sentAt)),
+      ],
+      [true, false, true, false],
+    );
+  });
+
+  test('a body without event_id (a callback queued before bodies carried it) verifies on its signature alone, as before', () => {
+    assert.equal(verifyWebhook(secret, { ...signed(), 'X-Service-Event-Id': 'evt_any' }, body, 300, at(sentAt)), true);
+  });
 });

@@ -8,7 +8,9 @@ import path from 'node:path';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from '../../config/schema.js';
 import { invalidRequest, notFound } from '../../errors.js';
+import { storedFilesDir } from '../../files/leftovers.js';
 import { storeFileWithinQuota } from '../../files/quota.js';
+import { createUploadRooms } from '../../files/upload-room.js';
 import { fileUrl, isFileId } from '../../files/urls.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import { accountFileBytes, deleteFile, findAccountFile, findFile } from '../../store/files.js';
@@ -34,31 +36,40 @@ const quotaFull = (quotaBytes: number) =>
   tooLarge(`file: the account's file storage of ${quotaBytes} bytes would be exceeded; delete files (DELETE /v1/files/{id}) or wait for them to expire`);
 
 export const fileUploadRoutes: FastifyPluginAsync<FilesDeps> = async (app, deps) => {
-  const folder = path.resolve(deps.dataDir, 'files');
+  const folder = storedFilesDir(deps.dataDir);
   const { files } = deps;
   const maxFileBytes = Math.min(files.max_file_bytes, deps.uploadLimitBytes);
+  const rooms = createUploadRooms({ quotaBytes: files.max_bytes_per_account });
 
   app.post('/v1/files', { schema: FileUploadSchema, ...serializedAsBuilt, onSend: endUnreadUpload }, async (request, reply) => {
     // Storing a file is free; an account that cannot pay for anything may not fill the disk either.
     const caller = await admitUpload(deps, request, files.upload_min_balance_micros);
-    // A full quota is refused before the body; otherwise the upload may take what room is left.
-    const room = files.max_bytes_per_account - (await accountFileBytes(deps.store.db, { accountId: caller.accountId, now: Date.now() }));
-    if (room <= 0) throw quotaFull(files.max_bytes_per_account);
-    const part = await firstFilePart(request);
-    if (!part) throw invalidRequest('file field is required');
-    if (part.fieldname !== 'file') throw invalidRequest(`${part.fieldname}: unexpected field; send the upload as file`);
-    const limitBytes = Math.min(maxFileBytes, room);
-    // The id is the URL's secret: 128 random bits, and the name of the file on disk.
-    const spooled = await spoolFile(part, {
-      dir: folder,
-      prefix: 'file',
-      limitBytes,
-      overLimit: () => (room < maxFileBytes ? quotaFull(files.max_bytes_per_account) : tooLarge(`file: larger than the limit of ${maxFileBytes} bytes`)),
+    // The room is taken as the bytes arrive, before they are written, shared with the account's
+    // other uploads in flight: side by side they never put more than the quota on the disk.
+    const declaredBytes = Number(request.headers['content-length']) || 0; // the file and its multipart framing
+    const room = await rooms.open(caller.accountId, {
+      claimBytes: Math.min(declaredBytes, maxFileBytes),
+      readUsedBytes: () => accountFileBytes(deps.store.db, { accountId: caller.accountId, now: Date.now() }),
     });
-    const id = path.basename(spooled.path);
-    const filename = part.filename || 'file';
     let kept = false;
+    let spooledPath: string | undefined;
     try {
+      // A full quota is refused before the body; otherwise the upload may take what room is left.
+      if (room.freeBytes() <= 0) throw quotaFull(files.max_bytes_per_account);
+      const part = await firstFilePart(request);
+      if (!part) throw invalidRequest('file field is required');
+      if (part.fieldname !== 'file') throw invalidRequest(`${part.fieldname}: unexpected field; send the upload as file`);
+      // The id is the URL's secret: 128 random bits, and the name of the file on disk.
+      const spooled = await spoolFile(part, {
+        dir: folder,
+        prefix: 'file',
+        limitBytes: maxFileBytes,
+        overLimit: () => tooLarge(`file: larger than the limit of ${maxFileBytes} bytes`),
+        reserve: (bytes) => (room.take(bytes) ? undefined : quotaFull(files.max_bytes_per_account)),
+      });
+      spooledPath = spooled.path;
+      const id = path.basename(spooled.path);
+      const filename = part.filename || 'file';
       // Idempotency-Key: the same upload again answers the first file, and keeps one copy.
       return await runIdempotent(
         { store: deps.store, instanceId: deps.pipeline.instanceId },
@@ -76,7 +87,7 @@ export const fileUploadRoutes: FastifyPluginAsync<FilesDeps> = async (app, deps)
             created_at: now,
             expires_at: now + files.ttl_ms,
           };
-          // Checked again as the row goes in: uploads running side by side share the room left.
+          // Checked again as the row goes in: uploads on other instances share the room left too.
           const outcome = await storeFileWithinQuota(deps.store, { row, quotaBytes: files.max_bytes_per_account, now });
           if (!outcome.stored) throw quotaFull(files.max_bytes_per_account);
           kept = true;
@@ -96,7 +107,8 @@ export const fileUploadRoutes: FastifyPluginAsync<FilesDeps> = async (app, deps)
         { filename, bytes: spooled.bytes, sha256: spooled.sha256 },
       );
     } finally {
-      if (!kept) await rm(spooled.path, { force: true });
+      if (!kept && spooledPath) await rm(spooledPath, { force: true });
+      room.close({ kept });
     }
   });
 

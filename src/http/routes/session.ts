@@ -9,7 +9,7 @@ import { auth, invalidRequest, notFound } from '../../errors.js';
 import { findAccount } from '../../store/accounts.js';
 import type { Store } from '../../store/open.js';
 import { endSession } from '../../store/sessions.js';
-import { refuseFailingAddress } from '../auth.js';
+import { failedAuthentication } from '../auth.js';
 import type { KeyResolver } from '../key-resolver.js';
 import { SignInSchema, SignOutSchema } from '../schemas/session.js';
 import { type ConsoleSettings, clearSessionCookie, refuseCrossSite, SESSION_COOKIE, sessionCookieOptions } from '../session-auth.js';
@@ -27,17 +27,16 @@ export const signInRoutes: FastifyPluginAsync<SessionRouteDeps> = async (app, { 
   app.post('/v1/account/session', { schema: SignInSchema }, async (request, reply) => {
     // Another site's page must not sign a visitor in either (into an account of the attacker's).
     refuseCrossSite(request, publicOrigin);
-    refuseFailingAddress(keys.failures, request.ip);
     const { login_token: token, api_key: key } = request.body as { login_token?: string; api_key?: string };
     if ((token === undefined) === (key === undefined)) throw invalidRequest('send either login_token or api_key');
     const now = Date.now();
     const ttlMs = settings.sessionTtlMs;
-    const signedIn: SignIn =
-      token !== undefined ? await signInWithLoginToken(store, { token, ttlMs, now }) : await signInWithApiKey(store, { key: key!, ttlMs, now });
-    if ('refused' in signedIn) {
-      keys.failures?.recordFailure(request.ip);
-      throw auth(signedIn.refused);
-    }
+    // As for API keys: the credential is looked up first (paced for an address that keeps failing),
+    // so a valid one signs in from any address, and only a refused one counts against it.
+    const signIn = (): Promise<SignIn> =>
+      token !== undefined ? signInWithLoginToken(store, { token, ttlMs, now }) : signInWithApiKey(store, { key: key!, ttlMs, now });
+    const signedIn = await (keys.failures ? keys.failures.paceLookup(request.ip, signIn) : signIn());
+    if ('refused' in signedIn) throw failedAuthentication(keys.failures, request.ip, auth(signedIn.refused));
     const { session } = signedIn;
     const account = await findAccount(store.db, session.accountId);
     if (!account) throw notFound(`account ${session.accountId} not found`);
