@@ -10,7 +10,7 @@ import { holdFunds } from '../../src/billing/ledger.js';
 import { endOrphanedHolds } from '../../src/billing/recovery.js';
 import { createSettlements, type HoldEnd } from '../../src/billing/settlements.js';
 import { StoreHealth } from '../../src/store/health.js';
-import { findHold } from '../../src/store/holds.js';
+import { findHold, recordProgress } from '../../src/store/holds.js';
 import { registerInstance } from '../../src/store/instances.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import { freshSchemaUrls, requirePostgresOrSkip } from '../helpers/postgres.js';
@@ -102,5 +102,58 @@ test('on PostgreSQL, a settle that finds its hold released by the sweep is charg
     ledgerHeldMicros: 0,
     consistent: true,
   });
+  await store.close();
+});
+
+/** A stream's hold the sweep settled from the 60 micros of progress it had recorded. */
+async function sweptStream(store: Store) {
+  const { accountId, holdId, sweep } = await cutOffHold(store, 1_000, 300);
+  await recordProgress(store.db, [{ id: holdId, progress: JSON.stringify({ units: { output_token: 5 }, charge_micros: 60 }) }]);
+  assert.deepEqual(await sweep(), { settled: 1, released: 0 });
+  const usageOf = () => store.db.selectFrom('usage_all').select(['amount_micros', 'flags']).where('hold_id', '=', holdId).execute();
+  return { accountId, holdId, usageOf };
+}
+
+for (const [name, open] of [
+  ['SQLite', () => openStore('sqlite::memory:')],
+  ['PostgreSQL', () => openStore(nextUrl!())],
+] as const) {
+  test(`on ${name}, a stream’s settle that lands after the sweep billed its recorded progress replaces that charge, once`, {
+    skip: name === 'PostgreSQL' && !baseUrl,
+  }, async () => {
+    const store = await open();
+    const { accountId, holdId, usageOf } = await sweptStream(store);
+    const settlements = settlementsOn(store);
+    assert.deepEqual(await settlements.end(settleOf(holdId, 150)), { applied: true, chargedMicros: 150, unbilledMicros: 0 });
+    assert.equal((await settlements.end(settleOf(holdId, 150)))?.applied, false);
+    assert.deepEqual(await usageOf(), [{ amount_micros: 150, flags: 'recovered,late' }]);
+    assert.equal((await findHold(store.db, holdId))?.charged_micros, 150);
+    assert.deepEqual(await checkAccountBalance(store, accountId), {
+      balanceMicros: 850,
+      heldMicros: 0,
+      ledgerBalanceMicros: 850,
+      ledgerHeldMicros: 0,
+      consistent: true,
+    });
+    await store.close();
+  });
+}
+
+test('a stream whose recorded progress came to more than its settle gets the difference back', async () => {
+  const store = await openStore('sqlite::memory:');
+  const { accountId, holdId } = await sweptStream(store);
+  assert.equal((await settlementsOn(store).end(settleOf(holdId, 40)))?.applied, true);
+  const check = await checkAccountBalance(store, accountId);
+  assert.deepEqual({ balance: check.balanceMicros, consistent: check.consistent }, { balance: 960, consistent: true });
+  await store.close();
+});
+
+test('a hold settled by its own call is not settled again', async () => {
+  const store = await openStore('sqlite::memory:');
+  const { accountId, holdId } = await cutOffHold(store, 1_000, 300);
+  const settlements = settlementsOn(store);
+  assert.equal((await settlements.end(settleOf(holdId, 100)))?.applied, true);
+  assert.equal((await settlements.end(settleOf(holdId, 200)))?.applied, false);
+  assert.equal((await checkAccountBalance(store, accountId)).balanceMicros, 900);
   await store.close();
 });
