@@ -1,11 +1,16 @@
 // PostgreSQL refuses the NUL character (U+0000) in text, so a NUL that reached the store from a
 // request was a 500. It is refused at the edge on every store, a 400 naming the field: in the
 // path's ids and the query string (onRequest, before any body is read) and in JSON bodies (the
-// parser, json-body.ts). Requests without one pay a substring search each.
+// parser, json-body.ts), and in an upload's filename. Requests without one pay a substring search each.
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { invalidRequest } from '../errors.js';
 
 const refusal = (field: string) => invalidRequest(`${field}: must not contain the NUL character (\\u0000)`);
+
+/** A string the request carries outside JSON and the URL (an upload's filename). */
+export function requireNoNul(field: string, value: string | undefined): void {
+  if (value?.includes('\0')) throw refusal(field);
+}
 
 /** The path of the first string (or object key) in `value` holding a NUL, else undefined. */
 export function nulPath(value: unknown, at = ''): string | undefined {

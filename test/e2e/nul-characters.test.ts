@@ -50,6 +50,13 @@ describe('a NUL character on PostgreSQL', { skip: !baseUrl }, () => {
     assert.deepEqual(seen(res, 'metadata.tags[1]'), refusal('metadata.tags[1]'));
   });
 
+  test('in the filename of an upload is a 400 naming it', async () => {
+    const form = new FormData();
+    form.append('file', new Blob([new Uint8Array(Buffer.from('some text'))], { type: 'text/plain' }), 'notes\u0000.txt');
+    const res = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    assert.deepEqual(seen({ status: res.status, body: (await res.json()) as any }, 'filename'), refusal('filename'));
+  });
+
   test('an escaped backslash before u0000 is no NUL', async () => {
     const res = await gw.call(ADMIN_TOKEN, 'POST', '/admin/accounts', { name: 'a\\u0000b', credit_micros: 1 });
     assert.equal(res.status, 201);

@@ -16,6 +16,7 @@ import type { Store } from '../../store/open.js';
 import { requireCaller } from '../auth.js';
 import { attachmentDisposition, FILE_SECURITY_HEADERS, servedContentType } from '../file-headers.js';
 import { runIdempotent } from '../idempotency.js';
+import { requireNoNul } from '../nul-guard.js';
 import { FileDeleteSchema, FileServeSchema, FileUploadSchema } from '../schemas/files.js';
 import { serializedAsBuilt } from '../serialized-as-built.js';
 import { admitUpload, endUnreadUpload, spoolFile, tooLarge } from '../uploads.js';
@@ -47,6 +48,8 @@ export const fileUploadRoutes: FastifyPluginAsync<FilesDeps> = async (app, deps)
     const part = await request.file();
     if (!part) throw invalidRequest('file field is required');
     if (part.fieldname !== 'file') throw invalidRequest(`${part.fieldname}: unexpected field; send the upload as file`);
+    requireNoNul('filename', part.filename);
+    requireNoNul('file: Content-Type', part.mimetype);
     const limitBytes = Math.min(maxFileBytes, room);
     // The id is the URL's secret: 128 random bits, and the name of the file on disk.
     const spooled = await spoolFile(part, {
