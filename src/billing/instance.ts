@@ -1,6 +1,11 @@
 // This gateway process as the store knows it: it registers, heartbeats, and sweeps the holds of
 // instances that stopped heartbeating (a crash, a kill -9), so they end within a minute, whoever
 // restarts. The heartbeat is also the store's health probe: a write that lands clears an outage.
+// It is this instance's lease on its holds, too: others take it for dead once its last heartbeat is
+// dead_after_ms old, so it stops taking calls a margin before that (StoreHealth.renewLease) when its
+// heartbeats do not land (cut off from the store, or stalled on it), and the settles of the calls it
+// answered meanwhile are written when the store takes them, even if a sweep ended their holds
+// (late-settle.ts).
 
 import type { StoreHealth } from '../store/health.js';
 import { newId } from '../store/ids.js';
@@ -35,6 +40,12 @@ export interface Instance {
 // While the store is failing, probe it this often rather than at the heartbeat interval.
 const PROBE_MS = 1_000;
 
+/**
+ * How long a heartbeat's lease runs: dead_after_ms less a margin (a quarter of it) for the clocks
+ * of instances that differ a little and for a sweep already under way when the lease ends.
+ */
+export const leaseMs = (deadAfterMs: number) => deadAfterMs - Math.ceil(deadAfterMs / 4);
+
 export function createInstance(options: InstanceOptions): Instance {
   const { store, health, log } = options;
   const now = options.now ?? Date.now;
@@ -44,6 +55,14 @@ export function createInstance(options: InstanceOptions): Instance {
   let beatTimer: NodeJS.Timeout | undefined;
   let sweepTimer: NodeJS.Timeout | undefined;
   let stopped = false;
+  let leaseLostLogged = false;
+
+  // The lease runs from when the heartbeat was sent: the instant the store records.
+  const landed = (at: number) => {
+    lastBeatAt = at;
+    leaseLostLogged = false;
+    health.renewLease(at + leaseMs(options.deadAfterMs));
+  };
 
   async function beat() {
     try {
@@ -53,13 +72,18 @@ export function createInstance(options: InstanceOptions): Instance {
         log.warn({ instanceId: id }, 'this instance was taken for dead; registering again');
         await registerInstance(store.db, { id, now: at });
       }
-      lastBeatAt = at;
-      if (!health.ok) {
+      const wasOk = health.ok;
+      landed(at);
+      if (!wasOk) {
         health.recovered();
         options.onStoreBack();
       }
     } catch (error) {
       health.failed(error) || log.error({ err: error }, 'heartbeat failed');
+      if (!leaseLostLogged && now() >= lastBeatAt + leaseMs(options.deadAfterMs)) {
+        leaseLostLogged = true;
+        log.error({ instanceId: id, lastBeatAt }, 'no heartbeat landed in time: new calls get 503 before another instance may end this one’s holds');
+      }
     }
   }
 
@@ -94,7 +118,7 @@ export function createInstance(options: InstanceOptions): Instance {
     async start() {
       const at = now();
       await registerInstance(store.db, { id, now: at });
-      lastBeatAt = at;
+      landed(at);
       await sweep();
       scheduleBeat();
       sweepTimer = setInterval(() => void sweep(), options.sweepMs);

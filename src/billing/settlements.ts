@@ -1,12 +1,14 @@
 // Ending holds so that no settle is ever lost (DESIGN §3): each end is tried at once; when the
 // store refuses it, the job is appended to a journal file and kept in memory, and retried with
-// backoff until it lands. A restart replays the journal before serving. The hold's exactly-once
-// gate (closeHold) makes a replay of an end that did land harmless.
+// backoff until it lands, even once another instance's sweep has released the hold meanwhile
+// (late-settle.ts). A restart replays the journal before serving. The hold's exactly-once gate
+// (closeHold) makes a replay of an end that did land harmless.
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { StoreHealth } from '../store/health.js';
 import { UnwrittenHoldError } from '../store/hot-ledger/types.js';
 import type { Store } from '../store/open.js';
+import { settleReleasedHold } from './late-settle.js';
 import { releaseHold, type SettleOptions, type SettleOutcome, settleHold } from './ledger.js';
 
 export type HoldEnd =
@@ -61,7 +63,17 @@ export function createSettlements(deps: {
   async function apply(job: HoldEnd) {
     if (job.kind === 'release') return releaseHold(store, job.holdId, { note: job.note });
     // The job is the settle's options with its hold and model beside them (no copy without those two)
-    const outcome = await settleHold(store, job.holdId, job);
+    let outcome = await settleHold(store, job.holdId, job);
+    // Not open: settled by an earlier try that landed unheard (nothing to do), or released by
+    // another instance's sweep while this one was cut off from the store: the call was answered, so
+    // it is billed still (late-settle.ts).
+    if (!outcome.applied) {
+      const late = await settleReleasedHold(store, job.holdId, job);
+      if (late.applied) {
+        log.warn({ holdId: job.holdId, chargedMicros: late.chargedMicros }, 'a settle landed after the recovery sweep had released its hold; charged now');
+        outcome = late;
+      }
+    }
     if (outcome.applied) {
       deps.metrics.addBilled(job.model, outcome.chargedMicros);
       if (outcome.unbilledMicros > 0) {

@@ -1,10 +1,11 @@
 // How JSON request bodies are read: an empty body is no body (routes that need one say so through
 // their schema), nesting is bounded before anything walks the value, and prototype pollution is
-// refused, as Fastify's own parser does.
+// refused, as Fastify's own parser does; so is a NUL character in a string (nul-guard.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import secureJson from 'secure-json-parse';
 import { invalidRequest } from '../errors.js';
 import { OPEN_BRACE, OPEN_BRACKET, walkNesting } from '../json-text.js';
+import { requireNoNulInJson } from './nul-guard.js';
 
 /** Deeper than any real request; deep enough nesting would overflow whatever walks the value. */
 export const MAX_JSON_DEPTH = 64;
@@ -36,11 +37,14 @@ export function parseJsonBody(text: string): unknown {
   if (text.trim() === '') return undefined;
   if (mayNestDeeperThan(text, MAX_JSON_DEPTH) && jsonDepth(text) > MAX_JSON_DEPTH)
     throw invalidRequest(`invalid JSON body: nested deeper than ${MAX_JSON_DEPTH} levels`);
+  let value: unknown;
   try {
-    return secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
+    value = secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch (error) {
     throw invalidRequest(`invalid JSON body: ${(error as Error).message}`);
   }
+  requireNoNulInJson(text, value);
+  return value;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });

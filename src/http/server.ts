@@ -17,6 +17,7 @@ import { answerClientError, describeSchemaError, registerErrorHandlers } from '.
 import { registerJsonBodies, requireMultipartBoundary } from './json-body.js';
 import type { KeyResolver } from './key-resolver.js';
 import { type GatewayMetrics, registerRequestMetrics } from './metrics.js';
+import { refuseNulInUrl } from './nul-guard.js';
 import { registerOpenApi, serveOpenApi } from './openapi.js';
 import { lazyRequestLoggers } from './request-logger.js';
 import { accountRoutes } from './routes/account.js';
@@ -116,6 +117,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     done();
   });
 
+  app.addHook('onRequest', refuseNulInUrl);
   registerErrorHandlers(app, deps.health);
   registerJsonBodies(app);
   registerServerTiming(app, metrics);

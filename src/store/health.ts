@@ -1,6 +1,8 @@
 // Whether the store takes writes. A write the store refuses (a full disk, a lost connection) turns
 // the gateway unhealthy: /healthz answers 503 with the cause, new metered calls are refused with
 // 503 before any hold, and a probe (the instance heartbeat) turns it healthy again once a write lands.
+// So does a lease the instance could not renew in time (billing/instance.ts): past it, other
+// instances may soon take this one for dead and end its holds, so it takes no new call.
 import { GatewayError } from '../errors.js';
 
 export interface HealthLogger {
@@ -38,19 +40,33 @@ export function faultCode(error: unknown): string {
   return typeof code === 'string' ? code : error instanceof Error ? error.message : String(error);
 }
 
+/** The problem's code while the instance's lease on its holds has run out. */
+export const LEASE_EXPIRED = 'LEASE_EXPIRED';
+
 export class StoreHealth {
   private cause: unknown;
   private since = 0;
+  /** Until when the instance's lease runs; none until an instance takes one. */
+  private leaseUntil = Number.POSITIVE_INFINITY;
 
-  constructor(private readonly log: HealthLogger) {}
+  constructor(
+    private readonly log: HealthLogger,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   get ok(): boolean {
-    return this.cause === undefined;
+    return this.cause === undefined && this.now() < this.leaseUntil;
   }
 
   /** What failed, for /healthz and the 503's log line. */
   get problem(): { code: string; since: number } | undefined {
-    return this.cause === undefined ? undefined : { code: faultCode(this.cause), since: this.since };
+    if (this.cause !== undefined) return { code: faultCode(this.cause), since: this.since };
+    return this.now() < this.leaseUntil ? undefined : { code: LEASE_EXPIRED, since: this.leaseUntil };
+  }
+
+  /** The instance's lease (its heartbeat landed) runs until `until`. */
+  renewLease(until: number): void {
+    this.leaseUntil = until;
   }
 
   /** Records a failed write; returns whether it was a store fault (then the store is unhealthy). */

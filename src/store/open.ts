@@ -24,6 +24,8 @@ export interface Store {
    * a store that refuses writes on demand, for tests and drills. SQLite only.
    */
   failWrites?(code: string | null): void;
+  /** The schema is migrated: statements from now on have the store's query timeout (PostgreSQL). */
+  migrated?(): void;
   /** Builds `hotLedger` once the schema is migrated. */
   prepareHotLedger?(): void;
 }
@@ -55,6 +57,7 @@ export async function openStore(url: string, options: StoreOptions = {}): Promis
   if (!store) throw new Error(`store url: expected sqlite:<path> or postgres://…, got ${redact(url)}`);
   try {
     await migrateToLatest(store.db, store.dialect);
+    store.migrated?.();
     store.prepareHotLedger?.();
   } catch (error) {
     await store.close();
@@ -211,6 +214,25 @@ const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 // commits. The server's own setting (usually `on`) applies unless the store URL names one.
 const SYNCHRONOUS_COMMIT = ['on', 'off', 'local', 'remote_write', 'remote_apply'];
 
+const CONNECT_TIMEOUT_MS = 5_000;
+const QUERY_TIMEOUT_MS = 10_000;
+const KEEP_ALIVE_DELAY_MS = 10_000;
+const IDLE_IN_TRANSACTION_MS = 30_000;
+
+/** `connect_timeout_ms` and `query_timeout_ms` of the store URL (taken out of it), else the defaults. */
+function connectionTimeouts(url: URL): { connectMs: number; queryMs: number } {
+  const read = (name: string, fallback: number) => {
+    const text = url.searchParams.get(name);
+    url.searchParams.delete(name);
+    if (text === null) return fallback;
+    const ms = Number(text);
+    if (!Number.isSafeInteger(ms) || ms <= 0)
+      throw new Error(`store url: ${name} must be a positive whole number of milliseconds, got ${JSON.stringify(text)}`);
+    return ms;
+  };
+  return { connectMs: read('connect_timeout_ms', CONNECT_TIMEOUT_MS), queryMs: read('query_timeout_ms', QUERY_TIMEOUT_MS) };
+}
+
 async function openPostgres(url: string, storeOptions: StoreOptions): Promise<Store> {
   const parsed = new URL(url);
   const schema = parsed.searchParams.get('schema');
@@ -218,6 +240,7 @@ async function openPostgres(url: string, storeOptions: StoreOptions): Promise<St
   // pg would pass an unknown parameter to the server as a setting and fail the connection.
   parsed.searchParams.delete('schema');
   parsed.searchParams.delete('synchronous_commit');
+  const timeouts = connectionTimeouts(parsed);
   if (schema !== null && !SCHEMA_NAME.test(schema)) {
     throw new Error(`store url: schema must match ${SCHEMA_NAME}, got ${JSON.stringify(schema)}`);
   }
@@ -230,17 +253,35 @@ async function openPostgres(url: string, storeOptions: StoreOptions): Promise<St
     connectionString: parsed.toString(),
     max: 10,
     types: int8AsNumber,
+    // A store cut off or stalled fails a connection within these (and a statement within the
+    // query timeout, set per statement below), never leaves a call waiting: the failure marks the
+    // store unhealthy (store/health.ts). The server ends a transaction its client left open, so an
+    // instance cut off mid-transaction holds no row lock of an account for long.
+    connectionTimeoutMillis: timeouts.connectMs,
+    idle_in_transaction_session_timeout: Math.max(IDLE_IN_TRANSACTION_MS, timeouts.queryMs),
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEP_ALIVE_DELAY_MS,
     ...(options ? { options } : {}),
   });
   // An idle connection the server dropped (restart, failover) is emitted here; unheard, it would
   // crash the process. The pool has already discarded it and the next query opens a new one.
   pool.on('error', () => {});
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: markingLostConnections(pool) }) });
+  // Migrations run without a query timeout (an index on a large table takes its time); every
+  // statement after them has one.
+  const queryTimeout = { ms: 0 };
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: markingLostConnections(pool, queryTimeout) }) });
   const store: Store = {
     db,
     dialect: 'postgres',
-    hotLedger: postgresHotLedger({ query: (statement) => pool.query(statement).catch(markLostUnlessAnswered) }, undefined, storeOptions.log),
+    hotLedger: postgresHotLedger(
+      { query: (statement) => pool.query({ ...statement, query_timeout: queryTimeout.ms } as typeof statement).catch(markLostUnlessAnswered) },
+      undefined,
+      storeOptions.log,
+    ),
     close: () => db.destroy(),
+    migrated() {
+      queryTimeout.ms = timeouts.queryMs;
+    },
   };
   if (schema) {
     try {
@@ -257,13 +298,20 @@ async function openPostgres(url: string, storeOptions: StoreOptions): Promise<St
  * The pool as Kysely uses it, every failure of a connection or a query marked as the store's own
  * (see store/health.ts): a lost connection is told apart from the same error code elsewhere.
  */
-function markingLostConnections(pool: pg.Pool): PostgresPool {
+function markingLostConnections(pool: pg.Pool, queryTimeout: { ms: number }): PostgresPool {
   return {
     async connect() {
       const client = await pool.connect().catch(markLostUnlessAnswered);
+      // A connection whose query timed out or failed unanswered may still have it in flight (a
+      // stalled network): it goes, rather than back to the pool to stall the next query too.
+      let lost: Error | undefined;
       return {
-        query: (sql: string, parameters: ReadonlyArray<unknown>) => client.query(sql, parameters as unknown[]).catch(markLostUnlessAnswered),
-        release: () => client.release(),
+        query: (sql: string, parameters: ReadonlyArray<unknown>) =>
+          client.query({ text: sql, values: parameters as unknown[], query_timeout: queryTimeout.ms } as pg.QueryConfig).catch((error: unknown) => {
+            if (!(error instanceof pg.DatabaseError)) lost = error instanceof Error ? error : new Error(String(error));
+            return markLostUnlessAnswered(error);
+          }),
+        release: () => client.release(lost),
       } as unknown as PostgresPoolClient; // no cursors: the gateway never streams a query
     },
     end: () => pool.end(),

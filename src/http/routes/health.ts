@@ -16,6 +16,7 @@ export const healthRoutes: FastifyPluginAsync<{ store: Store; health: StoreHealt
     try {
       await sql`select 1`.execute(store.db);
     } catch (error) {
+      health.failed(error); // a store that stalls or is cut off: new calls get 503 too, until a write lands
       throw new GatewayError(503, 'server_error', 'store unreachable', { cause: error });
     }
     return { status: 'ok' };
