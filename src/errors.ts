@@ -9,6 +9,8 @@ export class GatewayError extends Error {
   logged = false;
   /** A 429's Retry-After, in whole seconds until the caller may try again. */
   retryAfterSeconds?: number;
+  /** A 402 for a hold the balance did not cover: what the hold needed and what the account had. */
+  funds?: { neededMicros: number; availableMicros: number };
 
   constructor(
     readonly status: number,
@@ -32,6 +34,17 @@ export const MESSAGES = {
 export const invalidRequest = (message: string) => new GatewayError(400, 'invalid_request_error', message);
 export const auth = (message: string = MESSAGES.auth) => new GatewayError(401, 'auth_error', message);
 export const billing = (message: string = MESSAGES.billing) => new GatewayError(402, 'billing_error', message);
+/**
+ * A hold the account's balance does not cover: the spec's message, then what the call needed to hold
+ * and what the account has, so the caller knows how much to add (`atLeast`: the call could have
+ * been made smaller, down to this).
+ */
+export function insufficientBalance({ neededMicros, availableMicros, atLeast = false }: { neededMicros: number; availableMicros: number; atLeast?: boolean }) {
+  const needs = `${atLeast ? 'at least ' : ''}${neededMicros} micros`;
+  const error = billing(`${MESSAGES.billing}: this call needs to hold ${needs}; the account has ${availableMicros} micros available`);
+  error.funds = { neededMicros, availableMicros };
+  return error;
+}
 /** Refused whoever the caller is (a cross-site request with the console's cookie); typed like 409 and 422. */
 export const forbidden = (message: string) => new GatewayError(403, 'invalid_request_error', message);
 export const notFound = (message: string) => new GatewayError(404, 'not_found_error', message);
