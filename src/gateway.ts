@@ -14,7 +14,7 @@ import { deleteExpiredSignIns } from './console/sweep.js';
 import { createFileSweeper } from './files/sweep.js';
 import { createKeyResolver } from './http/key-resolver.js';
 import { createKeyUseRecorder, type KeyUseRecorder } from './http/key-use.js';
-import { createMetrics } from './http/metrics.js';
+import { createMetrics, metricsAccess } from './http/metrics.js';
 import { startMetricsServer } from './http/metrics-server.js';
 import { buildServer } from './http/server.js';
 import { uploadSpoolDir } from './http/uploads.js';
@@ -150,6 +150,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
     taskTimeoutMs: config.tasks.timeout_ms,
     maxGenerationAttempts: config.tasks.max_generation_attempts,
     log: logger,
+    metrics,
   });
   const webhooks = createWebhookDeliverer({
     store,
@@ -204,7 +205,8 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
       loadTokenizers(Object.values(config.models).map((model) => model.tokenizer));
       const url = await app.listen({ host: config.host, port: config.port });
       if (config.metrics.port !== undefined) {
-        metricsServer = await startMetricsServer({ host: config.host, port: config.metrics.port, token: config.metrics.token, registry: metrics.registry });
+        const allowed = metricsAccess(config.metrics, config.admin_token);
+        metricsServer = await startMetricsServer({ host: config.host, port: config.metrics.port, allowed, registry: metrics.registry });
         logger.info({ url: metricsServer.url }, 'metrics served on their own port');
       }
       // Background work starts once the gateway serves: unfinished tasks and webhooks of an

@@ -144,9 +144,10 @@ export const ConfigSchema = z
       .object({ allow_private_urls: z.boolean().default(false) })
       .strict()
       .default({}),
-    // /metrics: behind a bearer token, and/or on its own port (then not on the gateway's).
+    // /metrics: behind the admin token or its own bearer token unless `public`, and/or on its own
+    // port (then not on the gateway's).
     metrics: z
-      .object({ token: z.string().min(16).optional(), port: z.number().int().min(0).max(65535).optional() })
+      .object({ token: z.string().min(16).optional(), port: z.number().int().min(0).max(65535).optional(), public: z.boolean().default(false) })
       .strict()
       .default({}),
     // Uploads (POST /v1/files) and the result files upstreams name; see tollroute.example.yaml.

@@ -118,7 +118,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   registerJsonBodies(app);
   registerServerTiming(app, metrics);
   await registerOpenApi(app, { publicUrl: config.public_url });
-  registerRequestMetrics(app, { metrics, logger: deps.logger, exposure: config.metrics });
+  registerRequestMetrics(app, { metrics, logger: deps.logger, exposure: config.metrics, adminToken: config.admin_token });
   await app.register(healthRoutes, { store, health: deps.health, isClosing: () => closing });
   const consoleSettings: ConsoleSettings = { publicUrl: config.public_url, sessionTtlMs: config.console.session_ttl_ms };
   await app.register(adminRoutes, {
