@@ -144,6 +144,13 @@ export const ConfigSchema = z
       .object({ allow_private_urls: z.boolean().default(false) })
       .strict()
       .default({}),
+    // Browser applications calling /v1/… directly: the origins allowed (none: CORS off).
+    cors: z
+      .object({
+        origins: z.array(z.string().regex(/^(\*|https?:\/\/[^/\s]+)$/, 'expected an origin such as https://app.example.com (no path), or *')).default([]),
+      })
+      .strict()
+      .default({}),
     // /metrics: behind the admin token or its own bearer token unless `public`, and/or on its own
     // port (then not on the gateway's).
     metrics: z

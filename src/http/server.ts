@@ -13,6 +13,7 @@ import type { StoreHealth } from '../store/health.js';
 import type { Store } from '../store/open.js';
 import type { SubmitDeps } from '../tasks/submit.js';
 import { apiKeyHook } from './auth.js';
+import { registerCors } from './cors.js';
 import { answerClientError, describeSchemaError, registerErrorHandlers } from './errors.js';
 import { registerJsonBodies, requireMultipartBoundary } from './json-body.js';
 import type { KeyResolver } from './key-resolver.js';
@@ -114,6 +115,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     done();
   });
 
+  registerCors(app, config.cors);
   registerErrorHandlers(app, deps.health);
   registerJsonBodies(app);
   registerServerTiming(app, metrics);
