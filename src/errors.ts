@@ -48,6 +48,8 @@ export function insufficientBalance({ neededMicros, availableMicros, atLeast = f
 /** Refused whoever the caller is (a cross-site request with the console's cookie); typed like 409 and 422. */
 export const forbidden = (message: string) => new GatewayError(403, 'invalid_request_error', message);
 export const notFound = (message: string) => new GatewayError(404, 'not_found_error', message);
+/** The caller did not send its request (its body) in time; typed as Node's own 408 is answered. */
+export const requestTimeout = (message: string) => new GatewayError(408, 'invalid_request_error', message);
 export const conflict = (message: string) => new GatewayError(409, 'invalid_request_error', message);
 export const unprocessable = (message: string) => new GatewayError(422, 'invalid_request_error', message);
 /** `retryAfterMs`: how long until the caller may call again; rounded up to whole seconds, at least 1. */

@@ -137,6 +137,8 @@ export const ConfigSchema = z
         // included); past either the connection is closed (408).
         headers_timeout_ms: positiveInt.default(10_000),
         receive_timeout_ms: positiveInt.default(120_000),
+        // How long a JSON body may take to arrive (408 past it); uploads have receive_timeout_ms.
+        body_timeout_ms: positiveInt.default(30_000),
       })
       .strict()
       .default({}),

@@ -13,6 +13,7 @@ import type { StoreHealth } from '../store/health.js';
 import type { Store } from '../store/open.js';
 import type { SubmitDeps } from '../tasks/submit.js';
 import { apiKeyHook } from './auth.js';
+import { registerBodyTimeout } from './body-timeout.js';
 import { registerCors } from './cors.js';
 import { answerClientError, describeSchemaError, registerErrorHandlers } from './errors.js';
 import { registerJsonBodies, requireMultipartBoundary } from './json-body.js';
@@ -116,6 +117,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   });
 
   registerCors(app, config.cors);
+  registerBodyTimeout(app, { timeoutMs: config.limits.body_timeout_ms });
   registerErrorHandlers(app, deps.health);
   registerJsonBodies(app);
   registerServerTiming(app, metrics);
