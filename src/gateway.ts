@@ -112,6 +112,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
     deadAfterMs: config.recovery.dead_after_ms,
     sweepMs: config.recovery.sweep_ms,
     legacyHoldAgeMs: config.limits.request_timeout_ms + 60_000,
+    metrics,
   });
   metrics.watchMoney({ storeWritable: () => health.ok, pendingSettlements: () => settlements.pending() });
   const pipeline = createPipeline({
