@@ -1,7 +1,7 @@
 // The metered call, written once for every endpoint:
 // model → rate limit → estimate → HOLD → upstream → answer → SETTLE on real usage, or RELEASE.
 import { requireModelAllowed } from '../billing/key-limits.js';
-import { type HeldAtOnce, holdFundsAtOnce } from '../billing/ledger.js';
+import { type HeldAtOnce, type HoldRequest, holdFundsAtOnce } from '../billing/ledger.js';
 import { priceMicros, type Units } from '../billing/prices.js';
 import type { ProgressRecorder } from '../billing/progress.js';
 import type { Settlements } from '../billing/settlements.js';
@@ -156,19 +156,18 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
 
     const estimating = endpoint.estimate(request.body, model);
     let estimate = estimating instanceof Promise ? await estimating : estimating;
-    const holdOf = (amountMicros: number) =>
-      holdFundsAtOnce(store, {
-        accountId: request.caller.accountId,
-        keyId: request.caller.keyId,
-        amountMicros,
-        requestId: request.requestId,
-        clientRequestId: request.clientRequestId,
-        model: model.id,
-        endpoint: endpoint.endpoint,
-        instanceId: deps.instanceId,
-        keyLimits: request.caller.limits,
-      });
-    const decided = holdOf(holdFor(model.config, estimate));
+    const holdRequest: HoldRequest = {
+      accountId: request.caller.accountId,
+      keyId: request.caller.keyId,
+      amountMicros: holdFor(model.config, estimate),
+      requestId: request.requestId,
+      clientRequestId: request.clientRequestId,
+      model: model.id,
+      endpoint: endpoint.endpoint,
+      instanceId: deps.instanceId,
+      keyLimits: request.caller.limits,
+    };
+    const decided = holdFundsAtOnce(store, holdRequest);
     let hold: HeldAtOnce;
     let body = request.body;
     let loweredOutputCap: number | undefined;
@@ -178,6 +177,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       } catch (refusal) {
         // A balance too small for the model's whole output cap: the call made with the cap it holds.
         const withOutputCap = endpoint.withOutputCap?.(request.body);
+        const holdOf = (amountMicros: number) => holdFundsAtOnce(store, { ...holdRequest, amountMicros });
         const lowered = await holdWithLoweredCap(refusal, { estimate, model: model.config, withOutputCap, hold: holdOf });
         ({ hold, estimate, body } = lowered);
         loweredOutputCap = lowered.outputCap;
