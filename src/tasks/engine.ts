@@ -105,8 +105,8 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
         const units = usableUnits(outcome.units, {});
         const chargeMicros = priceMicros(units, model.config.price);
         if (finished.hold_id) {
-          const outcome = await settleHoldIn(trx, finished.hold_id, { chargeMicros, units, requestId: finished.request_id ?? undefined, now: at });
-          if (outcome.applied) settled = { model: finished.model, outcome };
+          const charged = await settleHoldIn(trx, finished.hold_id, { chargeMicros, units, requestId: finished.request_id ?? undefined, now: at });
+          if (charged.applied) settled = { model: finished.model, outcome: charged };
         }
         await insertAssets(
           trx,
