@@ -9,6 +9,8 @@ export class GatewayError extends Error {
   logged = false;
   /** Retry-After (a 429's, a 503's, a 502 for no channel available), in whole seconds until the caller may try again. */
   retryAfterSeconds?: number;
+  /** A 402 for a hold the balance did not cover: what the hold needed and what the account had. */
+  funds?: { neededMicros: number; availableMicros: number };
 
   constructor(
     readonly status: number,
@@ -32,9 +34,22 @@ export const MESSAGES = {
 export const invalidRequest = (message: string) => new GatewayError(400, 'invalid_request_error', message);
 export const auth = (message: string = MESSAGES.auth) => new GatewayError(401, 'auth_error', message);
 export const billing = (message: string = MESSAGES.billing) => new GatewayError(402, 'billing_error', message);
+/**
+ * A hold the account's balance does not cover: the spec's message, then what the call needed to hold
+ * and what the account has, so the caller knows how much to add (`atLeast`: the call could have
+ * been made smaller, down to this).
+ */
+export function insufficientBalance({ neededMicros, availableMicros, atLeast = false }: { neededMicros: number; availableMicros: number; atLeast?: boolean }) {
+  const needs = `${atLeast ? 'at least ' : ''}${neededMicros} micros`;
+  const error = billing(`${MESSAGES.billing}: this call needs to hold ${needs}; the account has ${availableMicros} micros available`);
+  error.funds = { neededMicros, availableMicros };
+  return error;
+}
 /** Refused whoever the caller is (a cross-site request with the console's cookie); typed like 409 and 422. */
 export const forbidden = (message: string) => new GatewayError(403, 'invalid_request_error', message);
 export const notFound = (message: string) => new GatewayError(404, 'not_found_error', message);
+/** The caller did not send its request (its body) in time; typed as Node's own 408 is answered. */
+export const requestTimeout = (message: string) => new GatewayError(408, 'invalid_request_error', message);
 export const conflict = (message: string) => new GatewayError(409, 'invalid_request_error', message);
 export const unprocessable = (message: string) => new GatewayError(422, 'invalid_request_error', message);
 /** `retryAfterMs`: how long until the caller may call again; rounded up to whole seconds, at least 1. */

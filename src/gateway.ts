@@ -15,7 +15,7 @@ import { removeUploadLeftovers, storedFilesDir } from './files/leftovers.js';
 import { createFileSweeper } from './files/sweep.js';
 import { createKeyResolver } from './http/key-resolver.js';
 import { createKeyUseRecorder, type KeyUseRecorder } from './http/key-use.js';
-import { createMetrics } from './http/metrics.js';
+import { createMetrics, metricsAccess } from './http/metrics.js';
 import { startMetricsServer } from './http/metrics-server.js';
 import { buildServer } from './http/server.js';
 import { uploadSpoolDir } from './http/uploads.js';
@@ -115,6 +115,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
     deadAfterMs: config.recovery.dead_after_ms,
     sweepMs: config.recovery.sweep_ms,
     legacyHoldAgeMs: config.limits.request_timeout_ms + 60_000,
+    metrics,
   });
   metrics.watchMoney({ storeWritable: () => health.ok, pendingSettlements: () => settlements.pending() });
   const pipeline = createPipeline({
@@ -153,6 +154,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
     taskTimeoutMs: config.tasks.timeout_ms,
     maxGenerationAttempts: config.tasks.max_generation_attempts,
     log: logger,
+    metrics,
   });
   const webhooks = createWebhookDeliverer({
     store,
@@ -207,7 +209,8 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
       loadTokenizers(Object.values(config.models).map((model) => model.tokenizer));
       const url = await app.listen({ host: config.host, port: config.port });
       if (config.metrics.port !== undefined) {
-        metricsServer = await startMetricsServer({ host: config.host, port: config.metrics.port, token: config.metrics.token, registry: metrics.registry });
+        const allowed = metricsAccess(config.metrics, config.admin_token);
+        metricsServer = await startMetricsServer({ host: config.host, port: config.metrics.port, allowed, registry: metrics.registry });
         logger.info({ url: metricsServer.url }, 'metrics served on their own port');
       }
       // Background work starts once the gateway serves: unfinished tasks and webhooks of an

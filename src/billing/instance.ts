@@ -12,6 +12,7 @@ import { newId } from '../store/ids.js';
 import { heartbeat, registerInstance, removeInstance } from '../store/instances.js';
 import type { Store } from '../store/open.js';
 import { endOrphanedHolds, type RecoveryLogger } from './recovery.js';
+import type { SettlementMetrics } from './settlements.js';
 
 export interface InstanceOptions {
   store: Store;
@@ -24,6 +25,8 @@ export interface InstanceOptions {
   /** Called when a heartbeat lands after the store had failed (pending settlements retry then). */
   onStoreBack(): void;
   log: RecoveryLogger & { warn(obj: object, msg?: string): void };
+  /** Where the charges of recovered holds are counted (the billed total in /metrics). */
+  metrics?: SettlementMetrics;
   now?: () => number;
 }
 
@@ -106,7 +109,7 @@ export function createInstance(options: InstanceOptions): Instance {
     // take itself for dead and end the holds of the calls it is still running.
     const heartbeatBefore = Math.min(at - options.deadAfterMs, lastBeatAt);
     try {
-      await endOrphanedHolds(store, { heartbeatBefore, legacyCreatedBefore: at - options.legacyHoldAgeMs, log });
+      await endOrphanedHolds(store, { heartbeatBefore, legacyCreatedBefore: at - options.legacyHoldAgeMs, log, metrics: options.metrics });
     } catch (error) {
       health.failed(error);
       log.error({ err: error }, 'sweeping the holds of stopped instances failed; the next sweep retries');

@@ -3,7 +3,7 @@
 // row(s) saying so, so `balance + held == sum(ledger)` holds after every commit. An account's
 // credits are in accounts.ts.
 import type { Kysely } from 'kysely';
-import { billing, notFound } from '../errors.js';
+import { insufficientBalance, notFound } from '../errors.js';
 import { adjustAccount, findAccount, lockAccount, moveToHeld } from '../store/accounts.js';
 import { closeHold, findHold, type HoldRow, insertHold, setCharged } from '../store/holds.js';
 import type { HoldEntry } from '../store/hot-ledger/types.js';
@@ -40,7 +40,7 @@ export async function holdFunds(store: Store, request: HoldRequest): Promise<{ h
   // A capped key's hold reserves in its spend counters too: only the transaction step does that.
   if (!store.hotLedger || hasSpendCap(request.keyLimits)) return store.db.transaction().execute((trx) => holdFundsIn(trx, request));
   const entry = hotHoldEntry(request);
-  if (!(await store.hotLedger.hold(entry))) throw await holdRefusal(store, request.accountId);
+  if (!(await store.hotLedger.hold(entry))) throw await holdRefusal(store, request);
   return { holdId: entry.holdId, amountMicros: request.amountMicros };
 }
 
@@ -57,7 +57,7 @@ export function holdFundsAtOnce(store: Store, request: HoldRequest): HeldAtOnce 
   const entry = hotHoldEntry(request);
   const held = hotLedger.holdAtOnce(entry);
   if (held === undefined) return holdFunds(store, request);
-  if (!held) return holdRefusal(store, request.accountId).then((refusal) => Promise.reject(refusal));
+  if (!held) return holdRefusal(store, request).then((refusal) => Promise.reject(refusal));
   return {
     holdId: entry.holdId,
     amountMicros: request.amountMicros,
@@ -88,14 +88,15 @@ const hotHoldEntry = (request: HoldRequest): HoldEntry => ({
   now: request.now ?? Date.now(),
 });
 
-/** Why a hold was not taken: the balance does not cover it (402), or there is no such account. */
-const holdRefusal = async (store: Store, accountId: string) =>
-  (await findAccount(store.db, accountId)) ? billing() : notFound(`account ${accountId} not found`);
+/** Why a hold was not taken: the balance does not cover it (402, saying by how much), or there is no such account. */
+const holdRefusal = async (store: Store, request: HoldRequest) => refusalFor(await findAccount(store.db, request.accountId), request);
+
+const refusalFor = (account: { balance_micros: number } | undefined, { accountId, amountMicros }: HoldRequest) =>
+  account ? insufficientBalance({ neededMicros: amountMicros, availableMicros: Number(account.balance_micros) }) : notFound(`account ${accountId} not found`);
 
 /** The hold step inside a caller's transaction (a task row and its hold are written together). */
-export async function holdFundsIn(
-  trx: Kysely<DB>,
-  {
+export async function holdFundsIn(trx: Kysely<DB>, request: HoldRequest): Promise<{ holdId: string; amountMicros: number }> {
+  const {
     accountId,
     keyId = null,
     amountMicros,
@@ -107,13 +108,10 @@ export async function holdFundsIn(
     clientRequestId = null,
     keyLimits,
     now = Date.now(),
-  }: HoldRequest,
-): Promise<{ holdId: string; amountMicros: number }> {
+  } = request;
   requireMicros('amountMicros', amountMicros, { min: 0 });
   const holdId = newId('hold');
-  if (!(await moveToHeld(trx, { accountId, amountMicros }))) {
-    throw (await findAccount(trx, accountId)) ? billing() : notFound(`account ${accountId} not found`);
-  }
+  if (!(await moveToHeld(trx, { accountId, amountMicros }))) throw refusalFor(await findAccount(trx, accountId), request);
   // After the account's row, as every step takes them; a cap passed throws and rolls all back.
   const capPeriods = keyId !== null && hasSpendCap(keyLimits) ? await reserveKeySpend(trx, { keyId, accountId, limits: keyLimits, amountMicros, now }) : null;
   await insertHold(trx, {

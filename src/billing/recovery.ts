@@ -8,6 +8,7 @@ import { releaseRunningOfDeadInstances } from '../store/idempotency.js';
 import { removeDeadInstances } from '../store/instances.js';
 import type { Store } from '../store/open.js';
 import { releaseHold, settleHold } from './ledger.js';
+import type { SettlementMetrics } from './settlements.js';
 
 export interface RecoveryLogger {
   info(obj: object, msg?: string): void;
@@ -36,15 +37,20 @@ export interface RecoveryOptions {
   /** Holds from before instances existed: ended once older than the longest call. */
   legacyCreatedBefore: number;
   log: RecoveryLogger;
+  /** Where a recovered charge is counted, as every charge is (the billed total in /metrics). */
+  metrics?: SettlementMetrics;
 }
 
 const BATCH = 200;
 
-async function endOrphan(store: Store, hold: HoldRow): Promise<'settled' | 'released' | 'gone'> {
+async function endOrphan(store: Store, hold: HoldRow, metrics: SettlementMetrics | undefined): Promise<'settled' | 'released' | 'gone'> {
   const progress = parseProgress(hold.progress);
   if (progress && progress.charge_micros > 0) {
-    const { applied } = await settleHold(store, hold.id, { chargeMicros: progress.charge_micros, units: progress.units, flags: ['recovered'] });
-    return applied ? 'settled' : 'gone';
+    const settled = await settleHold(store, hold.id, { chargeMicros: progress.charge_micros, units: progress.units, flags: ['recovered'] });
+    if (!settled.applied) return 'gone';
+    metrics?.addBilled(hold.model, settled.chargedMicros);
+    if (settled.unbilledMicros > 0) metrics?.addUnbilled(hold.model, settled.unbilledMicros);
+    return 'settled';
   }
   const { applied } = await releaseHold(store, hold.id, { note: 'recovered: its instance stopped before the call ended' });
   return applied ? 'released' : 'gone';
@@ -61,7 +67,7 @@ export async function endOrphanedHolds(store: Store, options: RecoveryOptions): 
     let failures = 0;
     for (const hold of holds) {
       try {
-        const ended = await endOrphan(store, hold);
+        const ended = await endOrphan(store, hold, options.metrics);
         if (ended !== 'gone') counts[ended] += 1;
       } catch (error) {
         failures += 1;

@@ -7,6 +7,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { createAccount } from '../billing/accounts.js';
 import { hashApiKey, issueApiKey } from '../billing/api-keys.js';
 import type { LoadedConfig } from '../config/load.js';
+import { realChannels } from '../config/real-channels.js';
 import { createGateway, type Gateway } from '../gateway.js';
 import { type Sandbox, startSandbox } from '../sandbox/server.js';
 import { findAccountByName } from '../store/accounts.js';
@@ -39,7 +40,11 @@ export async function serve(loaded: LoadedConfig, logger: FastifyBaseLogger): Pr
   const { config } = loaded;
   let sandbox: Sandbox | undefined;
   if (config.sandbox.enabled) {
-    sandbox = await startSandbox({ host: config.host, port: config.sandbox.port, taskMs: config.sandbox.task_ms });
+    // Beside real channels the sandbox serves test keys: nobody may program it or read their calls.
+    const real = realChannels(config);
+    const control = real.length > 0 ? 'off' : 'loopback';
+    sandbox = await startSandbox({ host: config.host, port: config.sandbox.port, taskMs: config.sandbox.task_ms, control });
+    if (control === 'off') logger.info({ realChannels: real }, 'the embedded sandbox runs with its control API off: the configuration has real channels');
   }
   const configFile = loaded.source === 'built-in sandbox catalogue' ? undefined : loaded.source;
   const gateway: Gateway = await createGateway(config, logger, { configFile, adminTokenGenerated: loaded.adminTokenGenerated, sandboxUrl: sandbox?.url });

@@ -137,6 +137,8 @@ export const ConfigSchema = z
         // included); past either the connection is closed (408).
         headers_timeout_ms: positiveInt.default(10_000),
         receive_timeout_ms: positiveInt.default(120_000),
+        // How long a JSON body may take to arrive (408 past it); uploads have receive_timeout_ms.
+        body_timeout_ms: positiveInt.default(30_000),
       })
       .strict()
       .default({}),
@@ -144,9 +146,17 @@ export const ConfigSchema = z
       .object({ allow_private_urls: z.boolean().default(false) })
       .strict()
       .default({}),
-    // /metrics: behind a bearer token, and/or on its own port (then not on the gateway's).
+    // Browser applications calling /v1/… directly: the origins allowed (none: CORS off).
+    cors: z
+      .object({
+        origins: z.array(z.string().regex(/^(\*|https?:\/\/[^/\s]+)$/, 'expected an origin such as https://app.example.com (no path), or *')).default([]),
+      })
+      .strict()
+      .default({}),
+    // /metrics: behind the admin token or its own bearer token unless `public`, and/or on its own
+    // port (then not on the gateway's).
     metrics: z
-      .object({ token: z.string().min(16).optional(), port: z.number().int().min(0).max(65535).optional() })
+      .object({ token: z.string().min(16).optional(), port: z.number().int().min(0).max(65535).optional(), public: z.boolean().default(false) })
       .strict()
       .default({}),
     // Uploads (POST /v1/files) and the result files upstreams name; see tollroute.example.yaml.

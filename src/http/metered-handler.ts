@@ -13,6 +13,12 @@ import { callSignal } from './call-signal.js';
 import { type JsonResult, runIdempotent, sendJson } from './idempotency.js';
 import { addToLogLine } from './metrics.js';
 
+/**
+ * Says that the call went upstream with this output cap (max_tokens, max_output_tokens) in place of
+ * the model's maximum, which the account's balance could not hold (pipeline/output-cap.ts).
+ */
+export const OUTPUT_CAP_LOWERED_HEADER = 'x-tollroute-max-tokens-lowered';
+
 export interface MeteredRoute<Body> extends MeteredEndpoint<Body> {
   /** Where the model id comes from (default: the body's `model`, however the body was read). */
   modelOf?(request: FastifyRequest): string | undefined;
@@ -128,6 +134,7 @@ export function meteredHandler<Body>(deps: { pipeline: Pipeline; store: Store },
         callSignals.answered();
         if (answer.kind !== 'json') throw new Error(`${route.endpoint}: expected a JSON answer`);
         request.upstreamMs = answer.upstreamMs;
+        if (answer.loweredOutputCap !== undefined) reply.header(OUTPUT_CAP_LOWERED_HEADER, String(answer.loweredOutputCap));
         return { statusCode: answer.statusCode ?? 200, body: answer.body };
       };
       const fingerprint = route.fingerprint ? route.fingerprint(body) : body;
@@ -139,6 +146,7 @@ export function meteredHandler<Body>(deps: { pipeline: Pipeline; store: Store },
 
     const answer = await start().running;
     request.upstreamMs = answer.upstreamMs;
+    if (answer.loweredOutputCap !== undefined) reply.raw.setHeader(OUTPUT_CAP_LOWERED_HEADER, String(answer.loweredOutputCap));
     if (answer.kind === 'json') return sendJson(reply, { statusCode: answer.statusCode ?? 200, body: answer.body });
     reply.hijack();
     reply.raw.writeHead(answer.statusCode ?? 200, {

@@ -2,20 +2,20 @@
 // while the gateway's own port faces callers. A bare node:http server: one route, no framework.
 import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
-import { bearerMatcher } from './auth.js';
+import { METRICS_REFUSED } from './metrics.js';
 
 export async function startMetricsServer({
   host,
   port,
-  token,
+  allowed,
   registry,
 }: {
   host: string;
   port: number;
-  token?: string;
+  /** Whether a request's Authorization may read the metrics (metrics.ts, metricsAccess). */
+  allowed: (authorization: string | undefined) => boolean;
   registry: Registry;
 }): Promise<{ url: string; close(): Promise<void> }> {
-  const allowed = token ? bearerMatcher(token) : () => true;
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' || path !== '/metrics') {
@@ -23,7 +23,7 @@ export async function startMetricsServer({
       return;
     }
     if (!allowed(req.headers.authorization)) {
-      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'invalid or missing metrics token', type: 'auth_error' }));
+      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: METRICS_REFUSED, type: 'auth_error' }));
       return;
     }
     registry.metrics().then(

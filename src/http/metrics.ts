@@ -202,11 +202,25 @@ export const addToLogLine =
 
 /**
  * Where /metrics is served: on the gateway's port unless `port` moves it to its own listener (see
- * metrics-server.ts), behind `Authorization: Bearer <token>` when a token is set.
+ * metrics-server.ts), behind `Authorization: Bearer` with the admin token or `token`, unless `public`.
  */
 export interface MetricsExposure {
   token?: string;
   port?: number;
+  public?: boolean;
+}
+
+export const METRICS_REFUSED = 'invalid or missing token: /metrics needs the admin token or metrics.token (or metrics.public: true)';
+
+/**
+ * Who may read /metrics: the operator (the admin token) or a scraper given metrics.token; anyone
+ * when the operator made it public. The amounts billed per model are the operator's business.
+ */
+export function metricsAccess(exposure: MetricsExposure, adminToken: string): (authorization: string | undefined) => boolean {
+  if (exposure.public) return () => true;
+  const admin = bearerMatcher(adminToken);
+  const scraper = exposure.token ? bearerMatcher(exposure.token) : () => false;
+  return (authorization) => admin(authorization) || scraper(authorization);
 }
 
 /**
@@ -216,7 +230,7 @@ export interface MetricsExposure {
  */
 export function registerRequestMetrics(
   app: FastifyInstance,
-  { metrics, logger, exposure = {} }: { metrics: GatewayMetrics; logger: FastifyBaseLogger; exposure?: MetricsExposure },
+  { metrics, logger, exposure = {}, adminToken }: { metrics: GatewayMetrics; logger: FastifyBaseLogger; exposure?: MetricsExposure; adminToken: string },
 ) {
   app.decorateRequest('logLineFields', undefined);
   app.decorateRequest('logLineWritten', false);
@@ -242,9 +256,9 @@ export function registerRequestMetrics(
     done();
   });
   if (exposure.port !== undefined) return;
-  const allowed = exposure.token ? bearerMatcher(exposure.token) : () => true;
+  const allowed = metricsAccess(exposure, adminToken);
   app.get('/metrics', { schema: MetricsSchema, ...serializedAsBuilt }, async (request, reply) => {
-    if (!allowed(request.headers.authorization)) throw auth('invalid or missing metrics token');
+    if (!allowed(request.headers.authorization)) throw auth(METRICS_REFUSED);
     reply.type(metrics.registry.contentType);
     return metrics.registry.metrics();
   });

@@ -13,6 +13,8 @@ import type { StoreHealth } from '../store/health.js';
 import type { Store } from '../store/open.js';
 import type { SubmitDeps } from '../tasks/submit.js';
 import { apiKeyHook } from './auth.js';
+import { registerBodyTimeout } from './body-timeout.js';
+import { registerCors } from './cors.js';
 import { answerClientError, describeSchemaError, registerErrorHandlers } from './errors.js';
 import { registerJsonBodies, requireMultipartBoundary } from './json-body.js';
 import type { KeyResolver } from './key-resolver.js';
@@ -118,11 +120,13 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   });
 
   app.addHook('onRequest', refuseNulInUrl);
+  registerCors(app, config.cors);
+  registerBodyTimeout(app, { timeoutMs: config.limits.body_timeout_ms });
   registerErrorHandlers(app, deps.health);
   registerJsonBodies(app);
   registerServerTiming(app, metrics);
   await registerOpenApi(app, { publicUrl: config.public_url });
-  registerRequestMetrics(app, { metrics, logger: deps.logger, exposure: config.metrics });
+  registerRequestMetrics(app, { metrics, logger: deps.logger, exposure: config.metrics, adminToken: config.admin_token });
   await app.register(healthRoutes, { store, health: deps.health, isClosing: () => closing });
   const consoleSettings: ConsoleSettings = { publicUrl: config.public_url, sessionTtlMs: config.console.session_ttl_ms };
   await app.register(adminRoutes, {

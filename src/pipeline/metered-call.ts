@@ -1,7 +1,7 @@
 // The metered call, written once for every endpoint:
 // model → rate limit → estimate → HOLD → upstream → answer → SETTLE on real usage, or RELEASE.
 import { requireModelAllowed } from '../billing/key-limits.js';
-import { holdFundsAtOnce } from '../billing/ledger.js';
+import { type HeldAtOnce, type HoldRequest, holdFundsAtOnce } from '../billing/ledger.js';
 import { priceMicros, type Units } from '../billing/prices.js';
 import type { ProgressRecorder } from '../billing/progress.js';
 import type { Settlements } from '../billing/settlements.js';
@@ -19,6 +19,7 @@ import { callerLeft } from './caller-left.js';
 import type { Catalogue } from './catalogue.js';
 import { firstData, holdCommitted } from './first-answer.js';
 import { holdEndings, type PipelineLogger, type PipelineMetrics } from './hold-ending.js';
+import { holdWithLoweredCap } from './output-cap.js';
 import { refusalOf } from './refusals.js';
 import { meterStream } from './stream-metering.js';
 import type { MeteredAnswer, MeteredEndpoint, MeteredRequest, ResolvedModel, StreamMeter } from './types.js';
@@ -156,8 +157,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     if (admitting) await admitting; // (no await when decided at once: an await of nothing still waits a turn)
 
     const estimating = endpoint.estimate(request.body, model);
-    const estimate = estimating instanceof Promise ? await estimating : estimating;
-    const decided = holdFundsAtOnce(store, {
+    let estimate = estimating instanceof Promise ? await estimating : estimating;
+    const holdRequest: HoldRequest = {
       accountId: request.caller.accountId,
       keyId: request.caller.keyId,
       amountMicros: holdFor(model.config, estimate),
@@ -167,8 +168,23 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       endpoint: endpoint.endpoint,
       instanceId: deps.instanceId,
       keyLimits: request.caller.limits,
-    });
-    const hold = decided instanceof Promise ? await decided : decided;
+    };
+    const decided = holdFundsAtOnce(store, holdRequest);
+    let hold: HeldAtOnce;
+    let body = request.body;
+    let loweredOutputCap: number | undefined;
+    if (decided instanceof Promise) {
+      try {
+        hold = await decided;
+      } catch (refusal) {
+        // A balance too small for the model's whole output cap: the call made with the cap it holds.
+        const withOutputCap = endpoint.withOutputCap?.(request.body);
+        const holdOf = (amountMicros: number) => holdFundsAtOnce(store, { ...holdRequest, amountMicros });
+        const lowered = await holdWithLoweredCap(refusal, { estimate, model: model.config, withOutputCap, hold: holdOf });
+        ({ hold, estimate, body } = lowered);
+        loweredOutputCap = lowered.outputCap;
+      }
+    } else hold = decided;
 
     const startedAt = performance.now();
     const ending = holdEnding(model, hold.holdId, estimate, request, log, startedAt);
@@ -194,7 +210,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
         async (view, attempts) => {
           tried = view;
           begun = undefined;
-          const calling = endpoint.call({ body: request.body, model: view, estimate, signal: request.signal });
+          const calling = endpoint.call({ body, model: view, estimate, signal: request.signal });
           // A stream's hold is written while the upstream works (after its request is on its way), and
           // so are earlier calls' settles answered already.
           if (streams) writeStreamHold();
@@ -223,6 +239,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
       const served = await serving;
       answer = served.result;
       answer.upstreamMs = performance.now() - startedAt;
+      if (loweredOutputCap !== undefined) answer.loweredOutputCap = loweredOutputCap;
       ending.upstreamMs = answer.upstreamMs;
     } catch (error) {
       // Only streams hear the caller leave (a call answered in one piece runs on to its end).

@@ -45,6 +45,8 @@ export interface JsonAnswer {
   counted?: () => Units;
   /** How long the upstream took to answer, set by the pipeline. */
   upstreamMs?: number;
+  /** The output cap the call was sent with in place of the model's maximum, which the balance could not hold (set by the pipeline). */
+  loweredOutputCap?: number;
 }
 
 /** What a stream's reader has seen, for its bill when it ends (DESIGN §5). */
@@ -79,6 +81,8 @@ export interface StreamAnswer {
   meter: StreamMeter;
   /** How long the upstream took to its first byte, set by the pipeline. */
   upstreamMs?: number;
+  /** As JsonAnswer's. */
+  loweredOutputCap?: number;
 }
 
 export type MeteredAnswer = JsonAnswer | StreamAnswer;
@@ -110,6 +114,12 @@ export interface MeteredEndpoint<Body> {
    * not with its settle (and streams are never replayed by Idempotency-Key).
    */
   streams?(body: Body): boolean;
+  /**
+   * For a body that names no output cap, that body asking for `tokens` at most: a balance that cannot
+   * hold the model's whole cap then makes the call with the cap it holds (pipeline/output-cap.ts).
+   * Undefined when the body names its own cap, which is never lowered.
+   */
+  withOutputCap?(body: Body): ((tokens: number) => Body) | undefined;
   call(args: CallArgs<Body>): Promise<MeteredAnswer>;
 }
 

@@ -2,12 +2,13 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createAstUpgrades } from './ast.js';
+import { controlRefusal, type SandboxControl } from './control-access.js';
 import { answerFaultsControl, FaultBook } from './faults.js';
 import { MediaStore } from './media.js';
 import { openAiError, openAiErrorForStatus } from './openai-common.js';
 import { BodyTooLargeError, DEFAULT_MAX_BODY_BYTES, type ReadBody, readBody } from './read-body.js';
 import { Reply } from './reply.js';
-import { answerRequestsControl, RequestsLog } from './requests-log.js';
+import { answerRequestsControl, DEFAULT_LOG_LIMIT, RequestsLog } from './requests-log.js';
 import { findRoute, type SandboxRoute } from './route.js';
 import { SANDBOX_ROUTES } from './route-table.js';
 import { TaskBook } from './tasks.js';
@@ -21,6 +22,8 @@ export interface SandboxOptions {
   taskMs?: number;
   /** Bodies larger than this are refused with 413. */
   maxBodyBytes?: number;
+  /** The control API: from loopback only (the default), or off with no request log (beside real channels). */
+  control?: SandboxControl;
 }
 
 export interface Sandbox {
@@ -38,6 +41,7 @@ interface SandboxState {
   readonly maxBodyBytes: number;
   readonly tasks: TaskBook;
   readonly media: MediaStore;
+  readonly control: SandboxControl;
 }
 
 /** Past this a non-JSON body is logged only in part: the log keeps 1000 requests in memory. */
@@ -49,15 +53,18 @@ export async function startSandbox({
   port = 0,
   taskMs = 1500,
   maxBodyBytes = DEFAULT_MAX_BODY_BYTES,
+  control = 'loopback',
 }: SandboxOptions = {}): Promise<Sandbox> {
   const state: SandboxState = {
     faults: new FaultBook(),
-    log: new RequestsLog(),
+    // With the control API off nobody may read the log: nothing is kept in it.
+    log: new RequestsLog(control === 'off' ? 0 : DEFAULT_LOG_LIMIT),
     routes: SANDBOX_ROUTES,
     taskMs,
     maxBodyBytes,
     tasks: new TaskBook(taskMs),
     media: new MediaStore(),
+    control,
   };
   const server = createServer({ noDelay: true }, (req, res) => {
     handleRequest(state, req, res).catch(() => res.destroy());
@@ -104,7 +111,12 @@ async function handleRequest(state: SandboxState, req: IncomingMessage, res: Ser
     res.setHeader('connection', 'close');
     return writeJson(res, 413, openAiError(error.message, 'invalid_request_error'));
   }
-  if (path.startsWith('/__sandbox/')) return answerControl(state, res, method, path, body);
+  if (path.startsWith('/__sandbox/')) {
+    // Whatever HOST the sandbox listens on, its faults and request log are this machine's alone.
+    const refused = controlRefusal(state.control, req.socket.remoteAddress);
+    if (refused) return writeJson(res, refused.status, openAiError(refused.message, 'invalid_request_error'));
+    return answerControl(state, res, method, path, body);
+  }
 
   const match = findRoute(state.routes, method, path);
   const kind = match?.route.kind ?? null;

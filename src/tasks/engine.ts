@@ -3,8 +3,9 @@
 // webhook in the same transaction, so a crash at any point leaves work that a restart finishes.
 
 import { randomBytes } from 'node:crypto';
-import { settleHoldIn } from '../billing/ledger.js';
+import { type SettleOutcome, settleHoldIn } from '../billing/ledger.js';
 import { priceMicros, usableUnits } from '../billing/prices.js';
+import type { SettlementMetrics } from '../billing/settlements.js';
 import { isWebUrl } from '../net/web-url.js';
 import type { Catalogue } from '../pipeline/catalogue.js';
 import type { ResolvedModel } from '../pipeline/types.js';
@@ -40,6 +41,8 @@ export interface TaskEngineOptions {
   /** Paid upstream work (an image generation) is started at most this many times per task, crashes included. */
   maxGenerationAttempts: number;
   log: EngineLogger;
+  /** Where a task's charge is counted, as every call's is (the billed total in /metrics). */
+  metrics?: SettlementMetrics;
   now?: () => number;
 }
 
@@ -79,6 +82,11 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
   let stopping = false;
   const controller = new AbortController();
 
+  function countCharge(model: string, { chargedMicros, unbilledMicros }: SettleOutcome) {
+    options.metrics?.addBilled(model, chargedMicros);
+    if (unbilledMicros > 0) options.metrics?.addUnbilled(model, unbilledMicros);
+  }
+
   async function finish(
     task: TaskRow,
     model: ResolvedModel | undefined,
@@ -86,7 +94,9 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
   ) {
     const handler = handlers[task.kind as TaskKind];
     const at = now();
+    let settled: { model: string; outcome: SettleOutcome } | undefined;
     await store.db.transaction().execute(async (trx) => {
+      settled = undefined; // (a transaction retried from the start settles again)
       const upstreamRecord = 'upstreamRecord' in outcome && outcome.upstreamRecord !== undefined ? JSON.stringify(outcome.upstreamRecord) : undefined;
       const finished =
         outcome.state === 'succeeded'
@@ -96,7 +106,10 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
       if (outcome.state === 'succeeded' && model) {
         const units = usableUnits(outcome.units, {});
         const chargeMicros = priceMicros(units, model.config.price);
-        if (finished.hold_id) await settleHoldIn(trx, finished.hold_id, { chargeMicros, units, requestId: finished.request_id ?? undefined, now: at });
+        if (finished.hold_id) {
+          const charged = await settleHoldIn(trx, finished.hold_id, { chargeMicros, units, requestId: finished.request_id ?? undefined, now: at });
+          if (charged.applied) settled = { model: finished.model, outcome: charged };
+        }
         await insertAssets(
           trx,
           // Only http(s) media joins the library: a browser follows these links (net/web-url.ts).
@@ -135,6 +148,8 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
         });
       }
     });
+    // Counted once the charge is committed, as the pipeline's settles are (billing/settlements.ts).
+    if (settled) countCharge(settled.model, settled.outcome);
     log.info({ taskId: task.id, kind: task.kind, outcome: outcome.state }, 'task finished');
   }
 

@@ -35,6 +35,21 @@ test('a dead instance’s stream hold is billed what it recorded as delivered, a
   await store.close();
 });
 
+test('a recovered charge is counted in the billed total, as every charge is', async () => {
+  const store = await openStore('sqlite::memory:');
+  const account = await createAccount(store, { name: 'counted', creditMicros: 1_000 });
+  const now = Date.now();
+  await registerInstance(store.db, { id: 'inst_dead', now: now - 60_000 });
+  const streamed = await holdFunds(store, { accountId: account.id, amountMicros: 300, ...call, instanceId: 'inst_dead' });
+  await holdFunds(store, { accountId: account.id, amountMicros: 200, ...call, instanceId: 'inst_dead' });
+  await recordProgress(store.db, [{ id: streamed.holdId, progress: JSON.stringify({ units: { output_token: 5 }, charge_micros: 60 }) }]);
+  const billed: [string, number][] = [];
+  const metrics = { addBilled: (model: string, micros: number) => billed.push([model, micros]), addUnbilled() {} };
+  await endOrphanedHolds(store, { heartbeatBefore: now - 20_000, legacyCreatedBefore: 0, log: quiet, metrics });
+  assert.deepEqual(billed, [['m', 60]]);
+  await store.close();
+});
+
 test('a live instance’s holds are left alone', async () => {
   const store = await openStore('sqlite::memory:');
   const account = await createAccount(store, { name: 'alive', creditMicros: 1_000 });

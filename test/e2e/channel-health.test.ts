@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { sandboxCatalogue } from '../../src/config/sandbox-catalogue.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.js';
-import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { ADMIN_AUTH, ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { callJson } from '../helpers/serving.js';
 
 const CHAT = { model: 'sandbox-chat', messages: [{ role: 'user', content: 'hello there' }] };
@@ -39,7 +39,7 @@ describe('channel health over two channels', () => {
   };
   const channel = async (name = PREFERRED) => (await gw.admin('GET', '/admin/channels')).body.data.find((c: { name: string }) => c.name === name);
   const metrics = async () => {
-    const res = await fetch(`${gw.url}/metrics`);
+    const res = await fetch(`${gw.url}/metrics`, ADMIN_AUTH);
     return res.text();
   };
   const preferredFaults = (method: string, body?: unknown) => callJson(preferred.url, '', method, '/__sandbox/faults', body);

@@ -184,15 +184,20 @@ describe('chat completions', () => {
     assert.equal(upstreamCalls.filter((r: any) => r.aborted).length, 0, 'the upstream call was not stopped');
   });
 
-  test('a call the balance cannot cover is refused with 402 and charges nothing', async () => {
+  test('a call the balance cannot cover is refused with 402, says what it needs and the account has, and charges nothing', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 100 });
     const res = await request(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'sandbox-chat', messages: [{ role: 'user', content: 'hi' }] }),
+      body: JSON.stringify({ model: 'sandbox-chat', messages: [{ role: 'user', content: 'hi' }], max_tokens: 1_000 }),
     });
     assert.equal(res.statusCode, 402);
-    assert.deepEqual(await res.body.json(), { error: 'insufficient balance -- please top up or upgrade the service plan', type: 'billing_error' });
+    const body = (await res.body.json()) as { error: string; type: string };
+    const needed =
+      /^insufficient balance -- please top up or upgrade the service plan: this call needs to hold (\d+) micros; the account has 100 micros available$/.exec(
+        body.error,
+      )?.[1];
+    assert.deepEqual({ type: body.type, coversOutput: Number(needed) > 1_000 * OUTPUT_PRICE }, { type: 'billing_error', coversOutput: true });
     assert.equal((await gw.balance(accountId)).balance_micros, 100);
   });
 

@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { sandboxCatalogue } from '../../src/config/sandbox-catalogue.js';
 import { type Sandbox, startSandbox } from '../../src/sandbox/server.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { ADMIN_AUTH, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /** The count and the number at or under `le` seconds of one channel's connection waits. */
 function waits(metrics: string, channel: string, le: string) {
@@ -59,7 +59,7 @@ describe('waiting for an upstream connection', () => {
     const secondMs = performance.now() - startedAt;
     assert.deepEqual([a.status, b.status], [200, 200]);
     assert.ok(secondMs >= 2_500, `the second answered after ${secondMs} ms: it waited for the first`);
-    const metrics = await (await request(`${gw.url}/metrics`)).body.text();
+    const metrics = await (await request(`${gw.url}/metrics`, ADMIN_AUTH)).body.text();
     const single = waits(metrics, 'single', '0.25');
     assert.equal(single.count, 2);
     assert.equal(single.atMost, 1, 'one call waited over 250 ms for its connection');
@@ -87,7 +87,7 @@ describe('waiting for an upstream connection', () => {
     assert.deepEqual(ledger.map((row) => row.kind).sort(), ['credit', 'hold', 'hold', 'hold', 'release', 'settle', 'settle']);
     const charged = ledger.filter((row) => row.kind === 'settle').reduce((sum, row) => sum - row.amount_micros, 0);
     assert.equal(account.balance_micros, 10_000_000 - charged, 'the refused call cost nothing');
-    const narrow = waits(await (await request(`${gw.url}/metrics`)).body.text(), 'narrow', '0.25');
+    const narrow = waits(await (await request(`${gw.url}/metrics`, ADMIN_AUTH)).body.text(), 'narrow', '0.25');
     assert.equal(narrow.timeouts, 1);
     assert.equal(narrow.count, 3);
   });

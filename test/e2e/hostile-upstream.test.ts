@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { chatPromptTokens } from '../../src/billing/estimates.js';
 import { countTokens } from '../../src/billing/tokens.js';
-import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { ADMIN_AUTH, eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { type ScriptedUpstream, startScriptedUpstream } from '../helpers/scripted-upstream.js';
 import { postForEvents } from '../helpers/sse.js';
 
@@ -127,7 +127,7 @@ describe('misbehaving upstreams', () => {
     );
     assert.equal(usage.amount_micros, prompt * 2 + 10 * 8);
     assert.equal(usage.flags, 'clamped,clamped:input_token=-5,clamped:output_token=1e+300', 'each replaced figure kept as reported');
-    assert.match(await (await request(`${gw.url}/metrics`)).body.text(), /tollroute_usage_clamped_total\{model="hostile"\} [1-9]\d*/);
+    assert.match(await (await request(`${gw.url}/metrics`, ADMIN_AUTH)).body.text(), /tollroute_usage_clamped_total\{model="hostile"\} [1-9]\d*/);
     assert.equal((await request(`${gw.url}/healthz`)).statusCode, 200, 'still serving');
   });
 
@@ -153,7 +153,7 @@ describe('misbehaving upstreams', () => {
       assert.equal(row.flags, 'clamped,clamped:input_token=1000000000000000,clamped:output_token=1000000000000000,capped');
     }
     assert.equal(account.balance_micros, 20_000 - usage.length * hold);
-    assert.match(await (await request(`${gw.url}/metrics`)).body.text(), /tollroute_unbilled_micros_total\{model="hostile"\} [1-9]/);
+    assert.match(await (await request(`${gw.url}/metrics`, ADMIN_AUTH)).body.text(), /tollroute_unbilled_micros_total\{model="hostile"\} [1-9]/);
   });
 
   test('a completed stream is settled before its end marker reaches the caller', async () => {

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Agent, request } from 'undici';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { ADMIN_AUTH, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 // Linux answers on all of 127/8: each address here is another client of the gateway on 127.0.0.1.
 const clients = new Map<string, Agent>();
@@ -30,8 +30,9 @@ describe('invalid keys', () => {
   }
   const lookups = async (result: string) =>
     Number(
-      new RegExp(`^tollroute_api_key_lookups_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(await (await request(`${gw.url}/metrics`)).body.text())?.[1] ??
-        0,
+      new RegExp(`^tollroute_api_key_lookups_total\\{result="${result}"\\} (\\d+)$`, 'm').exec(
+        await (await request(`${gw.url}/metrics`, ADMIN_AUTH)).body.text(),
+      )?.[1] ?? 0,
     );
 
   test('a flood of one invalid key costs one lookup, then the address gets 429 for it while its valid keys still authenticate', async () => {

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { request } from 'undici';
-import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { ADMIN_AUTH, ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { freePort, runCli, startServe } from '../helpers/processes.js';
 
 describe('health, metrics and logs', () => {
@@ -27,7 +27,7 @@ describe('health, metrics and logs', () => {
   });
 
   test('/metrics reports requests, latency, upstream latency and amounts billed in Prometheus format', async () => {
-    const res = await request(`${gw.url}/metrics`);
+    const res = await request(`${gw.url}/metrics`, ADMIN_AUTH);
     const text = await res.body.text();
     assert.match(String(res.headers['content-type']), /^text\/plain/);
     assert.match(text, /tollroute_http_requests_total\{method="POST",route="\/v1\/chat\/completions",status="200"\} 1/);

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { request } from 'undici';
-import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { ADMIN_AUTH, eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { skipWithoutRedis } from '../helpers/redis.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 
@@ -25,7 +25,8 @@ async function listModels(gw: TestGateway, key: string, count: number) {
 
 const skip = await skipWithoutRedis('a gateway whose Redis stops answering');
 
-const degradedGauge = async (gw: TestGateway) => /^tollroute_rate_limiter_degraded (\d)$/m.exec(await (await request(`${gw.url}/metrics`)).body.text())?.[1];
+const degradedGauge = async (gw: TestGateway) =>
+  /^tollroute_rate_limiter_degraded (\d)$/m.exec(await (await request(`${gw.url}/metrics`, ADMIN_AUTH)).body.text())?.[1];
 const logged = (gw: TestGateway, pattern: RegExp) => gw.logs.filter((line) => pattern.test(String(line.msg))).length;
 
 describe('rate limits when Redis fails', () => {

@@ -111,11 +111,11 @@ describe('responses', () => {
   });
 
   test('the hold is sized by max_output_tokens', async () => {
-    // Enough for 20 output tokens, far from enough for the model's 4096-token cap.
+    // Enough for 20 output tokens, far from enough for 1000 (or the model's 4096-token cap, which is lowered).
     const { key } = await gw.account({ creditMicros: 2_000 });
     const send = (max_output_tokens?: number) =>
       client(key).responses.create({ model: 'sandbox-chat', input: 'hi', ...(max_output_tokens && { max_output_tokens }) });
-    await assert.rejects(send(), (error: any) => error.status === 402);
+    await assert.rejects(send(1_000), (error: any) => error.status === 402);
     const response = await send(20);
     assert.equal(response.status, 'completed');
   });

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { ADMIN_AUTH, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /** `{ gateway: ms, upstream?: ms }` from a Server-Timing value. */
 function timings(header: unknown): Record<string, number> {
@@ -60,7 +60,8 @@ describe('Server-Timing', () => {
   });
 
   test('/metrics counts the gateway time of every answer', async () => {
-    const count = async () => Number(/^tollroute_gateway_time_seconds_count (\d+)/m.exec(await (await request(`${gw.url}/metrics`)).body.text())?.[1]);
+    const count = async () =>
+      Number(/^tollroute_gateway_time_seconds_count (\d+)/m.exec(await (await request(`${gw.url}/metrics`, ADMIN_AUTH)).body.text())?.[1]);
     const before = await count();
     await (await chat(false)).body.dump();
     await (await chat(true)).body.dump();

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { request } from 'undici';
-import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { ADMIN_AUTH, eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const fastRecovery = { recovery: { heartbeat_ms: 100, settle_retry_ms: 50 }, limits: { shutdown_grace_ms: 300 } };
 const SEARCH_PRICE = 5_000;
@@ -133,7 +133,7 @@ describe('a store that refuses writes', () => {
     try {
       assert.equal((await answer).status, 200, 'the answer earned is delivered');
       assert.equal((await gw.balance(accountId)).held_micros, SEARCH_PRICE, 'the hold waits for its settle');
-      const metrics = await (await request(`${gw.url}/metrics`)).body.text();
+      const metrics = await (await request(`${gw.url}/metrics`, ADMIN_AUTH)).body.text();
       assert.match(metrics, /tollroute_pending_settlements 1/);
       assert.match(metrics, /tollroute_store_writable 0/);
     } finally {

@@ -249,7 +249,14 @@ describe('speech translation', () => {
       const res = await post(key, { model: 'sandbox-ast', file: makeWav({ ms: 6_000 }) });
       assert.deepEqual(
         { status: res.status, body: await res.json() },
-        { status: 402, body: { error: 'insufficient balance -- please top up or upgrade the service plan', type: 'billing_error' } },
+        {
+          status: 402,
+          body: {
+            error:
+              'insufficient balance -- please top up or upgrade the service plan: this call needs to hold 1170 micros; the account has 1000 micros available',
+            type: 'billing_error',
+          },
+        },
       );
       assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: 1_000, held_micros: 0 });
     });

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { listWebhooksForTask } from '../../src/store/webhook-outbox.js';
-import { eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { ADMIN_AUTH, eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
 
 const RETRY_DELAYS_MS = [150, 300, 450];
@@ -193,7 +193,7 @@ describe('webhook delivery across a gateway restart', () => {
       });
       assert.equal(row.attempts, 4);
       // the second instance made attempts 3 and 4, and reports them
-      const metrics = await (await request(`${second.url}/metrics`)).body.text();
+      const metrics = await (await request(`${second.url}/metrics`, ADMIN_AUTH)).body.text();
       assert.deepEqual(metrics.match(/^tollroute_webhook_attempt_lateness_seconds_count\{.*$/gm), [
         'tollroute_webhook_attempt_lateness_seconds_count{outcome="retry"} 1',
         'tollroute_webhook_attempt_lateness_seconds_count{outcome="dropped"} 1',

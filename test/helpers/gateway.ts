@@ -14,6 +14,8 @@ import { type Sandbox, startSandbox } from '../../src/sandbox/server.js';
 import { freePort } from './processes.js';
 
 export const ADMIN_TOKEN = 'adm-test-token-0123456789abcdef';
+/** Request options carrying the admin token (what /metrics answers to by default). */
+export const ADMIN_AUTH = { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } };
 
 export interface TestGateway {
   url: string;

@@ -24,6 +24,8 @@ export const chatRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }
       streamFailure: `data: ${JSON.stringify({ error: { message: MESSAGES.upstream, type: 'server_error', param: null, code: null } })}\n\n`,
       modelType: 'chat',
       streams: (body) => body.stream === true,
+      // max_tokens, the field OpenAI-style upstreams all read (the messages translation sends it too)
+      withOutputCap: (body) => (body.max_tokens == null && body.max_completion_tokens == null ? (tokens) => ({ ...body, max_tokens: tokens }) : undefined),
       estimate: (body, model) => {
         const capField = body.max_completion_tokens === undefined ? 'max_tokens' : 'max_completion_tokens';
         const output = outputTokenCap(capField, body.max_completion_tokens ?? body.max_tokens, model);

@@ -45,30 +45,12 @@ export const fileUploadRoutes: FastifyPluginAsync<FilesDeps> = async (app, deps)
   app.post('/v1/files', { schema: FileUploadSchema, ...serializedAsBuilt, onSend: endUnreadUpload }, async (request, reply) => {
     // Storing a file is free; an account that cannot pay for anything may not fill the disk either.
     const caller = await admitUpload(deps, request, files.upload_min_balance_micros);
-<<<<<<< HEAD
     // The room is taken as the bytes arrive, before they are written, shared with the account's
     // other uploads in flight: side by side they never put more than the quota on the disk.
     const declaredBytes = Number(request.headers['content-length']) || 0; // the file and its multipart framing
     const room = await rooms.open(caller.accountId, {
       claimBytes: Math.min(declaredBytes, maxFileBytes),
       readUsedBytes: () => accountFileBytes(deps.store.db, { accountId: caller.accountId, now: Date.now() }),
-=======
-    // A full quota is refused before the body; otherwise the upload may take what room is left.
-    const room = files.max_bytes_per_account - (await accountFileBytes(deps.store.db, { accountId: caller.accountId, now: Date.now() }));
-    if (room <= 0) throw quotaFull(files.max_bytes_per_account);
-    const part = await request.file();
-    if (!part) throw invalidRequest('file field is required');
-    if (part.fieldname !== 'file') throw invalidRequest(`${part.fieldname}: unexpected field; send the upload as file`);
-    requireNoNul('filename', part.filename);
-    requireNoNul('file: Content-Type', part.mimetype);
-    const limitBytes = Math.min(maxFileBytes, room);
-    // The id is the URL's secret: 128 random bits, and the name of the file on disk.
-    const spooled = await spoolFile(part, {
-      dir: folder,
-      prefix: 'file',
-      limitBytes,
-      overLimit: () => (room < maxFileBytes ? quotaFull(files.max_bytes_per_account) : tooLarge(`file: larger than the limit of ${maxFileBytes} bytes`)),
->>>>>>> h8
     });
     let kept = false;
     let spooledPath: string | undefined;
@@ -78,6 +60,8 @@ export const fileUploadRoutes: FastifyPluginAsync<FilesDeps> = async (app, deps)
       const part = await firstFilePart(request);
       if (!part) throw invalidRequest('file field is required');
       if (part.fieldname !== 'file') throw invalidRequest(`${part.fieldname}: unexpected field; send the upload as file`);
+      requireNoNul('filename', part.filename);
+      requireNoNul('file: Content-Type', part.mimetype);
       // The id is the URL's secret: 128 random bits, and the name of the file on disk.
       const spooled = await spoolFile(part, {
         dir: folder,

@@ -37,6 +37,7 @@ export const responsesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: St
       streamFailure: `event: error\ndata: ${JSON.stringify({ type: 'error', code: 'server_error', message: MESSAGES.upstream, param: null, error: { type: 'server_error', code: 'server_error', message: MESSAGES.upstream, param: null } })}\n\n`,
       modelType: 'chat',
       streams: (body) => body.stream === true,
+      withOutputCap: (body) => (body.max_output_tokens == null ? (tokens) => ({ ...body, max_output_tokens: tokens }) : undefined),
       estimate: (body, model) => {
         const output = outputTokenCap('max_output_tokens', body.max_output_tokens, model);
         return tokenEstimate(model, (counting) => responsesPromptTokens(body, model, counting), output);

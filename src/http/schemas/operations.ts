@@ -15,12 +15,12 @@ export const HealthSchema = {
 export const MetricsSchema = {
   tags,
   summary: 'Prometheus metrics: requests, latency, upstream latency, amounts billed.',
-  description: 'Served here unless `metrics.port` moves it to a listener of its own.',
-  // No credential unless the operator set `metrics.token`.
-  security: [{}, { metricsToken: [] }] as Record<string, string[]>[],
+  description:
+    'Served here unless `metrics.port` moves it to a listener of its own. Needs the admin token or `metrics.token`, unless the operator set `metrics.public: true`.',
+  security: [{ adminToken: [] }, { metricsToken: [] }] as Record<string, string[]>[],
   response: {
     200: { description: 'The Prometheus text format.', content: { 'text/plain': { schema: { type: 'string' } } } },
-    ...errorResponse(401, 'metrics.token is set, and the request did not carry it.'),
+    ...errorResponse(401, 'The request carried neither the admin token nor `metrics.token`, and metrics are not public.'),
     ...errorResponses(503),
   },
 };
