@@ -245,7 +245,10 @@ const unknownIds = (key: string) =>
         method,
         path: `${prefix}${encodeURIComponent(id)}`,
         headers: { authorization: `Bearer ${key}` },
-        expect: { status: [404], names: ['not found', 'no model named', 'no route for'] },
+        // A NUL is refused before any lookup (PostgreSQL cannot hold it): a 400 naming it.
+        expect: id.includes('\u0000')
+          ? { status: [400], names: ['must not contain the NUL character'] }
+          : { status: [404], names: ['not found', 'no model named', 'no route for'] },
       }),
     );
 
@@ -316,6 +319,6 @@ export const headerQueryProperties: PropertySpec[] = [
   { name: 'a speech model missing, unknown or given twice is 400 naming model', probes: ({ key }) => speechModel(key), numRuns: 40 },
   { name: 'Idempotency-Key on a streamed call, empty or too long is 400 naming it', probes: ({ key }) => idempotencyKeys(key), numRuns: 40 },
   { name: 'a bad filter or limit in the query is 400 naming it', probes: ({ key, accountId }) => queries(key, accountId), numRuns: 50 },
-  { name: 'an unknown task or model id is 404', probes: ({ key }) => unknownIds(key), numRuns: 50 },
+  { name: 'an unknown task or model id is 404 (400 when it holds a NUL)', probes: ({ key }) => unknownIds(key), numRuns: 50 },
   { name: 'an admin body with one invalid field is 400 naming it', probes: ({ key, accountId }) => admin(key, accountId), numRuns: 60 },
 ];

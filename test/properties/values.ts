@@ -160,7 +160,7 @@ export function modelMutations(type: string, path: Path = ['model'], { nullIsMis
     fc.constant({ path, value: '', ...required }),
     ...(nullIsMissing ? [fc.constant({ path, value: null, ...required })] : []),
     wrongType('string', ...(nullIsMissing ? ['null' as const] : [])).map((value) => ({ path, value, names: ['model'], exact: required.exact })),
-    unknownModel.map((value) => ({ path, value, names: [`unknown model: ${value}`] })),
+    unknownModel.map((value) => ({ path, value, names: [value.includes('\u0000') ? 'must not contain the NUL character' : `unknown model: ${value}`] })),
     modelOfAnotherType(type).map((value) => ({ path, value, names: [`model ${value} is not`, 'model:'] })),
   );
 }

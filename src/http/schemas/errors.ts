@@ -19,7 +19,7 @@ const WHEN = {
   402: 'The balance (with the account’s overdraft) does not cover what the call may cost; nothing was charged.',
   403: 'A request made with the console’s session cookie from another site’s page.',
   404: 'No such object in this account (another account’s is answered the same).',
-  408: 'The request body was not received whole within `limits.receive_timeout_ms`; nothing was charged and nothing of the upload is kept.',
+  408: 'The request body was not received whole in time (`limits.body_timeout_ms` for a JSON body, `limits.receive_timeout_ms` for an upload); nothing was charged and nothing of an upload is kept.',
   409: 'A request with this Idempotency-Key is still running.',
   413: 'The request body or upload is larger than its limit, or than the account’s file storage has room for; the message says which.',
   422: 'This Idempotency-Key was used before with a different request.',
@@ -52,8 +52,11 @@ export const errorResponse = (status: number, description: string) => ({ [status
 /** What every metered call can answer besides its result, Idempotency-Key aside. */
 const CALL_ERRORS = {
   ...errorResponses(400, 401, 402),
-  ...errorResponse(403, 'The API key may not use this model (its `models` limit); the message lists the models it may use. Nothing was charged.'),
-  ...errorResponses(413, 429, 500, 502, 503),
+  ...errorResponse(
+    403,
+    'The API key may not use this model (its `models` limit; the message lists the models it may use), or its account is suspended by the operator. Nothing was charged.',
+  ),
+  ...errorResponses(408, 413, 429, 500, 502, 503),
 };
 
 /** What a metered call that takes Idempotency-Key (every one that can answer in one piece) can answer besides its result. */
