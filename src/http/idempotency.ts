@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { conflict, invalidRequest, unprocessable } from '../errors.js';
 import { JsonText, jsonBodyText } from '../json-text.js';
-import { abandonIdempotent, beginIdempotent, completeIdempotent } from '../store/idempotency.js';
+import { abandonIdempotent, beginIdempotent, completeIdempotent, keepAnswerLate } from '../store/idempotency.js';
 import type { Store } from '../store/open.js';
 import { requireCaller } from './auth.js';
 import { canonicalJson } from './canonical-json.js';
@@ -70,7 +70,8 @@ async function runOnce(
   const bodyHash = createHash('sha256')
     .update(`${request.method} ${request.routeOptions.url}\n${canonicalJson(fingerprint)}`)
     .digest('hex');
-  const begun = await beginIdempotent(store.db, { accountId, key, bodyHash, now: Date.now(), instanceId, requestId: request.id });
+  const startedAt = Date.now();
+  const begun = await beginIdempotent(store.db, { accountId, key, bodyHash, now: startedAt, instanceId, requestId: request.id });
   if (begun.kind === 'mismatch') throw unprocessable('Idempotency-Key was already used with a different request');
   if (begun.kind === 'running') throw conflict('a request with this Idempotency-Key is still running');
   if (begun.kind === 'replay') {
@@ -87,6 +88,34 @@ async function runOnce(
     throw error;
   }
   const text = jsonBodyText(result.body);
-  await completeIdempotent(store.db, { accountId, key, statusCode: result.statusCode, body: text });
+  try {
+    await completeIdempotent(store.db, { accountId, key, statusCode: result.statusCode, body: text });
+  } catch (error) {
+    // The call is answered and its charge kept (written, or journaled until the store takes it):
+    // the caller gets what it paid for, never a 503 that invites a second, charged run. The answer
+    // is kept for replays once the store takes writes again.
+    request.log.warn({ err: error }, 'the answer to an Idempotency-Key call could not be kept yet; it is retried in the background');
+    const record = { accountId, key, bodyHash, requestId: request.id, instanceId, startedAt, statusCode: result.statusCode, body: text };
+    keepUntilWritten(() => keepAnswerLate(store.db, record), request.log);
+  }
   return reply.code(result.statusCode).type('application/json').send(text);
+}
+
+/** The waits between tries of a late write: quick at first, then every half minute, for the record's 24 hours. */
+export const LATE_KEEP_DELAYS_MS = [1_000, 2_000, 5_000, 10_000, 30_000];
+const LATE_KEEP_TRIES = 2_900;
+
+/** Tries `write` until it lands (a process that stops meanwhile leaves the record to the sweep). */
+export function keepUntilWritten(write: () => Promise<void>, log: FastifyRequest['log'], tried = 0): void {
+  const delayMs = LATE_KEEP_DELAYS_MS[Math.min(tried, LATE_KEEP_DELAYS_MS.length - 1)];
+  const timer = setTimeout(() => {
+    write().then(
+      () => log.info('the answer to an Idempotency-Key call was kept late, for its replays'),
+      (error) => {
+        if (tried + 1 < LATE_KEEP_TRIES) keepUntilWritten(write, log, tried + 1);
+        else log.error({ err: error }, 'the answer to an Idempotency-Key call could not be kept; a retry may run again');
+      },
+    );
+  }, delayMs);
+  timer.unref();
 }

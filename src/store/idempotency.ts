@@ -72,6 +72,39 @@ export async function completeIdempotent(
   return result.numUpdatedRows > 0n;
 }
 
+/**
+ * Keeps an answer whose first write failed (the store was cut off), once the store takes writes
+ * again: on the record this request began, or a new one when a sweep removed it meanwhile (its
+ * instance looked dead). A record another request began since is left alone.
+ */
+export async function keepAnswerLate(
+  db: Kysely<DB>,
+  record: IdempotentKey & { bodyHash: string; requestId: string; instanceId: string; startedAt: number; statusCode: number; body: string },
+): Promise<void> {
+  const answer = { state: 'done' as const, status_code: record.statusCode, response_body: record.body };
+  const updated = await db
+    .updateTable('idempotency')
+    .set(answer)
+    .where('account_id', '=', record.accountId)
+    .where('key', '=', record.key)
+    .where('request_id', '=', record.requestId)
+    .executeTakeFirst();
+  if (updated.numUpdatedRows > 0n) return;
+  await db
+    .insertInto('idempotency')
+    .values({
+      account_id: record.accountId,
+      key: record.key,
+      body_hash: record.bodyHash,
+      created_at: record.startedAt,
+      instance_id: record.instanceId,
+      request_id: record.requestId,
+      ...answer,
+    })
+    .onConflict((oc) => oc.columns(['account_id', 'key']).doNothing())
+    .execute();
+}
+
 // Only a running record: a finished answer must keep being replayed, never re-executed.
 export async function abandonIdempotent(db: Kysely<DB>, { accountId, key }: IdempotentKey): Promise<boolean> {
   const result = await db

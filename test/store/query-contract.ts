@@ -6,7 +6,7 @@ import { createAccount } from '../../src/billing/accounts.js';
 import { issueApiKey } from '../../src/billing/api-keys.js';
 import { findAccount, setWebhookSecret } from '../../src/store/accounts.js';
 import { findApiKeyByHash, revokeApiKey } from '../../src/store/api-keys.js';
-import { abandonIdempotent, beginIdempotent, completeIdempotent, IDEMPOTENCY_TTL_MS } from '../../src/store/idempotency.js';
+import { abandonIdempotent, beginIdempotent, completeIdempotent, IDEMPOTENCY_TTL_MS, keepAnswerLate } from '../../src/store/idempotency.js';
 import { migrateToLatest } from '../../src/store/migrations.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import type { TaskStatus } from '../../src/store/schema.js';
@@ -188,6 +188,25 @@ export function queryContract(ctx: StoreContext): void {
       assert.deepEqual(await begin('k1', 'h2', T0 + IDEMPOTENCY_TTL_MS - 1), { kind: 'mismatch' });
       assert.deepEqual(await begin('k1', 'h2', T0 + IDEMPOTENCY_TTL_MS + 1), { kind: 'started' });
       assert.deepEqual(await begin('k1', 'h2', T0 + IDEMPOTENCY_TTL_MS + 2), { kind: 'running' });
+    });
+
+    test('an answer kept late lands on the record its request began, or anew when a sweep removed it, never on another request’s', async () => {
+      const { accountId, begin, abandon } = await records();
+      const db = ctx.store().db;
+      const late = (key: string, requestId: string, body: string) =>
+        keepAnswerLate(db, { accountId, key, bodyHash: 'h1', requestId, instanceId: 'inst_a', startedAt: T0, statusCode: 200, body });
+      await beginIdempotent(db, { accountId, key: 'began', bodyHash: 'h1', now: T0, requestId: 'req_1' });
+      await late('began', 'req_1', 'first');
+      assert.deepEqual(await begin('began', 'h1'), { kind: 'replay', statusCode: 200, body: 'first' });
+
+      await beginIdempotent(db, { accountId, key: 'swept', bodyHash: 'h1', now: T0, requestId: 'req_2' });
+      await abandon('swept'); // as the sweep of a dead-looking instance removes it
+      await late('swept', 'req_2', 'second');
+      assert.deepEqual(await begin('swept', 'h1'), { kind: 'replay', statusCode: 200, body: 'second' });
+
+      await beginIdempotent(db, { accountId, key: 'retried', bodyHash: 'h1', now: T0, requestId: 'req_4' });
+      await late('retried', 'req_3', 'stale');
+      assert.deepEqual(await begin('retried', 'h1'), { kind: 'running' }, 'the retry running under the key is left alone');
     });
 
     test('keys are per account: the same key from another account starts afresh', async () => {
