@@ -52,6 +52,8 @@ export interface GatewayOptions {
   adminTokenGenerated?: boolean;
   /** The embedded sandbox's URL, when `serve` runs one: test keys are served there (README "Test mode"). */
   sandboxUrl?: string;
+  /** Told of each configuration a reload applies. */
+  onReloaded?(config: Config): void;
 }
 
 export async function createGateway(config: Config, logger: FastifyBaseLogger, options: GatewayOptions = {}): Promise<Gateway> {
@@ -190,6 +192,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
     health: routeHealth,
     observer: metrics,
     log: logger,
+    onReloaded: options.onReloaded,
   });
   const app = await buildServer({ config, store, pipeline, tasks, keys, metrics, logger, health, channels, reload });
 

@@ -35,6 +35,8 @@ export interface ReloaderOptions {
   health: ChannelHealth;
   observer?: ConnectionWaitObserver;
   log: ReloadLogger;
+  /** Told of each configuration applied (serve turns the sandbox's control API off beside real channels). */
+  onReloaded?(config: Config): void;
   /** The environment `${NAME}` and the per-instance variables are read from (process.env). */
   env?: Record<string, string | undefined>;
 }
@@ -63,6 +65,7 @@ export function createReloader(options: ReloaderOptions): Reload {
     loadTokenizers(Object.values(config.models).map((model) => model.tokenizer));
     table.replace(buildRoutes(config, options.observer, table.current()));
     health.reconfigure(breakerSettings(config));
+    options.onReloaded?.(config);
     const notApplied = unreloadedChanges(running, options.adminTokenGenerated, next);
     const outcome = { channels: Object.keys(config.channels).length, models: Object.keys(config.models).length, not_applied: notApplied };
     log.info({ file, ...outcome }, notApplied.length ? 'configuration reloaded; some changes need a restart' : 'configuration reloaded');

@@ -8,6 +8,7 @@ import { createAccount } from '../billing/accounts.js';
 import { hashApiKey, issueApiKey } from '../billing/api-keys.js';
 import type { LoadedConfig } from '../config/load.js';
 import { realChannels } from '../config/real-channels.js';
+import type { Config } from '../config/schema.js';
 import { createGateway, type Gateway } from '../gateway.js';
 import { type Sandbox, startSandbox } from '../sandbox/server.js';
 import { findAccountByName } from '../store/accounts.js';
@@ -47,7 +48,19 @@ export async function serve(loaded: LoadedConfig, logger: FastifyBaseLogger): Pr
     if (control === 'off') logger.info({ realChannels: real }, 'the embedded sandbox runs with its control API off: the configuration has real channels');
   }
   const configFile = loaded.source === 'built-in sandbox catalogue' ? undefined : loaded.source;
-  const gateway: Gateway = await createGateway(config, logger, { configFile, adminTokenGenerated: loaded.adminTokenGenerated, sandboxUrl: sandbox?.url });
+  // A reload that brings real channels turns the control API off as a start with them would.
+  const onReloaded = (next: Config) => {
+    const real = realChannels(next);
+    if (real.length === 0 || !sandbox) return;
+    sandbox.turnControlOff();
+    logger.info({ realChannels: real }, 'the embedded sandbox control API is off: the reloaded configuration has real channels');
+  };
+  const gateway: Gateway = await createGateway(config, logger, {
+    configFile,
+    adminTokenGenerated: loaded.adminTokenGenerated,
+    sandboxUrl: sandbox?.url,
+    onReloaded,
+  });
   // Installed before the banner: a supervisor may signal as soon as it reads that we listen.
   let stopping = false;
   const stop = async (signal: string) => {

@@ -20,7 +20,7 @@ export const DEFAULT_LOG_LIMIT = 1000;
 export class RequestsLog {
   private entries: LoggedRequest[] = [];
 
-  constructor(private readonly limit = DEFAULT_LOG_LIMIT) {}
+  constructor(private limit = DEFAULT_LOG_LIMIT) {}
 
   /** Stores the request and returns the live entry, whose `aborted` flag is set later. */
   record(entry: Omit<LoggedRequest, 'aborted'>): LoggedRequest {
@@ -33,6 +33,12 @@ export class RequestsLog {
   /** Oldest first, newest last. */
   list(): readonly LoggedRequest[] {
     return this.entries;
+  }
+
+  /** Forgets every request and keeps none from now on (the control API was turned off). */
+  stopKeeping(): void {
+    this.limit = 0;
+    this.clear();
   }
 
   clear(): number {

@@ -29,6 +29,8 @@ export interface SandboxOptions {
 export interface Sandbox {
   readonly url: string;
   readonly port: number;
+  /** Turns the control API off and forgets the request log (a reload brought real channels beside it). */
+  turnControlOff(): void;
   /** Stops listening and destroys every open socket, hanging requests included. */
   close(): Promise<void>;
 }
@@ -41,7 +43,7 @@ interface SandboxState {
   readonly maxBodyBytes: number;
   readonly tasks: TaskBook;
   readonly media: MediaStore;
-  readonly control: SandboxControl;
+  control: SandboxControl;
 }
 
 /** Past this a non-JSON body is logged only in part: the log keeps 1000 requests in memory. */
@@ -86,6 +88,10 @@ export async function startSandbox({
   return {
     url: `http://${host.includes(':') ? `[${host}]` : host}:${bound}`,
     port: bound,
+    turnControlOff() {
+      state.control = 'off';
+      state.log.stopKeeping();
+    },
     close() {
       closing ??= new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));

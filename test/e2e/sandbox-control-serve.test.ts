@@ -55,3 +55,30 @@ test('beside a real channel the embedded sandbox has no control API; on the buil
     await builtIn.exited;
   }
 });
+
+test('a reload that brings a real channel turns the embedded sandbox control API off, and forgets its request log', async () => {
+  const sandboxPort = String(await freePort());
+  const port = String(await freePort());
+  const catalogue = sandboxCatalogue(`http://127.0.0.1:${sandboxPort}`);
+  const file = path.join(dir, 'reloaded.yaml');
+  writeFileSync(file, stringify({ ...catalogue, sandbox: { enabled: true } }));
+  const served = await startServe({
+    TOLLROUTE_DATA_DIR: path.join(dir, 'c'),
+    PORT: port,
+    SANDBOX_PORT: sandboxPort,
+    TOLLROUTE_ADMIN_TOKEN: ADMIN_TOKEN,
+    LOG_LEVEL: 'warn',
+    TOLLROUTE_CONFIG: file,
+  });
+  try {
+    assert.equal(await controlStatus(sandboxPort), 200, 'on: the configuration has no real channel');
+    const real = { kind: 'openai', base_url: 'https://api.openai.com/v1', api_key: 'sk-not-used' };
+    writeFileSync(file, stringify({ ...catalogue, channels: { ...catalogue.channels, 'real-openai': real }, sandbox: { enabled: true } }));
+    const reloaded = await request(`http://127.0.0.1:${port}/admin/reload`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    assert.equal(reloaded.statusCode, 200, await reloaded.body.text());
+    assert.equal(await controlStatus(sandboxPort), 404, 'off once real channels are beside it');
+  } finally {
+    served.child.kill('SIGTERM');
+    await served.exited;
+  }
+});

@@ -70,3 +70,13 @@ test('the log keeps only the last 1000 requests', () => {
   const paths = log.list().map((e) => e.path);
   assert.deepEqual([paths.length, paths[0], paths.at(-1)], [1000, '/2', '/1001']);
 });
+
+test('a log told to stop keeping forgets what it holds and keeps nothing after', () => {
+  const log = new RequestsLog();
+  const entry = { kind: 'chat', method: 'POST', path: '/v1/chat/completions', headers: {}, body: { secret: 'prompt' } };
+  log.record(entry as Parameters<RequestsLog['record']>[0]);
+  assert.equal(log.list().length, 1);
+  log.stopKeeping();
+  log.record(entry as Parameters<RequestsLog['record']>[0]);
+  assert.deepEqual(log.list(), []);
+});
