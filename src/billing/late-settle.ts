@@ -8,14 +8,12 @@
 // from its recorded progress has that charge replaced by the settle's, once.
 import { type Kysely, sql } from 'kysely';
 import { lockAccount } from '../store/accounts.js';
-import { newId } from '../store/ids.js';
 import { insertLedgerRow } from '../store/ledger-rows.js';
 import type { Store } from '../store/open.js';
 import type { DB } from '../store/schema.js';
-import { insertUsage } from '../store/usage.js';
 import { capCharge } from './charge-cap.js';
 import { moveKeySpend } from './key-limits.js';
-import type { SettleOptions, SettleOutcome } from './ledger.js';
+import { insertHoldUsage, type SettleOptions, type SettleOutcome } from './ledger.js';
 import { ledgerRow, requireMicros } from './movements.js';
 
 /** Flag on the usage row of a settle that landed after the sweep had released its hold. */
@@ -61,42 +59,18 @@ async function settleReleasedHoldIn(
   const charged = Math.max(0, Math.min(capped.chargedMicros, balance + overdraft));
   const unbilled = chargeMicros - charged;
   await trx.updateTable('holds').set({ charged_micros: charged }).where('id', '=', holdId).execute();
-  await trx
-    .updateTable('accounts')
-    .set((eb) => ({ balance_micros: eb('balance_micros', '-', charged) }))
-    .where('id', '=', hold.account_id)
-    .execute();
-  await insertLedgerRow(
-    trx,
-    ledgerRow({
-      accountId: hold.account_id,
-      kind: 'settle',
-      balanceDelta: -charged,
-      holdId,
-      requestId: requestId ?? hold.request_id,
-      model: hold.model,
-      note: 'late: settled after the recovery sweep had released the hold',
-      now,
-    }),
-  );
-  const allFlags = [...flags, LATE_FLAG, ...(unbilled > 0 ? ['capped'] : [])];
-  await insertUsage(trx, {
-    id: newId('use'),
-    account_id: hold.account_id,
-    key_id: hold.key_id,
-    hold_id: holdId,
-    request_id: requestId ?? hold.request_id,
-    model: hold.model,
-    endpoint: hold.endpoint,
-    units: JSON.stringify(units),
-    amount_micros: charged,
-    created_at: now,
-    unbilled_micros: unbilled,
-    flags: allFlags.join(','),
-    client_request_id: hold.client_request_id,
-    upstream_ms: upstreamMs === undefined ? null : Math.round(upstreamMs),
-    channel: channel ?? null,
-    attempts: attempts ?? null,
+  await takeLate(trx, hold, { holdId, amountMicros: charged, requestId, now, note: 'late: settled after the recovery sweep had released the hold' });
+  await insertHoldUsage(trx, hold, {
+    holdId,
+    units,
+    chargedMicros: charged,
+    unbilledMicros: unbilled,
+    flags: [...flags, LATE_FLAG],
+    requestId,
+    upstreamMs,
+    channel,
+    attempts,
+    now,
   });
   // The release took the whole hold out of the key's spend; the charge goes back in.
   if (hold.cap_periods !== null && hold.key_id !== null) await moveKeySpend(trx, { keyId: hold.key_id, capPeriods: hold.cap_periods, deltaMicros: charged });
@@ -143,25 +117,33 @@ async function resettleSweptHoldIn(trx: Kysely<DB>, holdId: string, { chargeMicr
   if (replaced !== 1n) return NOT_APPLIED;
   await trx.updateTable('holds').set({ charged_micros: charged }).where('id', '=', holdId).execute();
   if (delta !== 0) {
-    await trx
-      .updateTable('accounts')
-      .set((eb) => ({ balance_micros: eb('balance_micros', '-', delta) }))
-      .where('id', '=', hold.account_id)
-      .execute();
-    await insertLedgerRow(
-      trx,
-      ledgerRow({
-        accountId: hold.account_id,
-        kind: 'settle',
-        balanceDelta: -delta,
-        holdId,
-        requestId: requestId ?? hold.request_id,
-        model: hold.model,
-        note: 'late: the settle replaced the charge the recovery sweep took from recorded progress',
-        now,
-      }),
-    );
+    const note = 'late: the settle replaced the charge the recovery sweep took from recorded progress';
+    await takeLate(trx, hold, { holdId, amountMicros: delta, requestId, now, note });
     if (hold.cap_periods !== null && hold.key_id !== null) await moveKeySpend(trx, { keyId: hold.key_id, capPeriods: hold.cap_periods, deltaMicros: delta });
   }
   return { applied: true, chargedMicros: charged, unbilledMicros: Math.max(0, chargeMicros - charged) };
+}
+
+/** Takes a late charge (or gives back, when negative) from the balance, with its ledger row. */
+async function takeLate(
+  trx: Kysely<DB>,
+  hold: { account_id: string; request_id: string | null; model: string },
+  { holdId, amountMicros, requestId, now, note }: { holdId: string; amountMicros: number; requestId?: string; now: number; note: string },
+): Promise<void> {
+  await trx
+    .updateTable('accounts')
+    .set((eb) => ({ balance_micros: eb('balance_micros', '-', amountMicros) }))
+    .where('id', '=', hold.account_id)
+    .execute();
+  const row = {
+    accountId: hold.account_id,
+    kind: 'settle' as const,
+    balanceDelta: -amountMicros,
+    holdId,
+    requestId: requestId ?? hold.request_id,
+    model: hold.model,
+    note,
+    now,
+  };
+  await insertLedgerRow(trx, ledgerRow(row));
 }

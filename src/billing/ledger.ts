@@ -10,7 +10,7 @@ import type { HoldEntry } from '../store/hot-ledger/types.js';
 import { newId } from '../store/ids.js';
 import { insertLedgerRow } from '../store/ledger-rows.js';
 import type { Store } from '../store/open.js';
-import type { DB } from '../store/schema.js';
+import type { DB, HoldsTable } from '../store/schema.js';
 import { insertUsage } from '../store/usage.js';
 import { capCharge } from './charge-cap.js';
 import { hasSpendCap, type KeyLimits, moveKeySpend, reserveKeySpend } from './key-limits.js';
@@ -231,29 +231,41 @@ export async function settleHoldIn(
       now,
     }),
   );
-  const allFlags = unbilled > 0 ? [...flags, 'capped'] : flags;
   // Written even for a charge of 0: a free model's use is still use (DESIGN §3).
-  await insertUsage(trx, {
-    id: newId('use'),
-    account_id: hold.account_id,
-    key_id: hold.key_id,
-    hold_id: holdId,
-    request_id: requestId ?? hold.request_id,
-    model: hold.model,
-    endpoint: hold.endpoint,
-    units: JSON.stringify(units),
-    amount_micros: charged,
-    created_at: now,
-    unbilled_micros: unbilled,
-    flags: allFlags.length > 0 ? allFlags.join(',') : null,
-    client_request_id: hold.client_request_id,
-    upstream_ms: upstreamMs === undefined ? null : Math.round(upstreamMs),
-    channel: channel ?? null,
-    attempts: attempts ?? null,
-  });
+  await insertHoldUsage(trx, hold, { holdId, units, chargedMicros: charged, unbilledMicros: unbilled, flags, requestId, upstreamMs, channel, attempts, now });
   if (hold.cap_periods !== null && hold.key_id !== null)
     await moveKeySpend(trx, { keyId: hold.key_id, capPeriods: hold.cap_periods, deltaMicros: charged - hold.amount_micros });
   return { applied: true, chargedMicros: charged, unbilledMicros: unbilled };
+}
+
+/** The hold's fields a usage row repeats. */
+type HoldOfUsage = Pick<HoldsTable, 'account_id' | 'key_id' | 'request_id' | 'model' | 'endpoint' | 'client_request_id'>;
+
+/** The usage row of a settled hold: what it charged, and `capped` when part of the charge was past the hold. */
+export function insertHoldUsage(
+  trx: Kysely<DB>,
+  hold: HoldOfUsage,
+  row: Omit<SettleOptions, 'chargeMicros'> & { holdId: string; chargedMicros: number; unbilledMicros: number; now: number },
+): Promise<void> {
+  const flags = row.unbilledMicros > 0 ? [...(row.flags ?? []), 'capped'] : (row.flags ?? []);
+  return insertUsage(trx, {
+    id: newId('use'),
+    account_id: hold.account_id,
+    key_id: hold.key_id,
+    hold_id: row.holdId,
+    request_id: row.requestId ?? hold.request_id,
+    model: hold.model,
+    endpoint: hold.endpoint,
+    units: JSON.stringify(row.units),
+    amount_micros: row.chargedMicros,
+    created_at: row.now,
+    unbilled_micros: row.unbilledMicros,
+    flags: flags.length > 0 ? flags.join(',') : null,
+    client_request_id: hold.client_request_id,
+    upstream_ms: row.upstreamMs === undefined ? null : Math.round(row.upstreamMs),
+    channel: row.channel ?? null,
+    attempts: row.attempts ?? null,
+  });
 }
 
 export async function releaseHold(store: Store, holdId: string, options: { note?: string; now?: number } = {}): Promise<{ applied: boolean }> {
