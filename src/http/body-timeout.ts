@@ -20,7 +20,10 @@ function awaitsBody(request: FastifyRequest): boolean {
   return !/^multipart\//i.test(headers['content-type'] ?? '');
 }
 
-export function registerBodyTimeout(app: FastifyInstance, { timeoutMs }: { timeoutMs: number }): void {
+/** Notes a request whose body is to be read (called from the server's one onRequest hook). */
+export type NoteBodyArrival = (request: FastifyRequest, reply: FastifyReply) => void;
+
+export function registerBodyTimeout(app: FastifyInstance, { timeoutMs }: { timeoutMs: number }): NoteBodyArrival {
   /** Responses whose request's body is still arriving, with when the request arrived (performance.now()). */
   const arriving = new Map<ServerResponse, number>();
 
@@ -46,13 +49,12 @@ export function registerBodyTimeout(app: FastifyInstance, { timeoutMs }: { timeo
     clearInterval(timer);
     done();
   });
-  // Callback hooks: no promise per request for work that never waits.
-  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    if (awaitsBody(request)) arriving.set(reply.raw, performance.now());
-    done();
-  });
+  // A callback hook: no promise per request for work that never waits.
   app.addHook('preValidation', (_request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     arriving.delete(reply.raw);
     done();
   });
+  return (request, reply) => {
+    if (awaitsBody(request)) arriving.set(reply.raw, performance.now());
+  };
 }

@@ -2,7 +2,7 @@
 // request was a 500. It is refused at the edge on every store, a 400 naming the field: in the
 // path's ids and the query string (onRequest, before any body is read) and in JSON bodies (the
 // parser, json-body.ts), and in an upload's filename. Requests without one pay a substring search each.
-import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { invalidRequest } from '../errors.js';
 
 const refusal = (field: string) => invalidRequest(`${field}: must not contain the NUL character (\\u0000)`);
@@ -39,9 +39,8 @@ export function requireNoNulInJson(text: string, parsed: unknown): void {
   if (field) throw refusal(field);
 }
 
-/** onRequest: a percent-encoded NUL in the path or the query string, named by its parameter. */
-export function refuseNulInUrl(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) {
-  if (!request.url.includes('%00')) return done();
-  const field = nulPath(request.params ?? {}) ?? nulPath(request.query ?? {}) ?? 'the URL';
-  done(refusal(field));
+/** For onRequest: a percent-encoded NUL in the path or the query string, named by its parameter. */
+export function nulInUrl(request: FastifyRequest): Error | undefined {
+  if (!request.url.includes('%00')) return undefined;
+  return refusal(nulPath(request.params ?? {}) ?? nulPath(request.query ?? {}) ?? 'the URL');
 }

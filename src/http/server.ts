@@ -19,7 +19,7 @@ import { answerClientError, describeSchemaError, registerErrorHandlers } from '.
 import { registerJsonBodies, requireMultipartBoundary } from './json-body.js';
 import type { KeyResolver } from './key-resolver.js';
 import { type GatewayMetrics, registerRequestMetrics } from './metrics.js';
-import { refuseNulInUrl } from './nul-guard.js';
+import { nulInUrl } from './nul-guard.js';
 import { registerOpenApi, serveOpenApi } from './openapi.js';
 import { lazyRequestLoggers } from './request-logger.js';
 import { accountRoutes } from './routes/account.js';
@@ -103,6 +103,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   app.addHook('preClose', async () => {
     closing = true;
   });
+  // Registered before the hook that calls it: its preValidation hook and interval.
+  const noteBodyArrival = registerBodyTimeout(app, { timeoutMs: config.limits.body_timeout_ms });
+  // One hook for what every request needs first (each hook is a step of every call).
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     // The caller's own id, when it looks like one: in every log line of the request and on its usage.
@@ -116,12 +119,13 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
       reply.header('connection', 'close');
       return done(unavailable());
     }
+    const nul = nulInUrl(request);
+    if (nul) return done(nul);
+    noteBodyArrival(request, reply);
     done();
   });
 
-  app.addHook('onRequest', refuseNulInUrl);
   registerCors(app, config.cors);
-  registerBodyTimeout(app, { timeoutMs: config.limits.body_timeout_ms });
   registerErrorHandlers(app, deps.health);
   registerJsonBodies(app);
   registerServerTiming(app, metrics);
