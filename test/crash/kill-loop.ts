@@ -1,4 +1,4 @@
-// The kill loop (issue 8): a gateway process under a seeded mix of traffic is killed with SIGKILL
+// The kill loop: a gateway process under a seeded mix of traffic is killed with SIGKILL
 // at seeded random moments and started again on the same store and data directory, N times; then
 // the traffic stops, a last process finishes what the dead ones left (the sweep ends their holds,
 // the task engine their tasks, the deliverer their webhooks), and the store is checked.

@@ -1,4 +1,4 @@
-// The fault matrix (issue 8, item 7): every endpoint family and task kind × every upstream fault ×
+// The fault matrix: every endpoint family and task kind × every upstream fault ×
 // a caller that waits or leaves. Each cell checks the documented answer (DESIGN §5), that the hold
 // ended exactly once with the documented amount (DESIGN §3), and that the gateway is still healthy.
 // The families and faults are in fault-matrix/; the cells run in shard processes, each on a few

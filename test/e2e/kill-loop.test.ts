@@ -1,4 +1,4 @@
-// The kill loop, short (issue 8): a gateway process under streams, plain calls, idempotent
+// The kill loop, short: a gateway process under streams, plain calls, idempotent
 // retries, tasks and webhooks is killed with SIGKILL at seeded random moments and started again;
 // afterwards every hold ended once with the documented amount, balance + held == sum(ledger),
 // every task is terminal and every webhook delivered or dropped. The long run (200+ kills per

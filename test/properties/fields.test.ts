@@ -1,4 +1,4 @@
-// Property-based tests (issue 9, item 8), part one: one field of a valid request made invalid —
+// Property-based tests, part one: one field of a valid request made invalid —
 // JSON bodies of the synchronous endpoints, task submissions, multipart parts and WAV headers.
 // Every request: never a 5xx, the spec's error body naming the field; per property, the account's
 // ledger holds only its opening credit. Replay a failure with PROPS_SEED=<seed>.

@@ -1,4 +1,4 @@
-// Property-based tests (issue 9, item 8), part two: what surrounds the fields — the bytes of JSON
+// Property-based tests, part two: what surrounds the fields — the bytes of JSON
 // bodies (encoding, depth, size, content type), malformed HTTP and callers that leave mid-body,
 // credentials, version headers, query strings, path ids and the admin API. Every request: never
 // a 5xx, the spec's error body saying what is wrong; per property, no money moves.
