@@ -1,9 +1,13 @@
 // The README's and docs' code blocks work when pasted: each shell, JS or TS block runs against a
-// live gateway and sandbox on free ports, with the variables the documents tell readers to set.
+// live gateway and sandbox on free ports, with the variables the documents tell readers to set, the
+// gateway's own settings in the environment (so `tollroute …` reaches the same gateway and store),
+// and a `tollroute` command on the PATH that runs the built CLI.
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { type CodeBlock, describeFailure, extractBlocks, readBlocks, retarget, runBlock } from './code-blocks.js';
+import { type CodeBlock, cliShim, describeFailure, extractBlocks, PROJECT_ROOT, readBlocks, retarget, runBlock } from './code-blocks.js';
 
 const blocks = readBlocks();
 
@@ -11,14 +15,30 @@ describe('documentation code blocks', () => {
   let gw: TestGateway;
   let env: Record<string, string>;
   let urls: { gateway: string; sandbox: string };
+  let shim: { dir: string; remove(): void } | undefined;
 
   before(async () => {
+    assert.ok(existsSync(path.join(PROJECT_ROOT, 'dist/main.js')), 'the CLI is not built: run npm run build');
     gw = await startTestGateway();
     const { accountId, key } = await gw.account({ creditMicros: 100_000_000 });
-    env = { TOLLROUTE_KEY: key, TOLLROUTE_ADMIN_TOKEN: ADMIN_TOKEN, TOLLROUTE_ACCOUNT: accountId };
     urls = { gateway: gw.url, sandbox: gw.sandbox.url };
+    shim = cliShim();
+    env = {
+      TOLLROUTE_KEY: key,
+      TOLLROUTE_ADMIN_TOKEN: ADMIN_TOKEN,
+      TOLLROUTE_ACCOUNT: accountId,
+      TOLLROUTE_STORE: gw.storeUrl,
+      TOLLROUTE_DATA_DIR: gw.dataDir,
+      HOST: '127.0.0.1',
+      PORT: new URL(gw.url).port,
+      SANDBOX_PORT: new URL(gw.sandbox.url).port,
+      PATH: `${shim.dir}${path.delimiter}${process.env.PATH ?? ''}`,
+    };
   });
-  after(() => gw?.close());
+  after(async () => {
+    await gw?.close();
+    shim?.remove();
+  });
 
   test('the documents hold runnable blocks to check', () => {
     assert.ok(blocks.filter((block) => block.skip === undefined).length >= 10, `found only: ${blocks.map(where).join(', ')}`);

@@ -2,7 +2,8 @@
 // A block is runnable when its fence says sh, bash, js, mjs or ts; an HTML comment line
 // `<!-- docs-test: skip (reason) -->` right before its fence leaves it out, and must give a reason.
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 export const PROJECT_ROOT = path.resolve(import.meta.dirname, '../..');
@@ -116,6 +117,15 @@ function run(command: string, args: string[], env: Record<string, string>, timeo
       resolve({ code, stdout, stderr });
     });
   });
+}
+
+/** A directory holding a `tollroute` command that runs the built CLI (dist/main.js), as an install would. */
+export function cliShim(): { dir: string; remove(): void } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tollroute-docs-bin-'));
+  const command = path.join(dir, 'tollroute');
+  writeFileSync(command, `#!/bin/sh\nexec "${process.execPath}" "${path.join(PROJECT_ROOT, 'dist/main.js')}" "$@"\n`);
+  chmodSync(command, 0o755);
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /** What a reader needs to see of a failed block: where it is, and what it printed. */
