@@ -1,13 +1,12 @@
 // The README's and docs' code blocks work when pasted: each shell, JS or TS block runs against a
 // live gateway and sandbox on free ports, with the variables the documents tell readers to set, the
 // gateway's own settings in the environment (so `tollroute …` reaches the same gateway and store),
-// and a `tollroute` command on the PATH that runs the built CLI.
+// and a `tollroute` command on the PATH.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.js';
-import { type CodeBlock, cliShim, describeFailure, extractBlocks, PROJECT_ROOT, readBlocks, retarget, runBlock } from './code-blocks.js';
+import { type CodeBlock, cliShim, describeFailure, extractBlocks, readBlocks, retarget, runBlock } from './code-blocks.js';
 
 const blocks = readBlocks();
 
@@ -18,7 +17,6 @@ describe('documentation code blocks', () => {
   let shim: { dir: string; remove(): void } | undefined;
 
   before(async () => {
-    assert.ok(existsSync(path.join(PROJECT_ROOT, 'dist/main.js')), 'the CLI is not built: run npm run build');
     gw = await startTestGateway();
     const { accountId, key } = await gw.account({ creditMicros: 100_000_000 });
     urls = { gateway: gw.url, sandbox: gw.sandbox.url };

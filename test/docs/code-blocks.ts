@@ -119,11 +119,16 @@ function run(command: string, args: string[], env: Record<string, string>, timeo
   });
 }
 
-/** A directory holding a `tollroute` command that runs the built CLI (dist/main.js), as an install would. */
+/**
+ * A directory holding a `tollroute` command, as an install provides: the built CLI (dist/main.js)
+ * when there is one, else the source through tsx, so the test needs no build but is quicker after one.
+ */
 export function cliShim(): { dir: string; remove(): void } {
   const dir = mkdtempSync(path.join(tmpdir(), 'tollroute-docs-bin-'));
   const command = path.join(dir, 'tollroute');
-  writeFileSync(command, `#!/bin/sh\nexec "${process.execPath}" "${path.join(PROJECT_ROOT, 'dist/main.js')}" "$@"\n`);
+  const built = path.join(PROJECT_ROOT, 'dist/main.js');
+  const args = existsSync(built) ? `"${built}"` : `--import tsx "${path.join(PROJECT_ROOT, 'src/main.ts')}"`;
+  writeFileSync(command, `#!/bin/sh\nexec "${process.execPath}" ${args} "$@"\n`);
   chmodSync(command, 0o755);
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
