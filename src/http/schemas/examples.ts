@@ -29,7 +29,12 @@ export const BODY_EXAMPLES: Readonly<Record<string, unknown>> = {
   'POST /v1/contents/generations/tasks': VIDEO_TASK,
   // The id of a succeeded video task of the account: the one in the example is answered 404.
   'POST /v1/videos/erase-subtitle': { video_task_id: 'vid_0123456789abcdef' },
-  'POST /v1/audio/minutes': { model: 'vendor-minutes', file_url: 'https://example.com/meeting.mp3', source_lang: 'en_us' },
+  'POST /v1/audio/minutes': {
+    model: 'vendor-minutes',
+    file_url: 'https://example.com/meeting.mp3',
+    source_lang: 'en_us',
+    features: { summary: true, todos: true },
+  },
   'POST /v1/account/session': { api_key: 'tr-your-api-key' },
   'POST /v1/account/webhook-secret/test': { url: 'https://example.com/hooks/tollroute' },
   'POST /v1/account/keys': KEY_LIMITS,

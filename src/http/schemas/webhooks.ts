@@ -10,7 +10,8 @@ const SIGNATURE_HEADERS = [
     in: 'header',
     name: WEBHOOK_HEADERS.signature,
     required: true,
-    description: '`sha256=` and the hex HMAC-SHA256, keyed with the account’s webhook secret, of `<X-Service-Timestamp>.<raw body>`. `verifyWebhook` of the tollroute package checks it.',
+    description:
+      '`sha256=` and the hex HMAC-SHA256, keyed with the account’s webhook secret, of `<X-Service-Timestamp>.<raw body>`. `verifyWebhook` of the tollroute package checks it.',
     schema: { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' },
   },
   {
