@@ -59,7 +59,7 @@ describe('OpenAPI request-body examples', () => {
         if (parameter.in === 'query') url.searchParams.set(parameter.name, parameter.example);
         if (parameter.in === 'header') headers[parameter.name] = parameter.example;
       }
-      const [[type, media]] = Object.entries<any>(operation.requestBody.content);
+      const [type, media] = Object.entries<any>(operation.requestBody.content)[0]!;
       let status: number;
       let body: unknown;
       if (type === 'multipart/form-data') {
