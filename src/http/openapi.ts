@@ -2,7 +2,9 @@
 // (@fastify/swagger), served at /openapi.json, and the reference page at /docs (@fastify/swagger-ui,
 // whose scripts and styles are files of the package, served from here: nothing comes from a CDN).
 // What the routes cannot say about themselves is said once here: which credential each area of
-// the API takes, and the parts of a request that are documented but not validated by Fastify.
+// the API takes, and the parts of a request that are documented but not validated by Fastify; the
+// operationIds, body examples and response headers of schemas/finish-document.ts, and the callbacks
+// the gateway sends (schemas/webhooks.ts).
 import { readFileSync } from 'node:fs';
 import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -170,6 +172,6 @@ export async function serveOpenApi(app: FastifyInstance, { publicUrl }: { public
       title: 'tollroute API reference',
       favicon: [{ filename: 'tollroute.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: LOGO_SVG }],
     },
-    logo: { type: 'image/svg+xml', content: LOGO_SVG, href: '/docs', target: '_self' },
+    logo: { type: 'image/svg+xml', content: LOGO_SVG },
   });
 }
