@@ -6,20 +6,24 @@ import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
 import { ADMIN_TOKEN, eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { type DocumentedOperation, fetchDocument, operationsOf, schemaValidator } from '../helpers/openapi.js';
+import { type Receiver, startReceiver } from '../helpers/receiver.js';
 import { type Part, postUpload } from '../helpers/uploads.js';
 import { makeWav } from '../helpers/wav.js';
 
 describe('OpenAPI request-body examples', () => {
   let gw: TestGateway;
+  let receiver: Receiver;
   let doc: any;
   let withBody: DocumentedOperation[];
   before(async () => {
     gw = await startTestGateway();
+    receiver = await startReceiver();
     doc = await fetchDocument(gw.url);
     withBody = operationsOf(doc).filter(({ operation }) => operation.requestBody);
   });
   after(async () => {
     await gw.close();
+    await receiver.close();
   });
   const exampleOf = (key: string) => withBody.find((op) => op.key === key)?.operation.requestBody.content['application/json'].example;
 
@@ -44,7 +48,11 @@ describe('OpenAPI request-body examples', () => {
     const video = await gw.call(owner.key, 'POST', '/v1/videos/generations', exampleOf('POST /v1/videos/generations'));
     assert.equal(video.status, 200, JSON.stringify(video.body));
     await eventually(async () => (await gw.call(owner.key, 'GET', `/v1/videos/generations/${video.body.id}`)).body.status === 'succeeded');
-    const bodyIds: Record<string, object> = { 'POST /v1/videos/erase-subtitle': { video_task_id: video.body.id } };
+    // And the test event goes to a receiver of this test, never to the example's outside host.
+    const bodyIds: Record<string, object> = {
+      'POST /v1/videos/erase-subtitle': { video_task_id: video.body.id },
+      'POST /v1/account/webhook-secret/test': { url: receiver.url },
+    };
     const answers: string[] = [];
     for (const { key, path, method, operation } of withBody) {
       const url = new URL(
@@ -81,6 +89,7 @@ describe('OpenAPI request-body examples', () => {
       assert.notEqual(status, 400, `${key}: ${JSON.stringify(body)}`);
     }
     // The examples of metered calls work, not merely pass the checks.
+    assert.equal(receiver.deliveries.length, 1, 'the test event arrived');
     for (const key of ['POST /v1/chat/completions', 'POST /v1/messages', 'POST /v1/search', 'POST /v1/images/async', 'POST /v1/audio/translations']) {
       assert.ok(answers.includes(`${key} → 200`), answers.join('\n'));
     }
