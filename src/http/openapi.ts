@@ -2,12 +2,16 @@
 // (@fastify/swagger), served at /openapi.json, and the reference page at /docs (@fastify/swagger-ui,
 // whose scripts and styles are files of the package, served from here: nothing comes from a CDN).
 // What the routes cannot say about themselves is said once here: which credential each area of
-// the API takes, and the parts of a request that are documented but not validated by Fastify.
+// the API takes, and the parts of a request that are documented but not validated by Fastify; the
+// operationIds, body examples and response headers of schemas/finish-document.ts, and the callbacks
+// the gateway sends (schemas/webhooks.ts).
 import { readFileSync } from 'node:fs';
 import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema } from 'fastify';
+import { finishDocument } from './schemas/finish-document.js';
 import { MessagesBody } from './schemas/messages.js';
+import { WEBHOOKS } from './schemas/webhooks.js';
 import { serializedAsBuilt } from './serialized-as-built.js';
 import { SESSION_COOKIE } from './session-auth.js';
 
@@ -90,6 +94,14 @@ function packageVersion(): string {
   }
 }
 
+/** The reference page's mark: the name on a toll-gate bar, drawn here so the page needs no file of its own. */
+const LOGO_SVG = [
+  '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="40" viewBox="0 0 200 40">',
+  '<rect x="2" y="8" width="8" height="28" rx="2" fill="#1f6feb"/><rect x="10" y="12" width="30" height="6" rx="3" fill="#f2cc60"/>',
+  '<text x="48" y="28" font-family="system-ui, sans-serif" font-size="22" font-weight="600" fill="#ffffff">tollroute</text>',
+  '</svg>',
+].join('');
+
 /** Before any route: the document is made of the routes registered after this. */
 export async function registerOpenApi(app: FastifyInstance, { publicUrl }: { publicUrl: string }): Promise<void> {
   await app.register(swagger, {
@@ -103,8 +115,11 @@ export async function registerOpenApi(app: FastifyInstance, { publicUrl }: { pub
       servers: [{ url: publicUrl }],
       tags: TAGS,
       components: COMPONENTS,
+      webhooks: WEBHOOKS,
       // Cast: openapi-types wants mutable objects, and the schemas are read-only JSON Schema literals.
     } as unknown as FastifyDynamicSwaggerOptions['openapi'],
+    // Cast: the document is built as OpenAPI (never Swagger 2), and is finished in place.
+    transformObject: (documentObject) => finishDocument((documentObject as { openapiObject: object }).openapiObject),
     // Paths stay whole: a public_url's own path (where a proxy mounts the gateway) is not cut from them.
     stripBasePath: false,
     transform: ({ schema, url }) => {
@@ -152,6 +167,11 @@ export async function serveOpenApi(app: FastifyInstance, { publicUrl }: { public
       "frame-ancestors 'none'",
       "base-uri 'self'",
     ].join('; '),
-    theme: { title: 'tollroute API reference' },
+    // The project's name and mark, not the framework's, in the tab and the top bar.
+    theme: {
+      title: 'tollroute API reference',
+      favicon: [{ filename: 'tollroute.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: LOGO_SVG }],
+    },
+    logo: { type: 'image/svg+xml', content: LOGO_SVG },
   });
 }
