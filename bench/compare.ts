@@ -9,7 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { type RunEnvironment, runEnvironment, writeJson } from './docs.js';
+import { describeMachine, type RunEnvironment, runEnvironment, writeJson } from './docs.js';
 import type { LoadRun } from './load-run.js';
 import type { BenchOptions } from './options.js';
 import { cpuMeter } from './proc-stats.js';
@@ -112,7 +112,9 @@ export async function runCompareBench(options: BenchOptions, interrupted: Promis
     };
     const settings = { rounds: options.rounds, seconds: options.seconds, warmupSeconds: options.warmupSeconds, ttfbSeconds: options.ttfbSeconds };
     const results: CompareResults = { environment: runEnvironment(), before: `${options.compare} (${beforeCommit.slice(0, 12)})`, settings, scenarios: {} };
-    out(`tollroute bench (compare): before = ${results.before}, after = the working tree; ${settings.rounds} rounds of ${settings.seconds} s`);
+    out(
+      `tollroute bench (compare): ${describeMachine(results.environment)}; before = ${results.before}, after = the working tree; ${settings.rounds} rounds of ${settings.seconds} s`,
+    );
     for (const name of names) {
       const runs: Record<Build, CompareRun[]> = { before: [], after: [] };
       for (const build of BUILDS) await load(build, name, options.warmupSeconds);
@@ -140,7 +142,7 @@ export async function runCompareBench(options: BenchOptions, interrupted: Promis
       results.scenarios[name] = runs;
     }
     out(`\n${compareTable(results)}`);
-    out(`\nresults written to ${writeJson('compare', results, false)}`);
+    out(`\nresults written to ${writeJson('compare', results)}`);
     return Object.values(results.scenarios).some((runs) => BUILDS.some((b) => runs[b].some((r) => r.errors > 0))) ? 1 : 0;
   } finally {
     await Promise.allSettled(started.reverse().map((child) => child.stop()));

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { checkAccountBalance } from '../src/billing/accounts.js';
 import { sandboxCatalogue } from '../src/config/sandbox-catalogue.js';
-import { type RunEnvironment, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
+import { describeMachine, type RunEnvironment, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
 import { openPostgresStore, postgresBaseUrl, postgresUnreachable } from './ledger-stores.js';
 import { runUndiciLoad } from './load.js';
 import type { LoadRun } from './load-run.js';
@@ -215,8 +215,8 @@ function report(result: HotAccountResult, writeDocs: boolean, out: (line: string
   out('');
   out(textTable(header, rows));
   for (const line of lines) out(line);
-  const intro = `Run of ${e.date.slice(0, 10)}, code ${e.commit}, Node.js ${e.node}, ${e.cores} cores (${e.cpuModel}), load average ${e.loadAverage} at the start; ${result.gateways} gateway processes on one PostgreSQL, ${result.connectionsPerGateway} connections each, ${result.rounds.length} rounds of both at once; load: ${result.load}.`;
-  const file = writeJson('hot-account', result, writeDocs);
+  const intro = `Run of ${describeMachine(e)}; ${result.gateways} gateway processes on one PostgreSQL, ${result.connectionsPerGateway} connections each, ${result.rounds.length} rounds of both at once; load: ${result.load}.`;
+  const file = writeJson('hot-account', result);
   if (writeDocs) writeMarkdownSection('hot-account', [intro, '', markdownTable(header, rows), '', ...lines].join('\n'));
   out(`results: ${file}`);
 }
