@@ -8,6 +8,7 @@ import {
   checkTargets,
   emptyRunNotes,
   figuresTable,
+  gatewayToFloorLine,
   gatewayToFloorTable,
   sweepRatioLines,
   sweepTables,
@@ -132,10 +133,10 @@ function errorRateExitCode(results: ScenarioResult[]): number {
   return 1;
 }
 
-/** The page carries the targets and the gateway against the floor; every figure stays in the JSON. */
+/** The page carries the targets and the gateway against the floor in one line; every figure stays in the JSON. */
 function resultsMarkdown(data: HttpBenchResults, results: ScenarioResult[], checks: TargetCheck[]): string {
   const coldStart = data.settings.processWarmupSeconds > 0 ? [coldStartNote(results[0]!.name, data.coldStartCpuMsPerRequest)] : [];
-  const notes = [...emptyRunNotes(results), ...coldStart].map((n) => `- ${n}`);
+  const notes = [gatewayToFloorLine(results), ...emptyRunNotes(results), ...coldStart].map((n) => `- ${n}`);
   return [
     `Run of ${describeRun(data.environment, data.settings, data.settings.loadGenerator)}.`,
     '',
@@ -143,8 +144,7 @@ function resultsMarkdown(data: HttpBenchResults, results: ScenarioResult[], chec
     '',
     `${targetsSummary(checks)}.`,
     '',
-    gatewayToFloorTable(results, 'markdown'),
-    ...(notes.length > 0 ? ['', ...notes] : []),
+    ...notes,
   ].join('\n');
 }
 

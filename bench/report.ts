@@ -104,6 +104,12 @@ export function emptyRunNotes(results: ScenarioResult[]): string[] {
   );
 }
 
+/** The gateway against the floor in one line, req/s and CPU a call per scenario, as docs/benchmarks.md carries it. */
+export function gatewayToFloorLine(results: ScenarioResult[]): string {
+  const points = results.map((r) => `${r.name} ${ratio(r.gatewayToFloor.requestsPerSecond)} / ${ratio(r.gatewayToFloor.cpuMsPerRequest)}`);
+  return `gateway ÷ floor, req/s / CPU a call: ${points.join('; ')}`;
+}
+
 /** One line per sweep group: the gateway ÷ the floor at each point, as docs/benchmarks.md carries it. */
 export function sweepRatioLines(results: ScenarioResult[], groups: SweepGroup[]): string[] {
   const byName = new Map(results.map((r) => [r.name, r]));
