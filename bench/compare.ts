@@ -1,8 +1,8 @@
 // `npm run bench -- --compare <git ref>`: the gateway as built from the working tree ("after")
 // against the gateway built from a commit ("before"), side by side on one sandbox, each with a
 // store of its own. Both run through the same rounds in the order A B, B A, A B, … so that neither
-// always runs first: measured here, the second of two gateways alternated in a fixed order looked
-// 3 to 7 % cheaper whichever build it was (docs/benchmarks-history.md, "Two builds compared"). CPU time on
+// always runs first: on the machines measured, the second of two gateways alternated in a fixed order looked
+// 3 to 7 % cheaper whichever build it was. CPU time on
 // these machines swings more between minutes than a change to the hot path moves it; two builds
 // measured in the same minutes can be compared to a few per cent. After each run, the time to the
 // first byte at one connection, as the full bench measures it. Nothing is written to the docs.
