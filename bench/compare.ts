@@ -1,15 +1,15 @@
 // `npm run bench -- --compare <git ref>`: the gateway as built from the working tree ("after")
 // against the gateway built from a commit ("before"), side by side on one sandbox, each with a
 // store of its own. Both run through the same rounds in the order A B, B A, A B, … so that neither
-// always runs first: measured here, the second of two gateways alternated in a fixed order looked
-// 3 to 7 % cheaper whichever build it was (docs/benchmarks-history.md, "Two builds compared"). CPU time on
+// always runs first: on the machines measured, the second of two gateways alternated in a fixed order looked
+// 3 to 7 % cheaper whichever build it was. CPU time on
 // these machines swings more between minutes than a change to the hot path moves it; two builds
 // measured in the same minutes can be compared to a few per cent. After each run, the time to the
 // first byte at one connection, as the full bench measures it. Nothing is written to the docs.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { type RunEnvironment, runEnvironment, writeJson } from './docs.js';
+import { describeMachine, type RunEnvironment, runEnvironment, writeJson } from './docs.js';
 import type { LoadRun } from './load-run.js';
 import type { BenchOptions } from './options.js';
 import { cpuMeter } from './proc-stats.js';
@@ -112,7 +112,9 @@ export async function runCompareBench(options: BenchOptions, interrupted: Promis
     };
     const settings = { rounds: options.rounds, seconds: options.seconds, warmupSeconds: options.warmupSeconds, ttfbSeconds: options.ttfbSeconds };
     const results: CompareResults = { environment: runEnvironment(), before: `${options.compare} (${beforeCommit.slice(0, 12)})`, settings, scenarios: {} };
-    out(`tollroute bench (compare): before = ${results.before}, after = the working tree; ${settings.rounds} rounds of ${settings.seconds} s`);
+    out(
+      `tollroute bench (compare): ${describeMachine(results.environment)}; before = ${results.before}, after = the working tree; ${settings.rounds} rounds of ${settings.seconds} s`,
+    );
     for (const name of names) {
       const runs: Record<Build, CompareRun[]> = { before: [], after: [] };
       for (const build of BUILDS) await load(build, name, options.warmupSeconds);
@@ -140,7 +142,7 @@ export async function runCompareBench(options: BenchOptions, interrupted: Promis
       results.scenarios[name] = runs;
     }
     out(`\n${compareTable(results)}`);
-    out(`\nresults written to ${writeJson('compare', results, false)}`);
+    out(`\nresults written to ${writeJson('compare', results)}`);
     return Object.values(results.scenarios).some((runs) => BUILDS.some((b) => runs[b].some((r) => r.errors > 0))) ? 1 : 0;
   } finally {
     await Promise.allSettled(started.reverse().map((child) => child.stop()));

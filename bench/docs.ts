@@ -1,20 +1,21 @@
-// Where results go: a JSON file in the temporary directory by default; with --write-docs, a
-// section of docs/benchmarks.json and the generated parts of docs/benchmarks.md (between markers,
-// so the prose around them is left as written).
+// Where results go: the full figures to a JSON file in the temporary directory, every run; with
+// --write-docs, also the mode's generated section of docs/benchmarks.md (between markers, so the
+// prose around it is left as written).
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from './processes.js';
 
-export type ResultSection = 'results' | 'sweep' | 'ledger' | 'slow-streams' | 'hot-account' | 'instructions' | 'relays' | 'parts' | 'perf' | 'compare';
+export type ResultSection = 'results' | 'sweep' | 'ledger' | 'slow-streams' | 'hot-account' | 'compare';
 
-const DOCS_JSON = path.join(ROOT, 'docs', 'benchmarks.json');
 const DOCS_MARKDOWN = path.join(ROOT, 'docs', 'benchmarks.md');
 
 /** What every result set says about how it was made. */
 export interface RunEnvironment {
   date: string;
+  /** The machine's name and CPU model: figures from two machines are not comparable. */
+  host: string;
   node: string;
   cores: number;
   cpuModel: string;
@@ -28,6 +29,7 @@ export interface RunEnvironment {
 export function runEnvironment(): RunEnvironment {
   return {
     date: new Date().toISOString(),
+    host: os.hostname(),
     node: process.version,
     cores: os.cpus().length,
     cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
@@ -35,6 +37,11 @@ export function runEnvironment(): RunEnvironment {
     loadAverage: Number(os.loadavg()[0]?.toFixed(2)),
     commit: currentCommit(),
   };
+}
+
+/** The date, code and machine of a run, as every report and Markdown section opens. */
+export function describeMachine(env: RunEnvironment): string {
+  return `${env.date.slice(0, 10)}, code ${env.commit}, host ${env.host}, Node.js ${env.node}, ${env.cores} cores (${env.cpuModel}), ${env.platform}, load average ${env.loadAverage} at the start`;
 }
 
 /**
@@ -49,7 +56,7 @@ export function describeRun(
 ): string {
   const processWarmup = s.processWarmupSeconds ? `each target first warmed with every scenario's call for ${s.processWarmupSeconds} s; ` : '';
   return (
-    `${env.date.slice(0, 10)}, code ${env.commit}, Node.js ${env.node}, ${env.cores} cores (${env.cpuModel}), ${env.platform}, load average ${env.loadAverage} at the start; ` +
+    `${describeMachine(env)}; ` +
     `${processWarmup}${s.rounds} round${s.rounds === 1 ? '' : 's'} of ${s.seconds} s after a ${s.warmupSeconds} s warm-up, ${overRounds}; load: ${loadGenerator}`
   );
 }
@@ -62,24 +69,12 @@ function currentCommit(): string {
   return `${head.stdout.trim()}${changed ? '+changes' : ''}`;
 }
 
-/** Writes one section's JSON; returns the file written. */
-export function writeJson(section: ResultSection, data: unknown, writeDocs: boolean): string {
-  if (!writeDocs) {
-    const file = path.join(os.tmpdir(), 'tollroute-bench', `latest-${section}.json`);
-    mkdirSync(path.dirname(file), { recursive: true });
-    writeFileSync(file, `${JSON.stringify(data, null, 2)}\n`);
-    return file;
-  }
-  // The other sections are kept: each run replaces only its own.
-  let all: Record<string, unknown> = {};
-  try {
-    all = JSON.parse(readFileSync(DOCS_JSON, 'utf8')) as Record<string, unknown>;
-  } catch {
-    // none yet, or unreadable: start afresh
-  }
-  all[section] = data;
-  writeFileSync(DOCS_JSON, `${JSON.stringify(all, null, 2)}\n`);
-  return DOCS_JSON;
+/** Writes one section's full results as JSON in the temporary directory; returns the file written. */
+export function writeJson(section: ResultSection, data: unknown): string {
+  const file = path.join(os.tmpdir(), 'tollroute-bench', `latest-${section}.json`);
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, `${JSON.stringify(data, null, 2)}\n`);
+  return file;
 }
 
 /** Replaces what lies between `<!-- bench:<name>:start -->` and `<!-- bench:<name>:end -->` in docs/benchmarks.md. */

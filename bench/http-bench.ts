@@ -8,7 +8,9 @@ import {
   checkTargets,
   emptyRunNotes,
   figuresTable,
+  gatewayToFloorLine,
   gatewayToFloorTable,
+  sweepRatioLines,
   sweepTables,
   type TargetCheck,
   targetsSummary,
@@ -69,7 +71,7 @@ export async function runHttpBench(options: BenchOptions, interrupted: Promise<n
       out(`\n${gatewayToFloorTable(results, 'text')}`);
       if (options.sweep) out(`\n${sweepTables(results, sweepGroups, 'text')}`);
       if (checks.length > 0) {
-        out(`\ntargets (issue 10), against the floor and direct of this run:\n${targetsTable(checks, 'text')}`);
+        out(`\ntargets, against the floor and direct of this run:\n${targetsTable(checks, 'text')}`);
         out(targetsSummary(checks));
       }
       if (!wrk) out(`\n${WRK_MISSING}`);
@@ -83,7 +85,7 @@ export async function runHttpBench(options: BenchOptions, interrupted: Promise<n
         gatewayLogBytes: fileSize(targets.gatewayLogFile),
       };
       const section = options.sweep ? 'sweep' : 'results';
-      out(`\nresults written to ${writeJson(section, data, options.writeDocs)}`);
+      out(`\nresults written to ${writeJson(section, data)}`);
       if (options.writeDocs) {
         const markdown = options.sweep ? sweepMarkdown(data, results, sweepGroups) : resultsMarkdown(data, results, checks);
         out(`${section} written to ${writeMarkdownSection(section, markdown)}`);
@@ -131,31 +133,22 @@ function errorRateExitCode(results: ScenarioResult[]): number {
   return 1;
 }
 
+/** The page carries the targets and the gateway against the floor in one line; every figure stays in the JSON. */
 function resultsMarkdown(data: HttpBenchResults, results: ScenarioResult[], checks: TargetCheck[]): string {
   const coldStart = data.settings.processWarmupSeconds > 0 ? [coldStartNote(results[0]!.name, data.coldStartCpuMsPerRequest)] : [];
-  const notes = [...baselineNotes(results), ...emptyRunNotes(results), ...coldStart].map((n) => `- ${n}`);
+  const notes = [gatewayToFloorLine(results), ...emptyRunNotes(results), ...coldStart].map((n) => `- ${n}`);
   return [
     `Run of ${describeRun(data.environment, data.settings, data.settings.loadGenerator)}.`,
-    '',
-    '### Targets',
     '',
     targetsTable(checks, 'markdown'),
     '',
     `${targetsSummary(checks)}.`,
     '',
-    '### Figures',
-    '',
-    '`+` columns are over direct; TTFB is the median time to the first body byte at one connection.',
-    '',
-    figuresTable(results, 'markdown'),
-    ...(notes.length > 0 ? ['', ...notes] : []),
-    '',
-    '### Gateway against the floor',
-    '',
-    gatewayToFloorTable(results, 'markdown'),
+    ...notes,
   ].join('\n');
 }
 
 function sweepMarkdown(data: HttpBenchResults, results: ScenarioResult[], groups: SweepGroup[]): string {
-  return [`Run of ${describeRun(data.environment, data.settings, data.settings.loadGenerator)}.`, '', sweepTables(results, groups, 'markdown')].join('\n');
+  const lines = sweepRatioLines(results, groups).map((line) => `- ${line}`);
+  return [`Run of ${describeRun(data.environment, data.settings, data.settings.loadGenerator)}; gateway ÷ floor:`, '', ...lines].join('\n');
 }

@@ -1,6 +1,6 @@
 // `npm run bench -- --ledger`: the ledger micro-bench on SQLite, then on PostgreSQL when it is
 // reachable, its report and targets, and (with --write-docs) its section of docs/benchmarks.md.
-import { type RunEnvironment, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
+import { describeMachine, type RunEnvironment, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
 import { benchLedger, type LedgerSettings, type LedgerStoreResult } from './ledger.js';
 import { type BenchStore, openPostgresStore, openSqliteStore, postgresBaseUrl, postgresUnreachable } from './ledger-stores.js';
 import type { BenchOptions } from './options.js';
@@ -45,7 +45,7 @@ export async function runLedgerBench(options: BenchOptions, interrupted: Promise
   out(`\n${ledgerTable(stores, 'text')}`);
   for (const s of skipped) out(`${s.store}: skipped, ${s.reason}`);
   const data: LedgerResults = { environment, settings, stores, skipped };
-  out(`\nresults written to ${writeJson('ledger', data, options.writeDocs)}`);
+  out(`\nresults written to ${writeJson('ledger', data)}`);
   if (options.writeDocs) {
     const notes = skipped.map((s) => `- ${s.store}: not run, ${s.reason}.`);
     const markdown = [`Run of ${describe(environment, settings)}.`, '', ledgerTable(stores, 'markdown'), ...(notes.length ? ['', ...notes] : [])].join('\n');
@@ -56,7 +56,7 @@ export async function runLedgerBench(options: BenchOptions, interrupted: Promise
 
 function describe(env: RunEnvironment, s: LedgerSettings): string {
   return (
-    `${env.date.slice(0, 10)}, code ${env.commit}, Node.js ${env.node}, ${env.cores} cores (${env.cpuModel}), load average ${env.loadAverage} at the start; ` +
+    `${describeMachine(env)}; ` +
     `${s.accounts} accounts, ${s.workers} workers, ` +
     `${s.rounds} round${s.rounds === 1 ? '' : 's'} of ${s.seconds} s after a 1 s warm-up, medians over rounds`
   );

@@ -10,18 +10,12 @@ export interface BenchOptions {
   slowStreams: boolean;
   /** --hot-account: one account billed by two gateway processes on one PostgreSQL. */
   hotAccount: boolean;
-  /** --instructions: instructions per call of the floor and the gateway, counted by valgrind. */
-  instructions: boolean;
-  /** --relays: plain chat through the floor, two minimal JSON relays and the gateway: where a call's cost lies. */
-  relays: boolean;
-  /** --parts: the Fastify relay and the gateway under the CPU profiler: a call's time, part by part. */
-  parts: boolean;
-  /** --perf: the billed relay and the gateway sampled by Linux perf: a call's CPU by machine-level part. */
-  perf: boolean;
   /** --compare <git ref>: the working tree's gateway against the one built from that commit, side by side. */
   compare: string | undefined;
-  /** --write-docs: results into docs/benchmarks.json and docs/benchmarks.md. */
+  /** --write-docs: the mode's results section of docs/benchmarks.md replaced in place. */
   writeDocs: boolean;
+  /** --help: the usage, nothing run. */
+  help: boolean;
   /** --only a,b: run only the scenarios so named (for development; never with --write-docs). */
   only: string[];
   rounds: number;
@@ -37,12 +31,6 @@ export interface BenchOptions {
   /** BENCH_SLOW_STREAMS: how many; by default 10 000, or as many as the open-files limit allows. */
   slowStreamCount: number | undefined;
   slowStreamWords: number;
-  /** Calls before counting, counted calls, and the idle time whose rate is taken off (--instructions). */
-  instructionWarmupCalls: number;
-  instructionCalls: number;
-  /** Counted runs of `instructionCalls` per target and scenario; the median is the figure. */
-  instructionRepeats: number;
-  instructionIdleSeconds: number;
 }
 
 function envNumber(name: string, fallback: number, { min = 0, integer = false } = {}): number {
@@ -55,28 +43,28 @@ function envNumber(name: string, fallback: number, { min = 0, integer = false } 
   return value;
 }
 
-export const USAGE = `usage: npm run bench -- [--sweep] [--ledger] [--slow-streams] [--hot-account] [--instructions] [--relays] [--parts] [--perf] [--compare <git ref>] [--write-docs] [--only name,name]
+export const USAGE = `usage: npm run bench -- [mode] [--write-docs] [--only name,name] [--help]
 
-  (no flag)     the default scenarios: direct, floor and gateway, round by round
-  --sweep       the sweep scenarios instead (connections, stream length, request size)
-  --ledger      the ledger micro-bench instead (hold+settle pairs/s on SQLite and PostgreSQL)
-  --slow-streams  many streams of one chunk a second held at once: the gateway's memory, every one settled
-  --hot-account   one account billed by two gateway processes on one PostgreSQL: calls/s, the balance exact
-  --instructions  instructions per call of the floor and the gateway under valgrind: repeatable where times are not
-  --relays      plain chat through the floor, two minimal JSON relays on the gateway's stack, and the gateway
-  --parts       plain chat through the Fastify relay and the gateway under V8's CPU profiler: a call's time, part by part
-  --perf        plain chat through the billed relay and the gateway sampled by Linux perf (apt-get install linux-perf):
-                a call's CPU by machine-level part (kernel, SQLite, libc, JIT code by package, V8's builtins, collector)
-  --compare REF   the gateway built from the working tree against the one built from commit REF, rounds
-                alternated (plain chat at 1 and 50 connections, or the --only scenarios)
-  --write-docs  write the results into docs/benchmarks.json and docs/benchmarks.md
-  --only a,b    run only these scenarios (while developing)
+modes (one at a time; see docs/benchmarks.md):
+  (none)            the default scenarios: direct, floor and gateway, round by round (about 16 minutes)
+  --sweep           how cost grows with connections, stream length and request size (about 18 minutes)
+  --ledger          hold+settle pairs/s straight on the store, SQLite and PostgreSQL (about 1 minute)
+  --slow-streams    10 000 streams of one chunk a second at once: memory, every one settled (about 5 minutes)
+  --hot-account     one account billed by two gateways on one PostgreSQL: calls/s, the balance exact
+  --compare REF     the working tree's gateway against the one built from commit REF, rounds alternated
+                    (plain chat at 1 and 50 connections, or the --only scenarios; needs wrk)
 
-environment: BENCH_ROUNDS (3), BENCH_SECONDS (8), BENCH_WARMUP_SECONDS (2), BENCH_PROCESS_WARMUP_SECONDS (2), BENCH_TTFB_SECONDS (2),
-  BENCH_WRK_THREADS (1), BENCH_WRK (path of wrk, or "none" for the undici fallback), BENCH_SKIP_BUILD=1, BENCH_KEEP_WORKDIR=1,
-  BENCH_SWEEP=1, BENCH_GATEWAY_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=DIR"), BENCH_LEDGER_SECONDS (5), BENCH_LEDGER_WORKERS (64), BENCH_LEDGER_ACCOUNTS (1000),
+options:
+  --write-docs      replace this mode's results section of docs/benchmarks.md in place
+  --only a,b        run only these scenarios (while developing; not with --write-docs)
+  --help, -h        this text
+
+environment (the defaults are what the published figures use):
+  BENCH_ROUNDS (3), BENCH_SECONDS (8), BENCH_WARMUP_SECONDS (2), BENCH_PROCESS_WARMUP_SECONDS (2),
+  BENCH_TTFB_SECONDS (2), BENCH_WRK_THREADS (1), BENCH_WRK (path of wrk, or "none" for the undici fallback),
+  BENCH_SKIP_BUILD=1, BENCH_KEEP_WORKDIR=1, BENCH_SWEEP=1, BENCH_GATEWAY_NODE_ARGS (e.g. "--cpu-prof"),
+  BENCH_LEDGER_SECONDS (5), BENCH_LEDGER_WORKERS (64), BENCH_LEDGER_ACCOUNTS (1000),
   BENCH_SLOW_STREAMS (10000, or what the open-files limit allows), BENCH_SLOW_STREAM_WORDS (150),
-  BENCH_INSTRUCTION_WARMUP (6000), BENCH_INSTRUCTION_CALLS (1000), BENCH_INSTRUCTION_REPEATS (3), BENCH_INSTRUCTION_IDLE_SECONDS (10),
   TOLLROUTE_TEST_POSTGRES_URL (postgres://postgres@127.0.0.1:5432/test)`;
 
 export function parseOptions(argv: string[]): BenchOptions {
@@ -89,8 +77,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     else if (arg.startsWith('--compare=')) compare = arg.slice('--compare='.length) || undefined;
     else if (arg === '--only') only = (argv[++i] ?? '').split(',').filter(Boolean);
     else if (arg.startsWith('--only=')) only = arg.slice('--only='.length).split(',').filter(Boolean);
-    else if (['--sweep', '--ledger', '--slow-streams', '--hot-account', '--instructions', '--relays', '--parts', '--perf', '--write-docs'].includes(arg))
-      flags.add(arg);
+    else if (['--sweep', '--ledger', '--slow-streams', '--hot-account', '--write-docs', '--help', '-h'].includes(arg)) flags.add(arg);
     else throw new Error(`unknown argument ${arg}\n${USAGE}`);
   }
   const options: BenchOptions = {
@@ -98,12 +85,9 @@ export function parseOptions(argv: string[]): BenchOptions {
     ledger: flags.has('--ledger'),
     slowStreams: flags.has('--slow-streams'),
     hotAccount: flags.has('--hot-account'),
-    instructions: flags.has('--instructions'),
-    relays: flags.has('--relays'),
-    parts: flags.has('--parts'),
-    perf: flags.has('--perf'),
     compare,
     writeDocs: flags.has('--write-docs'),
+    help: flags.has('--help') || flags.has('-h'),
     only,
     rounds: envNumber('BENCH_ROUNDS', 3, { min: 1, integer: true }),
     seconds: envNumber('BENCH_SECONDS', 8, { min: 1, integer: true }),
@@ -116,10 +100,6 @@ export function parseOptions(argv: string[]): BenchOptions {
     ledgerAccounts: envNumber('BENCH_LEDGER_ACCOUNTS', 1000, { min: 1, integer: true }),
     slowStreamCount: process.env.BENCH_SLOW_STREAMS ? envNumber('BENCH_SLOW_STREAMS', 0, { min: 1, integer: true }) : undefined,
     slowStreamWords: envNumber('BENCH_SLOW_STREAM_WORDS', 150, { min: 1, integer: true }),
-    instructionWarmupCalls: envNumber('BENCH_INSTRUCTION_WARMUP', 6000, { min: 0, integer: true }),
-    instructionCalls: envNumber('BENCH_INSTRUCTION_CALLS', 1000, { min: 1, integer: true }),
-    instructionRepeats: envNumber('BENCH_INSTRUCTION_REPEATS', 3, { min: 1, integer: true }),
-    instructionIdleSeconds: envNumber('BENCH_INSTRUCTION_IDLE_SECONDS', 10, { min: 1 }),
   };
   if (options.writeDocs && only.length > 0) throw new Error('--only runs a part of the bench: it cannot --write-docs');
   if (argv.some((arg) => arg === '--compare' || arg.startsWith('--compare=')) && !compare) throw new Error(`--compare needs a git ref\n${USAGE}`);

@@ -25,8 +25,6 @@ export interface BenchChild {
 export interface ChildOptions {
   /** Where stdout goes (a log file); kept in memory with stderr when absent. */
   stdoutFile?: string;
-  /** A command that runs node for it (valgrind and its flags): `<prefix…> node <args>`. */
-  prefix?: string[];
   /** How long it may take to start (default 30 s). */
   startTimeoutMs?: number;
 }
@@ -35,8 +33,7 @@ export interface ChildOptions {
 export async function startNode(name: string, args: string[], options: ChildOptions = {}): Promise<BenchChild> {
   const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !OVERRIDING_ENV.test(key)));
   const stdoutFd = options.stdoutFile ? openSync(options.stdoutFile, 'a') : undefined;
-  const [command, ...prefixArgs] = [...(options.prefix ?? []), process.execPath];
-  const child = spawn(command!, [...prefixArgs, ...args], { cwd: ROOT, env, stdio: ['ignore', stdoutFd ?? 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', stdoutFd ?? 'pipe', 'pipe'] });
   const startTimeoutMs = options.startTimeoutMs ?? START_TIMEOUT_MS;
   if (stdoutFd !== undefined) closeSync(stdoutFd); // the child has its own copy
   let output = '';

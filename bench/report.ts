@@ -1,5 +1,5 @@
 // The report: every scenario's figures per target, the gateway against the floor, and the
-// targets of issue 10 checked against the floor and direct runs of the same bench run (never
+// gateway's targets checked against the floor and direct runs of the same bench run (never
 // against absolute times, which depend on the machine).
 import type { ScenarioResult } from './measure.js';
 import { type SweepGroup, TARGETS } from './scenarios.js';
@@ -102,6 +102,24 @@ export function emptyRunNotes(results: ScenarioResult[]): string[] {
       (target) => `${r.name} (${target}): no answer completed within a measured run; lengthen BENCH_SECONDS`,
     ),
   );
+}
+
+/** The gateway against the floor in one line, req/s and CPU a call per scenario, as docs/benchmarks.md carries it. */
+export function gatewayToFloorLine(results: ScenarioResult[]): string {
+  const points = results.map((r) => `${r.name} ${ratio(r.gatewayToFloor.requestsPerSecond)} / ${ratio(r.gatewayToFloor.cpuMsPerRequest)}`);
+  return `gateway ÷ floor, req/s / CPU a call: ${points.join('; ')}`;
+}
+
+/** One line per sweep group: the gateway ÷ the floor at each point, as docs/benchmarks.md carries it. */
+export function sweepRatioLines(results: ScenarioResult[], groups: SweepGroup[]): string[] {
+  const byName = new Map(results.map((r) => [r.name, r]));
+  return groups.flatMap((group) => {
+    const points = group.points.flatMap((p) => {
+      const result = byName.get(p.scenario);
+      return result ? [`${p.value}: ${ratio(result.gatewayToFloor.requestsPerSecond)} req/s, ${ratio(result.gatewayToFloor.cpuMsPerRequest)} CPU`] : [];
+    });
+    return points.length === 0 ? [] : [`${group.title}: ${points.join('; ')}`];
+  });
 }
 
 export function sweepTables(results: ScenarioResult[], groups: SweepGroup[], format: Format): string {

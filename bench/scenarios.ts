@@ -83,8 +83,7 @@ export function defaultScenario(gatewayKey: string, name: string): Scenario {
 /**
  * The scenarios a run measures (`only`'s, or all of its kind) and those that warm its targets first:
  * every one of its kind, whatever `only` picks. A proxy that has served streams and audio costs
- * more a plain call (the floor about 10 %, the gateway no more: docs/benchmarks-history.md,
- * twenty-second session), so a run of some scenarios measures them as the whole bench does.
+ * more a plain call (the floor about 10 %, the gateway no more), so a run of some scenarios measures them as the whole bench does.
  */
 export function scenariosOfRun(gatewayKey: string, { sweep, only }: { sweep: boolean; only: string[] }) {
   const { defaults, sweep: sweepScenarios, sweepGroups } = buildScenarios(gatewayKey);

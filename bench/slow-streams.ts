@@ -7,7 +7,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { Pool, request } from 'undici';
-import { type RunEnvironment, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
+import { describeMachine, type RunEnvironment, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
 import type { BenchOptions } from './options.js';
 import { peakRssBytes, resetPeakRss, rssBytes } from './proc-stats.js';
 import { count, fixed, markdownTable, textTable } from './table.js';
@@ -274,12 +274,12 @@ function report(r: SlowStreamsResult, writeDocs: boolean, out: (line: string) =>
     `${count(TARGET_STREAMS)} streams at once: ${r.requested >= TARGET_STREAMS ? 'run as asked' : `${count(r.requested)} run, limited by ${r.limitedBy ?? 'BENCH_SLOW_STREAMS'}`}`,
   ];
   if (r.firstFailure) verdicts.push(`first failure: ${r.firstFailure}`);
-  out(`\n${textTable(header, rows, 0)}\n\ntargets (issue 10):\n  ${verdicts.join('\n  ')}`);
-  out(`\nresults written to ${writeJson('slow-streams', r, writeDocs)}`);
+  out(`\n${textTable(header, rows, 0)}\n\ntargets:\n  ${verdicts.join('\n  ')}`);
+  out(`\nresults written to ${writeJson('slow-streams', r)}`);
   if (writeDocs) {
     const env = r.environment;
     const markdown = [
-      `Run of ${env.date.slice(0, 10)}, code ${env.commit}, Node.js ${env.node}, ${env.cores} cores (${env.cpuModel}), load average ${env.loadAverage} at the start; ${fixed(r.seconds, 0)} s in all.`,
+      `Run of ${describeMachine(env)}; ${fixed(r.seconds, 0)} s in all.`,
       '',
       markdownTable(header, rows, 0),
       '',

@@ -83,12 +83,7 @@ export async function prepareTargets(workDir: string, { channelConnections }: { 
   return { ports, urls, adminToken, configFile, entry, floorScript: transpiled(BARE_PROXY, workDir) };
 }
 
-/** `gatewayNodeArgs`: node flags for the gateway, after BENCH_GATEWAY_NODE_ARGS's (the --parts bench profiles it). */
-export async function startTargets(
-  workDir: string,
-  interrupted: Promise<never>,
-  options: { channelConnections?: number; gatewayNodeArgs?: string[] } = {},
-): Promise<Targets> {
+export async function startTargets(workDir: string, interrupted: Promise<never>, options: { channelConnections?: number } = {}): Promise<Targets> {
   const { ports, urls, adminToken, configFile, entry, floorScript } = await prepareTargets(workDir, options);
   const started: BenchChild[] = [];
   const stop = async () => {
@@ -101,7 +96,7 @@ export async function startTargets(
     started.push(floor);
     const gatewayLogFile = path.join(workDir, 'gateway.log');
     // e.g. BENCH_GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the gateway under load
-    const nodeArgs = [...(process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean), ...(options.gatewayNodeArgs ?? [])];
+    const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
     const gateway = await startNode('gateway', [...nodeArgs, entry, 'serve', '--config', configFile], { stdoutFile: gatewayLogFile });
     started.push(gateway);
     const broken = Promise.race([sandbox.died, floor.died, gateway.died, interrupted]);

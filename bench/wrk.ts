@@ -24,7 +24,7 @@ export function findWrk(): string | null {
   }
 }
 
-/** wrk's path, for a bench mode (`--relays`, …) that compares figures an in-process load generator would cap. */
+/** wrk's path, for a bench mode (`--compare`) that compares figures an in-process load generator would cap. */
 export function requireWrk(mode: string): string {
   const wrk = findWrk();
   if (!wrk) throw new Error(`${mode} needs wrk (apt-get install wrk): the fallback load generator would be the bottleneck here`);

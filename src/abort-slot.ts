@@ -2,7 +2,7 @@
 // call to call (http/call-signal.ts), so it carries one listener of its own for good, and a request
 // plugs its handler into that listener's slot: EventTarget's addEventListener and
 // removeEventListener, once each per upstream request, cost a plain call about 1.5 % of its CPU
-// (docs/benchmarks-history.md). Any other signal is listened to the usual way.
+// (measured with `npm run bench -- --compare`). Any other signal is listened to the usual way.
 
 interface AbortSlot {
   handler: (() => void) | undefined;

@@ -1,7 +1,7 @@
 // Long prompt texts counted in a worker thread, off the event loop. The byte-pair encoding of a
 // megabyte of prompt takes the tokenizer 50 to 100 ms of CPU: on the event loop, every other call
-// in flight would wait that long for a hold it did not need (docs/benchmarks.md, "How cost
-// grows"). The call whose prompt it is waits for its count either way; the others no longer do.
+// in flight would wait that long for a hold it did not need (docs/benchmarks.md, "What limits each
+// figure"). The call whose prompt it is waits for its count either way; the others do not.
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { countTokens, rememberPromptTokens, TOKENIZERS, type TokenizerName } from './tokens.js';

@@ -2,7 +2,7 @@
 // streams promotes a little of every chunk, and with V8's own factor (up to four times the heap
 // left by the last collection) that garbage took it from 765 to 1 035 MB of RSS while holding
 // 9 900 streams, depending on when the collection fell; with growth fixed at 30 % it stayed near
-// 535 MB, for about 1 % more CPU a plain call, within the noise (docs/benchmarks-history.md). A
+// 535 MB, for about 1 % more CPU a plain call, within the noise (`npm run bench -- --slow-streams`). A
 // --heap-growing-percent given to node itself (on its command line or in NODE_OPTIONS) wins.
 import v8 from 'node:v8';
 

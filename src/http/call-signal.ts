@@ -7,7 +7,7 @@
 // A call answered in one piece hands its controller back once it has answered, unaborted and with
 // no listener left on its signal, and the next call runs under it: on Node 20 every new AbortSignal
 // gets hidden classes of its own, which the young collector promotes with what they point to
-// (docs/benchmarks-history.md, "Hidden classes made per call"). A call that failed keeps its controller (work
+// (and so outlive the call until a full collection). A call that failed keeps its controller (work
 // of it may still be running), and so does a stream (parts of it may look at the signal after its
 // response has closed).
 import { getEventListeners } from 'node:events';

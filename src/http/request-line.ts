@@ -3,7 +3,7 @@
 // the line is written from a template: the bytes pino writes for the same fields, without pino's
 // walk of a merged object, its redaction pass (this line's fields are fixed and typed below; no
 // header, no caller's object can ride in it) or its serializers. Any other logger gets the same
-// fields through `log.info`. Counted with `npm run bench -- --instructions` (docs/benchmarks.md).
+// fields through `log.info`.
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { pino } from 'pino';
 import type { HoldLogFields } from '../pipeline/types.js';

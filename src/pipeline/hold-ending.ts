@@ -131,7 +131,7 @@ export function holdEndings({ settlements, metrics }: { settlements: Settlements
     startedAt: number,
   ): HoldEnding {
     // Data properties only: a getter in an object literal puts every such object in dictionary mode
-    // (a hidden class of its own per call), which costs the collector (docs/benchmarks-history.md).
+    // (a hidden class of its own per call), which the young collector then promotes with the call.
     return {
       underWay: undefined,
       upstreamMs: undefined,

@@ -11,7 +11,7 @@ export const BACKSTOP_CHECKPOINT_PAGES = 20_000;
 // sync stalled the writer's own log writes and set the one-connection p99 (15 ms); every 100 ms
 // cut it to 4 ms, but with 9 900 slow streams held (few commits, large ones) the gateway peaked
 // some 180 MB higher in RSS. Counting commits checkpoints a busy gateway in small steps and a
-// quiet one as before (docs/benchmarks-history.md).
+// quiet one as before.
 const BUSY_COMMITS = 50;
 const BUSY_INTERVAL_MS = 100;
 const CHECKPOINT_INTERVAL_MS = 500;

@@ -44,7 +44,7 @@ async function addAccountSuspension(db: Kysely<any>): Promise<void> {
 // SQLite only: an account's ledger rows are found by a chain instead of an index by account. The
 // index put each new row on its account's own page, so a batch of steps on many accounts wrote a
 // page per account to the log, the largest cost of the ledger bench on 1 000 accounts
-// (docs/benchmarks-history.md). Now a row names the account's previous row (prev_id) and the account row,
+// (`npm run bench -- --ledger`). Now a row names the account's previous row (prev_id) and the account row,
 // which every money step writes anyway, names its latest (last_ledger_id): both set by a trigger,
 // so every writer keeps the chain, and an insert is an append. PostgreSQL keeps its index: there a
 // write to the account row per ledger row would undo the hot account's reserved slices.

@@ -66,8 +66,9 @@ export async function openStore(url: string, options: StoreOptions = {}): Promis
   return store;
 }
 
-// SQLite's `synchronous` in WAL mode (docs/benchmarks.md): `normal` (the default) loses nothing to a
-// crash of the process, but a power loss may undo the last commits; `full` syncs every commit.
+// SQLite's `synchronous` in WAL mode: `normal` (the default) loses nothing to a crash of the
+// process, but a power loss may undo the last commits (under a second: each checkpoint syncs the
+// log); `full` syncs every commit and turns the settle journal off.
 const SQLITE_SYNC_MODES = new Set(['normal', 'full', 'extra']);
 
 function openSqlite(location: string, options: StoreOptions): Store {

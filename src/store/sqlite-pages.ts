@@ -7,7 +7,7 @@
 // - usage_recent, keyed by text, was a rowid table with an index for its key beside it. WITHOUT
 //   ROWID keeps the rows in their key's order in one b-tree; the key grows with time, so a settle's
 //   row is still an append. (Migration 022 has since dropped its key altogether, below.)
-// The ledger bench then took 15 to 34 % more pairs a second on 1 000 accounts (docs/benchmarks-history.md).
+// The ledger bench then took 15 to 34 % more pairs a second on 1 000 accounts.
 import { type Kysely, sql } from 'kysely';
 import { createUsageAllView } from './usage-recent.js';
 
@@ -39,8 +39,7 @@ const KEYED_BY_ID = /"id" text primary key/i;
  * as a WITHOUT ROWID table keyed by text a settle's row went into a b-tree of text keys whose full
  * leaves split by rebalancing with their siblings: about four pages of the log a commit, more than
  * the ledger's three. As a plain rowid table an insert appends to the last page. Measured with
- * `npm run bench -- --compare`: 2 to 6 % less CPU a plain call at 50 connections (docs/benchmarks-history.md,
- * "usage rows appended").
+ * `npm run bench -- --compare`: 2 to 6 % less CPU a plain call at 50 connections.
  */
 export async function rebuildRecentUsageUnkeyed(db: Kysely<any>): Promise<void> {
   await db

@@ -1,7 +1,7 @@
 // Usage rows settled by SQLite's hot ledger land first in `usage_recent`, a table without the index
 // by account and time, so a settle appends to it instead of writing its account's page of that
 // index: with many accounts, one page of the log per settle, about a third of what a hold and settle
-// pair wrote (docs/benchmarks-history.md). Every few seconds the mover copies them into `usage` sorted by
+// pair wrote. Every few seconds the mover copies them into `usage` sorted by
 // account, so an account's page is written once for all its rows of the move, and deletes them, in
 // one transaction. Readers read both tables (store/usage.ts); the view `usage_all` is both as one,
 // for an operator at the sqlite3 prompt. PostgreSQL has the table too, always empty: its ledger
@@ -75,7 +75,7 @@ export interface UsageMoveSchedule {
 
 // A row moved costs about 4 µs on the event loop; every 2 s or 16 384 settles keeps readers' scans
 // of usage_recent short, while an account's page of the usage index takes a few dozen rows per move
-// on 1 000 busy accounts (docs/benchmarks-history.md). Moved whole, the rows of 2 s at 8 000 settles
+// on 1 000 busy accounts. Moved whole, the rows of 2 s at 8 000 settles
 // a second stalled the event loop for about 60 ms, every call and stream in flight with it; 1 024
 // rows a move keep each stall near 4 ms, and the commits of a busy gateway drain the rest in turns.
 export const MOVE_USAGE: Required<UsageMoveSchedule> = { settles: 16_384, ms: 2_000, rows: 1_024 };

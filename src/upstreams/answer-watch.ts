@@ -2,8 +2,8 @@
 // the answers on the wire instead of undici's timers. undici gives each request a timer for its
 // headers and another for its body, and keeps a cleared one listed until its next tick, up to a
 // second later: under load long enough to be copied and promoted by the young collector, so every
-// plain call paid the collectors for two timers (docs/benchmarks-history.md, eighteenth session:
-// 2.5 to 5 % of a plain call's CPU). Here an answer is a deadline and two links in a list, and the
+// plain call paid the collectors for two timers (2.5 to 5 % of a plain call's CPU, measured with
+// `npm run bench -- --compare`). Here an answer is a deadline and two links in a list, and the
 // sweep fails one past its deadline with undici's own error: never before its bound, and at most
 // SWEEP_MS after it (undici's own timers of a second or more run up to a second late).
 

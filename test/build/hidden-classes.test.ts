@@ -1,7 +1,7 @@
 // The metered calls answered at once (chat, messages, responses, speech, search; plain and streamed)
 // make no hidden class of their own. On Node 20 an object spread that adds a key, a getter in an
 // object literal or a new AbortSignal does (src/with-fields.ts), and the young collector then
-// promotes whole calls with it (docs/benchmarks-history.md, "Hidden classes made per call"). V8 logs every
+// promotes whole calls with it, to be freed only by a full collection. V8 logs every
 // hidden class it makes (--log-maps): a gateway that serves more calls must make no more of any one
 // kind than one that serves fewer, apart from the few the JIT and lazily loaded parts make as it goes.
 // Run on the build: tsx's transform names every function it creates, which makes classes of its own.

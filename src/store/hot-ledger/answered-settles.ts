@@ -5,7 +5,7 @@
 // goes out, once a few are queued), under load once a bulk is queued or by a timer, and always
 // before anything else reads the store (a statement of Kysely's, a close). A transaction's begin and
 // commit, and the log pages it writes, cost more than a settle's statement; under load each
-// turn's few settles paid them (docs/benchmarks-history.md). Until a settle is in the store its
+// turn's few settles paid them. Until a settle is in the store its
 // hold keeps reserving its amount (deferred-holds.ts), so no decision of this process spends it
 // twice (one that the reservations alone would refuse writes them first). A restart writes what
 // the journal still holds before serving.

@@ -1,7 +1,7 @@
 // Holds decided in memory and not yet written (sqlite.ts). A call answered in one piece usually ends
 // within a millisecond or two of its hold; writing the hold then as a row of its own, and ending it
 // in a second step, costs about twice the one step that writes the hold already settled
-// (docs/benchmarks-history.md). So a hold is decided from the balance read less what the holds still
+// (`npm run bench -- --ledger`). So a hold is decided from the balance read less what the holds still
 // unwritten keep of it (`reserved`), and written with its settle, or alone when anything else needs
 // it first: a stream before its first byte, any statement of Kysely's, or its age (the timer).
 // A crash loses an unwritten hold with its call, before anything reached the caller: nothing was

@@ -4,7 +4,7 @@
 // forgotten when this connection cannot know it (a step undone, a statement of Kysely's, a write
 // refused for funds) or once it is older than `maxAgeMs`, which bounds how long a change by another
 // process (the CLI's credit, say) goes unseen. Reading the balance cost a read transaction of its
-// own per call: two file locks taken and dropped, and the statement (docs/benchmarks-history.md).
+// own per call: two file locks taken and dropped, and the statement.
 
 /** How long a balance read from the store is trusted, with this connection's own movements added. */
 export const KNOWN_BALANCE_MAX_AGE_MS = 1_000;

@@ -2,7 +2,7 @@
 // memory are appended here, one write for those of an event-loop turn, before their answers go out,
 // and written into the store later, many to a transaction; a restart writes what the file still
 // holds before serving. A kill of the process loses none of them; a power loss may lose the last
-// ones, as it may the store's own last commits under synchronous=normal (docs/benchmarks-history.md),
+// ones, as it may the store's own last commits under synchronous=normal,
 // which is the only mode that uses it.
 import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';

@@ -6,7 +6,7 @@ import { USAGE_COLUMNS } from '../usage-recent.js';
 // schema, whose INSTEAD OF trigger writes the rows (the hold, the ledger row chained to the
 // account's last, the account, the usage row). Each statement run from JavaScript costs its
 // bindings (a string is copied twice), its step and its reset; the trigger does the same writes
-// inside SQLite, each value bound once (docs/benchmarks-history.md, "each ledger step in one statement").
+// inside SQLite, each value bound once.
 // A step's writes land together or not at all, in a transaction or outside one. Temp objects
 // belong to this connection alone: no other writer (Kysely's steps, the CLI) runs these triggers,
 // and they are made afresh whenever a connection opens. SQLite checks them on ALTER TABLE, so
