@@ -50,7 +50,7 @@ export interface GatewayOptions {
   configFile?: string;
   /** Whether the admin token was generated (the file sets none), so a reload does not take a new one for a change. */
   adminTokenGenerated?: boolean;
-  /** The embedded sandbox's URL, when `serve` runs one: test keys are served there (README "Test mode"). */
+  /** The embedded sandbox's URL, when `serve` runs one: test keys are served there (docs/api.md "Test mode"). */
   sandboxUrl?: string;
   /** Told of each configuration a reload applies. */
   onReloaded?(config: Config): void;

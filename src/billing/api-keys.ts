@@ -6,7 +6,7 @@ import { newId } from '../store/ids.js';
 import type { Store } from '../store/open.js';
 
 export const KEY_PREFIX = 'tr-';
-/** A test key's prefix (README "Test mode"): served by the sandbox alone, on the test balance. */
+/** A test key's prefix (docs/api.md "Test mode"): served by the sandbox alone, on the test balance. */
 export const TEST_KEY_PREFIX = 'tr-test-';
 const SHOWN_CHARS = 6;
 

@@ -1,4 +1,4 @@
-// Test money (README "Test mode"): a live account's test balance is a second accounts row, its
+// Test money (docs/api.md "Test mode"): a live account's test balance is a second accounts row, its
 // test twin, made on first need. Holds, settles, ledger rows and key limits then work on test money
 // exactly as on live money, and the two balances can never mix: they are different rows.
 import { invalidRequest, notFound } from '../errors.js';

@@ -50,7 +50,7 @@ export async function signInWithApiKey(store: Store, { key, ttlMs, now }: SignIn
   const row = key.startsWith(KEY_PREFIX) ? await findApiKeyByHash(store.db, keyHash) : undefined;
   if (!row || !sameHash(row.key_hash, keyHash)) return { refused: SIGN_IN_REFUSED.keyUnknown };
   if (row.revoked_at !== null) return { refused: SIGN_IN_REFUSED.keyRevoked };
-  // Console sessions are live: a session knows its account, not a mode (README "Test mode").
+  // Console sessions are live: a session knows its account, not a mode (docs/api.md "Test mode").
   if (row.account_livemode === 0) return { refused: SIGN_IN_REFUSED.keyTest };
   if (row.account_suspended_at != null) return { refused: SIGN_IN_REFUSED.suspended };
   if (isExpired(limitsOf(row), now)) return { refused: SIGN_IN_REFUSED.keyExpired };

@@ -14,7 +14,7 @@ export interface Caller {
   rpm: number | null;
   /**
    * False for a test key (its account is a test twin): served by the test catalogue alone, the
-   * sandbox, whatever model it names (README "Test mode").
+   * sandbox, whatever model it names (docs/api.md "Test mode").
    */
   livemode: boolean;
   /** The key's limits (allowed models, expiry, spend caps); absent for a key without any. */

@@ -1,4 +1,4 @@
-// The test catalogue (README "Test mode"): what a test key's calls are served by. The sandbox's own
+// The test catalogue (docs/api.md "Test mode"): what a test key's calls are served by. The sandbox's own
 // models, plus every live model id cloned onto the sandbox channel of its type, with the live
 // model's price and settings: a test key may name any model the live catalogue has and gets the
 // sandbox's answer (and faults), billed on the test balance as the live model would bill. No live

@@ -26,7 +26,7 @@ export async function findAccount(db: Kysely<DB>, id: string): Promise<AccountRo
   return db.selectFrom('accounts').select(COLUMNS).where('id', '=', id).executeTakeFirst();
 }
 
-/** The live account's test twin (README "Test mode"), if it has one yet. */
+/** The live account's test twin (docs/api.md "Test mode"), if it has one yet. */
 export async function findTestTwin(db: Kysely<DB>, liveAccountId: string): Promise<AccountRow | undefined> {
   return db.selectFrom('accounts').select(COLUMNS).where('live_account_id', '=', liveAccountId).executeTakeFirst();
 }

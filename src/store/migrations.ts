@@ -79,7 +79,7 @@ async function chainOnlyUnchainedRows(db: Kysely<any>): Promise<void> {
   });
 }
 
-// Test mode (README "Test mode"): an account's test money lives on a second accounts row, its
+// Test mode (docs/api.md "Test mode"): an account's test money lives on a second accounts row, its
 // test twin (livemode 0, live_account_id naming the live account), so every money rule applies
 // to it unchanged and the two balances never mix. The unique index makes the twin one per live
 // account even when two requests create it at once. A task remembers its mode, so the engine's

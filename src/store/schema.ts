@@ -11,7 +11,7 @@ export interface AccountsTable {
   created_at: number;
   /** How far below zero a settle may take the balance (DESIGN §3; default 0). */
   overdraft_micros: Generated<number>;
-  /** 1 for a live account, 0 for a live account's test twin (README "Test mode"). */
+  /** 1 for a live account, 0 for a live account's test twin (docs/api.md "Test mode"). */
   livemode: Generated<number>;
   /** A test twin's live account; null on live accounts. */
   live_account_id: ColumnType<string | null, string | null | undefined, string | null>;

@@ -22,7 +22,7 @@ export function webhookPayload(
     task_type: webhookType,
     status,
     model: task.model,
-    // false for a test key's task (README "Test mode"), so one receiver can tell test events apart.
+    // false for a test key's task (docs/api.md "Test mode"), so one receiver can tell test events apart.
     livemode: task.livemode !== 0,
     ...extra,
     // The spec names one failure code for callbacks; the upstream's own reason goes in the message.

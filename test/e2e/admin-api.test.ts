@@ -27,7 +27,7 @@ describe('admin API', () => {
     const created = await gw.admin('POST', '/admin/accounts', { name: 'acme', credit_micros: 2_500_000 });
     assert.equal(created.status, 201);
     assert.deepEqual(Object.keys(created.body).sort(), ['balance_micros', 'created_at', 'held_micros', 'id', 'name', 'overdraft_micros']);
-    // GET adds the test balance beside the live one (README "Test mode"), none until it is first
+    // GET adds the test balance beside the live one (docs/api.md "Test mode"), none until it is first
     // used, and whether the operator suspended the account.
     assert.deepEqual((await gw.admin('GET', `/admin/accounts/${created.body.id}`)).body, {
       ...created.body,

@@ -1,4 +1,4 @@
-// Test mode end to end (README "Test mode"): tr-test- keys are served by the sandbox alone, on a
+// Test mode end to end (docs/api.md "Test mode"): tr-test- keys are served by the sandbox alone, on a
 // test balance of their own, whatever model they name; live keys never reach the sandbox once
 // real channels are configured. The live channel here is a second sandbox, so what reached it is
 // seen in its request log.

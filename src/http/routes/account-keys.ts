@@ -50,7 +50,7 @@ export const accountKeyRoutes: FastifyPluginAsync<AccountKeyRouteDeps> = async (
     // Only a caller without limits gets here (a key the operator slowed down may not issue keys at
     // all, so none can be faster than it): a new key without an rpm runs at the default, as its creator does.
     const columns = keyLimitColumns(limits, rules);
-    // A test key's account is a test twin, and a twin's keys are all test keys (README "Test mode").
+    // A test key's account is a test twin, and a twin's keys are all test keys (docs/api.md "Test mode").
     const { key, row } = await issueApiKey(store, { accountId: caller.accountId, name, limits: columns, test: !caller.livemode });
     reply.code(201).header('cache-control', 'no-store');
     const [view] = await keyViews([{ ...row, last_used_at: null }]);

@@ -133,7 +133,7 @@ export const adminRoutes: FastifyPluginAsync<AdminRouteDeps> = async (app, { sto
   // A one-time link that signs the account's holder in to the console; the token is shown this once.
   app.post('/admin/accounts/:id/login-links', { schema: LoginLinkSchema, ...serializedAsBuilt }, async (request, reply) => {
     const account = await accountOr404((request.params as { id: string }).id);
-    // The console is live only (README "Test mode"): a test twin's holder signs in to its live account.
+    // The console is live only (docs/api.md "Test mode"): a test twin's holder signs in to its live account.
     if (account.livemode === 0) throw invalidRequest(`account ${account.id} is a test account; issue the link for its live account ${account.live_account_id}`);
     const link = await issueLoginLink(store, { accountId: account.id, ...loginLinks });
     reply.code(201).header('cache-control', 'no-store');

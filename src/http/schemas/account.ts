@@ -215,7 +215,7 @@ export const Usage = {
       type: ['integer', 'null'],
       description: 'How many channel and key attempts the call took, the serving one included (1 when the first answered); null for tasks.',
     },
-    livemode: { type: 'boolean', description: 'False for a test key’s call (README “Test mode”): served by the sandbox, on the test balance.' },
+    livemode: { type: 'boolean', description: 'False for a test key’s call (docs/api.md “Test mode”): served by the sandbox, on the test balance.' },
     created_at: instant('When the call was settled.'),
   },
 } as const;

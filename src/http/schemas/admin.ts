@@ -48,7 +48,7 @@ export const GetAccountSchema = {
       required: [...Account.required, 'test_balance_micros', 'test_held_micros'],
       properties: {
         ...Account.properties,
-        test_balance_micros: { ...micros, description: 'The test balance test keys draw on (README “Test mode”); 0 before it is first used.' },
+        test_balance_micros: { ...micros, description: 'The test balance test keys draw on (docs/api.md “Test mode”); 0 before it is first used.' },
         test_held_micros: { ...micros, description: 'Test funds held by test calls running now.' },
         suspended_at: { type: ['string', 'null'], format: 'date-time', description: 'When the operator suspended the account; null while it may call.' },
       },
