@@ -78,15 +78,21 @@ function sendStream(answer: StreamAnswer, raw: ServerResponse, log: FastifyBaseL
  * at most should the end not follow. Each write to a socket is a system call that wakes the reader;
  * a speech stream that came in one burst made four writes to its caller, now two. A stream's first
  * data is never held.
+ *
+ * The socket is corked, not the response: from Node 22 a corked response keeps chunked writes in a
+ * buffer of its own, and its `end` writes the body's terminator before flushing that buffer, so the
+ * held data would land after the end of the body and the caller would see a stream cut short.
  */
 export function holdLastDataForEnd(source: Readable, raw: ServerResponse, meter: StreamAnswer['meter']) {
   let dataSeen = false;
   const corkIfLast = () => {
     if (dataSeen && meter.completed) {
       source.off('data', corkIfLast);
-      raw.cork();
+      const socket = raw.socket;
+      if (socket === null) return;
+      socket.cork();
       setImmediate(() => {
-        if (!raw.writableEnded) raw.uncork();
+        if (!raw.writableEnded) socket.uncork();
       });
     }
     dataSeen = true;

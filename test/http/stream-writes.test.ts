@@ -2,7 +2,7 @@
 // stream's last data (its end marker) with the response's end, and nothing held past a turn.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { createServer, get, type IncomingMessage } from 'node:http';
+import { createServer, get, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
@@ -83,24 +83,58 @@ describe("a stream's writes to its caller", () => {
   });
 });
 
-test('data after the end marker is held one turn at most when the response does not end', async () => {
-  const meter = { completed: false }; // the one field holdLastDataForEnd reads
+/** A plain server piping a source through holdLastDataForEnd, as the metered handler does. */
+async function serveHeldStream(feed: (source: PassThrough, meter: { completed: boolean }, response: ServerResponse) => void) {
   const server = createServer((_request, response) => {
+    const meter = { completed: false }; // the one field holdLastDataForEnd reads
     response.writeHead(200, { 'content-type': 'text/plain' });
     const source = new PassThrough();
     source.pipe(response, { end: false });
     holdLastDataForEnd(source, response, meter as StreamMeter);
+    feed(source, meter, response);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    close() {
+      server.closeAllConnections();
+      server.close();
+    },
+  };
+}
+
+test('data held after the end marker arrives inside the body when the response ends', async () => {
+  const served = await serveHeldStream((source, meter, response) => {
+    source.once('end', () => response.end());
+    source.write('first\n');
+    setTimeout(() => {
+      meter.completed = true;
+      source.write('after the marker\n');
+      source.end('the end marker\n');
+    }, 20);
+  });
+  try {
+    const [response] = (await once(get(served.url), 'response')) as [IncomingMessage];
+    let text = '';
+    for await (const chunk of response) text += chunk.toString();
+    assert.equal(text, 'first\nafter the marker\nthe end marker\n');
+  } finally {
+    served.close();
+  }
+});
+
+test('data after the end marker is held one turn at most when the response does not end', async () => {
+  const served = await serveHeldStream((source, meter) => {
     source.write('first\n');
     setTimeout(() => {
       meter.completed = true;
       source.write('after the marker\n'); // and no end: the cork must still let it go
     }, 20);
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
   try {
-    const { port } = server.address() as AddressInfo;
-    const [response] = (await once(get(`http://127.0.0.1:${port}/`), 'response')) as [IncomingMessage];
+    const [response] = (await once(get(served.url), 'response')) as [IncomingMessage];
     let text = '';
     const arrived = new Promise<void>((resolve) => {
       response.on('data', (chunk: Buffer) => {
@@ -112,7 +146,6 @@ test('data after the end marker is held one turn at most when the response does 
     assert.notEqual(await Promise.race([arrived, late]), 'late', `received only ${JSON.stringify(text)}`);
     response.destroy();
   } finally {
-    server.closeAllConnections();
-    server.close();
+    served.close();
   }
 });
