@@ -77,7 +77,7 @@ describe('the Dockerfile', () => {
   test('runs its runtime stage as a user other than root', () => {
     const user = runtime.filter((line) => line.word === 'USER').at(-1);
     assert.ok(user, 'the runtime stage sets USER');
-    assert.ok(!['root', '0'].includes(user.args.split(':')[0]), `runtime user is ${user.args}`);
+    assert.ok(!['root', '0'].includes(user.args.split(':')[0] ?? ''), `runtime user is ${user.args}`);
   });
 
   test('checks health against a route the server registers', () => {
