@@ -2,9 +2,9 @@
 # Build stage: compiles the server and console, and better-sqlite3 for this Node major.
 FROM node:22-bookworm AS build
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm ci
+# All sources first: npm ci runs the package's prepare script, which builds the console.
 COPY . .
+RUN npm ci
 RUN npm run build && npm prune --omit=dev
 
 # Runtime stage: production dependencies (native module built above, same Node major) and dist/.
