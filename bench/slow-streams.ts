@@ -5,8 +5,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import Database from 'better-sqlite3';
 import { Pool, request } from 'undici';
+import { Database } from '../src/store/sqlite-driver.js';
 import { describeMachine, type RunEnvironment, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
 import type { BenchOptions } from './options.js';
 import { peakRssBytes, resetPeakRss, rssBytes } from './proc-stats.js';

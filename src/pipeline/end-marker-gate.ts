@@ -4,7 +4,7 @@
 // and the gateway with no bill for it. The gateway's own taps cut a chunk at its end marker, so the
 // events before it go on at once; any other body is held from the chunk that completed it.
 import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
-import { PassThroughTap } from '../upstreams/tap.js';
+import { PassThroughTap, STREAM_STAGE_BUFFER } from '../upstreams/tap.js';
 import type { StreamMeter } from './types.js';
 
 /**
@@ -22,6 +22,7 @@ export function holdEndMarkerForSettle(body: Readable, meter: StreamMeter, settl
     settle().then(() => callback(null, chunk), callback);
   };
   const stage = new Transform({
+    highWaterMark: STREAM_STAGE_BUFFER,
     transform: (chunk, _encoding, callback) => afterSettle(callback, chunk),
     flush: (callback) => afterSettle(callback),
   });

@@ -1,8 +1,9 @@
 // Moves SQLite's checkpoints (the only syncs under synchronous=normal) off the event loop, into a
 // worker thread with its own connection. The writer keeps a high auto-checkpoint limit as a
 // backstop, should the worker ever fall behind or fail.
-import { createRequire } from 'node:module';
+
 import { Worker } from 'node:worker_threads';
+import { sqliteDriverPath } from './sqlite-driver.js';
 
 /** Pages the write-ahead log may reach before the writer checkpoints by itself (4 KiB pages: 80 MiB). */
 export const BACKSTOP_CHECKPOINT_PAGES = 20_000;
@@ -44,7 +45,7 @@ parentPort.on('message', (message) => {
 });
 `;
 
-const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+const driver = sqliteDriverPath;
 
 export interface Checkpointer {
   /** Counts one commit of the writer's towards the next checkpoint. */

@@ -1,7 +1,7 @@
 // Turns a store URL into a migrated Kysely handle on SQLite or PostgreSQL.
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { BACKSTOP_CHECKPOINT_PAGES, type Checkpointer, startCheckpointer } from './checkpointer.js';
@@ -11,6 +11,7 @@ import { sqliteHotLedger } from './hot-ledger/sqlite.js';
 import type { HotLedger, HotLedgerLog } from './hot-ledger/types.js';
 import { type Dialect, migrateToLatest } from './migrations.js';
 import type { DB } from './schema.js';
+import { Database } from './sqlite-driver.js';
 import type { UsageMoveSchedule } from './usage-recent.js';
 
 export interface Store {
@@ -153,7 +154,7 @@ function failingStatement(code: string) {
  * then fails with "cannot rollback - no transaction is active" and that error replaces the real
  * one. A rollback with nothing to roll back is a no-op here, so the real cause is what surfaces.
  */
-function tolerantRollback(sqlite: Database.Database, statement: Database.Statement) {
+function tolerantRollback(sqlite: BetterSqlite3.Database, statement: BetterSqlite3.Statement) {
   return {
     reader: false,
     run: () => (sqlite.inTransaction ? statement.run() : { changes: 0, lastInsertRowid: 0 }),
@@ -167,11 +168,11 @@ const STATEMENT_CACHE_SIZE = 256;
  * call, so they are prepared once and reused (better-sqlite3 statements are re-runnable).
  */
 function withStatementCache(
-  sqlite: Database.Database,
+  sqlite: BetterSqlite3.Database,
   writeFault: { code: string | null },
   hotLedger: { beforeForeignStatement(): void },
-): Pick<Database.Database, 'prepare' | 'close'> {
-  const cache = new Map<string, Database.Statement>();
+): Pick<BetterSqlite3.Database, 'prepare' | 'close'> {
+  const cache = new Map<string, BetterSqlite3.Statement>();
   const rollback = tolerantRollback(sqlite, sqlite.prepare('rollback'));
   return {
     prepare(source: string) {
@@ -192,7 +193,7 @@ function withStatementCache(
       hotLedger.beforeForeignStatement();
       sqlite.close();
     },
-  } as Pick<Database.Database, 'prepare' | 'close'>;
+  } as Pick<BetterSqlite3.Database, 'prepare' | 'close'>;
 }
 
 // int8 (BIGINT, COUNT) arrives as text; money and instants fit a double exactly below 2^53,

@@ -20,6 +20,13 @@ export interface ForwardGate {
   wait(): Promise<void>;
 }
 
+/**
+ * The buffer of each stage a stream passes through, on both sides. Set, not Node's default (16 KiB
+ * until Node 20, 64 KiB from Node 22), so that what a slow caller leaves buffered per stream is the
+ * same on every Node.js the gateway runs on.
+ */
+export const STREAM_STAGE_BUFFER = 16 * 1024;
+
 export class PassThroughTap extends Transform {
   private gate: ForwardGate | undefined;
   /** Whether the first output went out, without the gate (see forward). */
@@ -33,7 +40,7 @@ export class PassThroughTap extends Transform {
   };
 
   constructor(private readonly step: TapStep) {
-    super();
+    super({ highWaterMark: STREAM_STAGE_BUFFER });
   }
 
   /** Installs the gate; a tap has at most one. */

@@ -4,10 +4,10 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import Database from 'better-sqlite3';
 import { createAccount } from '../../src/billing/accounts.js';
 import { startCheckpointer } from '../../src/store/checkpointer.js';
 import { openStore } from '../../src/store/open.js';
+import { Database } from '../../src/store/sqlite-driver.js';
 import { eventually } from '../helpers/gateway.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tollroute-checkpoint-'));

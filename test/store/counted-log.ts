@@ -1,12 +1,13 @@
 // The hot ledger's steps run on a SQLite store file's own connection while its write-ahead log is
 // counted in frames (the pages a commit writes), for the tests of migrations that write fewer.
 import { statSync } from 'node:fs';
-import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 import { type SqliteSteps, sqliteSteps } from '../../src/store/hot-ledger/sqlite-steps.js';
 import type { HoldEntry, SettleEntry } from '../../src/store/hot-ledger/types.js';
+import { Database } from '../../src/store/sqlite-driver.js';
 
 export interface CountedLog {
-  sqlite: Database.Database;
+  sqlite: BetterSqlite3.Database;
   steps: SqliteSteps;
   /** The store's first account, which the steps hold and settle on. */
   accountId: string;

@@ -4,7 +4,6 @@
 // the balance in SQL.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { createAccount } from '../../src/billing/accounts.js';
 import { findAccount } from '../../src/store/accounts.js';
@@ -12,6 +11,7 @@ import { knownBalances } from '../../src/store/hot-ledger/known-balances.js';
 import { sqliteSteps } from '../../src/store/hot-ledger/sqlite-steps.js';
 import { UnwrittenHoldError } from '../../src/store/hot-ledger/types.js';
 import type { Store } from '../../src/store/open.js';
+import { Database } from '../../src/store/sqlite-driver.js';
 import {
   countingRuns,
   freshStore,

@@ -4,11 +4,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after } from 'node:test';
-import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 import { createAccount } from '../../src/billing/accounts.js';
 import { holdFunds } from '../../src/billing/ledger.js';
 import { findAccount } from '../../src/store/accounts.js';
 import { openStore, type Store, type StoreOptions } from '../../src/store/open.js';
+import { Database } from '../../src/store/sqlite-driver.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tollroute-hot-ledger-'));
 let n = 0;
@@ -37,7 +38,7 @@ export const settleOf = (holdId: string) => ({ holdId, chargeMicros: 100, units:
 export const unwritableSettleOf = (holdId: string) => ({ ...settleOf(holdId), units: null as unknown as string });
 
 /** What `read` finds through a second, read-only connection: what has been committed. */
-export function readCommitted<T>(read: (other: Database.Database) => T): T {
+export function readCommitted<T>(read: (other: BetterSqlite3.Database) => T): T {
   const other = new Database(currentFile, { readonly: true });
   try {
     return read(other);
@@ -124,10 +125,10 @@ export async function withFailingSettle(run: (setup: FailingSettle) => Promise<v
 }
 
 /** The statements the steps run on `sqlite`, by their first words, in order. */
-export function countingRuns(sqlite: Database.Database): { connection: Database.Database; runs: string[] } {
+export function countingRuns(sqlite: BetterSqlite3.Database): { connection: BetterSqlite3.Database; runs: string[] } {
   const runs: string[] = [];
-  const counted = (text: string, statement: Database.Statement) => {
-    const proxy: Database.Statement = new Proxy(statement, {
+  const counted = (text: string, statement: BetterSqlite3.Statement) => {
+    const proxy: BetterSqlite3.Statement = new Proxy(statement, {
       get(target, name) {
         const value = Reflect.get(target, name, target);
         if (typeof value !== 'function') return value;

@@ -6,12 +6,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
 import { checkAccountBalance, createAccount, creditAccount } from '../../src/billing/accounts.js';
 import { holdFunds, settleHold } from '../../src/billing/ledger.js';
 import { type SqliteSteps, sqliteSteps } from '../../src/store/hot-ledger/sqlite-steps.js';
 import { openStore } from '../../src/store/open.js';
+import { Database } from '../../src/store/sqlite-driver.js';
 import { countingRuns } from './hot-ledger-sqlite-fixture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tollroute-step-triggers-'));
@@ -29,7 +30,7 @@ async function storeFile(): Promise<{ file: string; accountId: string }> {
 }
 
 /** The hot ledger's steps on a connection of their own to a fresh store file (one account); closed after `run`. */
-async function withSteps(run: (sqlite: Database.Database, steps: SqliteSteps, accountId: string) => void): Promise<void> {
+async function withSteps(run: (sqlite: BetterSqlite3.Database, steps: SqliteSteps, accountId: string) => void): Promise<void> {
   const { file, accountId } = await storeFile();
   const sqlite = new Database(file);
   try {
@@ -53,7 +54,7 @@ const holdEntry = (accountId: string, holdId: string) => ({
 });
 
 const settleEntry = (holdId: string, usageId: string) => ({ holdId, chargeMicros: 400, units: '{}', requestId: null, flags: [], usageId, now: 2 });
-const moneyOf = (sqlite: Database.Database, accountId: string) => ({
+const moneyOf = (sqlite: BetterSqlite3.Database, accountId: string) => ({
   account: sqlite.prepare('select balance_micros, held_micros, last_ledger_id from accounts where id = ?').get(accountId),
   ledger: sqlite.prepare('select count(*) as rows from ledger').get(),
   usage: sqlite.prepare('select count(*) as rows from usage_recent').get(),
