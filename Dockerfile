@@ -1,13 +1,14 @@
 # syntax=docker/dockerfile:1
-# Build stage: compiles the server and console, and better-sqlite3 for this Node major.
+# Build stage: compiles the server and console; better-sqlite3 13 ships prebuilt for Node 22 and later.
 FROM node:22-bookworm AS build
 WORKDIR /app
 # All sources first: npm ci runs the package's prepare script, which builds the console.
 COPY . .
 RUN npm ci
-RUN npm run build && npm prune --omit=dev
+# The runtime is Node 22: the optional better-sqlite3 build for Node 20 is not needed there.
+RUN npm run build && npm prune --omit=dev --omit=optional
 
-# Runtime stage: production dependencies (native module built above, same Node major) and dist/.
+# Runtime stage: production dependencies and dist/.
 FROM node:22-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
