@@ -1,20 +1,24 @@
 #!/usr/bin/env node
 // The command line: serve | sandbox | migrate | accounts … | keys … | channels … | reload
+import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { request } from 'undici';
-import { accountsCommand, channelsCommand, keysCommand } from './cli/admin.js';
+import { accountsCommand, type CallAdmin, channelsCommand, keysCommand } from './cli/admin.js';
 import { bufferedStdout } from './cli/log-destination.js';
 import { gatewayLogger } from './cli/logger.js';
 import { serve } from './cli/serve.js';
 import { ConfigError, type LoadedConfig, loadConfig } from './config/load.js';
-import type { Config } from './config/schema.js';
 import { startSandbox } from './sandbox/server.js';
-import { openStore, type Store } from './store/open.js';
+import { openStore } from './store/open.js';
+
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
 const program = new Command('tollroute')
   .description('an AI API gateway with prepaid, metered keys')
+  .version(version, '-V, --version', "print tollroute's version")
   .option('-c, --config <file>', 'path of tollroute.yaml')
-  .option('--url <url>', "the running gateway's address, for `channels` and `reload` (default: the config's host and port)");
+  .option('--url <url>', "the running gateway's address, for the commands that call it (default: TOLLROUTE_URL, else the config's host and port)")
+  .option('--admin-token <token>', "the running gateway's admin token (default: TOLLROUTE_ADMIN_TOKEN, else the config's admin_token)");
 
 function configOrExit(): LoadedConfig {
   try {
@@ -28,31 +32,30 @@ function configOrExit(): LoadedConfig {
   }
 }
 
-async function withStore<T>(work: (store: Store, config: Config) => Promise<T>): Promise<void> {
-  const { config } = configOrExit();
-  const store = await openStore(config.store);
-  try {
-    process.stdout.write(`${JSON.stringify(await work(store, config), null, 2)}\n`);
-  } finally {
-    await store.close();
-  }
-}
-
 /**
- * A call to the running gateway's admin API, printed as JSON: at --url, else the config's host and
- * port (a wildcard host reached on loopback), with the config's admin token, which must then be set
- * (a token generated at start is known only to that process).
+ * A call to the running gateway's admin API, printed as JSON: at --url (or TOLLROUTE_URL), else the
+ * config's host and port (a wildcard host reached on loopback), with --admin-token or the config's
+ * admin token, which must then be set (a token generated at start is known only to that process).
  */
-async function callAdmin(method: 'GET' | 'POST', p: string): Promise<void> {
+const callAdmin: CallAdmin = async (method, path, body) => {
+  const opts = program.opts<{ url?: string; adminToken?: string }>();
   const { config, adminTokenGenerated } = configOrExit();
-  if (adminTokenGenerated) throw new Error("set admin_token (or TOLLROUTE_ADMIN_TOKEN) to the running gateway's admin token");
+  const token = opts.adminToken ?? (adminTokenGenerated ? undefined : config.admin_token);
+  if (!token) throw new Error("set --admin-token or TOLLROUTE_ADMIN_TOKEN to the running gateway's admin token");
   const host = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host;
-  const base = program.opts<{ url?: string }>().url ?? `http://${host.includes(':') ? `[${host}]` : host}:${config.port}`;
-  const res = await request(`${base.replace(/\/+$/, '')}${p}`, { method, headers: { authorization: `Bearer ${config.admin_token}` } });
-  const body = (await res.body.json().catch(() => undefined)) as { error?: string } | undefined;
-  if (res.statusCode >= 300) throw new Error(`${method} ${p}: ${res.statusCode} ${body?.error ?? ''}`.trim());
-  process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
-}
+  const base = opts.url ?? process.env.TOLLROUTE_URL ?? `http://${host.includes(':') ? `[${host}]` : host}:${config.port}`;
+  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+  if (body) headers['content-type'] = 'application/json';
+  const res = await request(`${base.replace(/\/+$/, '')}${path}`, { method, headers, body: body && JSON.stringify(body) }).catch((error: Error) => {
+    throw new Error(`no gateway answers at ${base} (is it running? set --url or TOLLROUTE_URL)`, { cause: error });
+  });
+  const answer = (await res.body.json().catch(() => undefined)) as { error?: { message?: string } | string } | undefined;
+  if (res.statusCode >= 300) {
+    const message = typeof answer?.error === 'string' ? answer.error : (answer?.error?.message ?? '');
+    throw new Error(`${method} ${path}: ${res.statusCode} ${message}`.trim());
+  }
+  process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
+};
 
 program
   .command('serve', { isDefault: true })
@@ -76,10 +79,16 @@ program
 
 program
   .command('migrate')
-  .description('bring the store schema up to date')
-  .action(() => withStore(async (store) => ({ migrated: store.dialect })));
-program.addCommand(accountsCommand(withStore));
-program.addCommand(keysCommand(withStore));
+  .description("bring the configured store's schema up to date (a SQLite file must exist unless --create)")
+  .option('--create', 'make a new SQLite file where the configuration points')
+  .action(async (opts: { create?: boolean }) => {
+    const { config } = configOrExit();
+    const store = await openStore(config.store, { mustExist: !opts.create });
+    await store.close();
+    process.stdout.write(`${JSON.stringify({ migrated: store.dialect })}\n`);
+  });
+program.addCommand(accountsCommand(callAdmin));
+program.addCommand(keysCommand(callAdmin));
 program.addCommand(channelsCommand(callAdmin));
 program
   .command('reload')

@@ -1,154 +1,98 @@
-// `tollroute accounts …` and `tollroute keys …`: the admin API's operations, straight on the store.
-// `tollroute channels …`: channel health lives in a running gateway's memory, so those call its admin API.
+// `tollroute accounts …`, `keys …` and `channels …`: calls to the running gateway's admin API. The
+// CLI never opens a store of its own for these, so it cannot act on an empty one by mistake, and it
+// answers exactly as the API does (JSON on stdout, the API's error on stderr).
 import { Command } from 'commander';
-import { endSessionsOf, resumeAccount, suspendAccount } from '../admin/suspension.js';
-import { accountView, iso, ledgerView, usageView } from '../admin/views.js';
-import { createAccount, creditAccount } from '../billing/accounts.js';
-import { issueApiKey } from '../billing/api-keys.js';
-import { creditTestFunds, testBalance, testTwin } from '../billing/test-mode.js';
-import type { Config } from '../config/schema.js';
-import { issueLoginLink } from '../console/login-links.js';
-import { findAccount } from '../store/accounts.js';
-import { revokeApiKey } from '../store/api-keys.js';
-import { listLedger } from '../store/ledger-rows.js';
-import type { Store } from '../store/open.js';
-import { listUsage } from '../store/usage.js';
 
-type WithStore = <T>(work: (store: Store, config: Config) => Promise<T>) => Promise<void>;
+/** Calls the running gateway's admin API and prints its answer; rejects on a non-2xx. */
+export type CallAdmin = (method: 'GET' | 'POST' | 'DELETE', path: string, body?: Record<string, unknown>) => Promise<void>;
 
 const micros = (value: string) => {
   if (!/^\d+$/.test(value)) throw new Error(`expected a whole number of micros, got "${value}"`);
   return Number(value);
 };
+const account = (id: string, rest = '') => `/admin/accounts/${encodeURIComponent(id)}${rest}`;
 
-async function accountOrFail(store: Store, id: string) {
-  const account = await findAccount(store.db, id);
-  if (!account) throw new Error(`account ${id} not found`);
-  return account;
-}
-
-/** A live account: a test twin's access goes with its live account's. */
-async function liveAccountOrFail(store: Store, id: string) {
-  const account = await accountOrFail(store, id);
-  if (account.livemode === 0) throw new Error(`account ${id} is a test account; act on its live account ${account.live_account_id}`);
-  return account;
-}
-
-const suspendedAt = (at: number | null) => (at === null ? null : iso(at));
-
-export function accountsCommand(withStore: WithStore): Command {
-  const accounts = new Command('accounts').description('manage accounts and their balances');
+export function accountsCommand(callAdmin: CallAdmin): Command {
+  const accounts = new Command('accounts').description("manage accounts and their balances (the running gateway's admin API)");
+  accounts
+    .command('list')
+    .description('every account, newest first')
+    .action(() => callAdmin('GET', '/admin/accounts'));
   accounts
     .command('create')
-    .requiredOption('--name <name>')
+    .description('open an account, with an opening credit if given')
+    .requiredOption('--name <name>', "the account's name")
     .option('--credit <micros>', 'opening balance in micros', micros)
-    .action((opts: { name: string; credit?: number }) =>
-      withStore(async (store) => accountView(await createAccount(store, { name: opts.name, creditMicros: opts.credit ?? 0 }))),
-    );
-  accounts.command('show <id>').action((id: string) =>
-    withStore(async (store) => {
-      const account = await accountOrFail(store, id);
-      return { ...accountView(account), suspended_at: suspendedAt(account.suspended_at), ...(await testBalance(store, account.id)) };
-    }),
-  );
-  // Straight on the store: a running gateway serves the account's keys from memory for up to a
-  // second more (the admin API's suspend takes effect at once on the instance that answers it).
-  accounts
-    .command('suspend <id>')
-    .description('refuse every key of the account (live and test) and end its console sessions, until resumed')
-    .action((id: string) =>
-      withStore(async (store) => {
-        const { id: accountId } = await liveAccountOrFail(store, id);
-        const change = await suspendAccount(store, { accountId, now: Date.now() });
-        return { id: accountId, suspended_at: suspendedAt((await accountOrFail(store, accountId)).suspended_at), sessions_ended: change?.sessionsEnded ?? 0 };
-      }),
+    .option('--overdraft <micros>', 'how far below zero a settle may take the balance, in micros', micros)
+    .action((opts: { name: string; credit?: number; overdraft?: number }) =>
+      callAdmin('POST', '/admin/accounts', { name: opts.name, credit_micros: opts.credit, overdraft_micros: opts.overdraft }),
     );
   accounts
-    .command('resume <id>')
-    .description("let a suspended account's keys work again")
-    .action((id: string) =>
-      withStore(async (store) => {
-        const { id: accountId } = await liveAccountOrFail(store, id);
-        await resumeAccount(store, { accountId });
-        return { id: accountId, suspended_at: null, sessions_ended: 0 };
-      }),
-    );
-  accounts
-    .command('end-sessions <id>')
-    .description("sign the account's holder out of every console session; its keys keep working")
-    .action((id: string) =>
-      withStore(async (store) => {
-        const account = await liveAccountOrFail(store, id);
-        const ended = await endSessionsOf(store, { accountId: account.id, now: Date.now() });
-        return { id: account.id, suspended_at: suspendedAt(account.suspended_at), sessions_ended: ended };
-      }),
-    );
+    .command('show <id>')
+    .description('the account, with its test balance')
+    .action((id: string) => callAdmin('GET', account(id)));
   accounts
     .command('credit <id> <micros>')
-    .option('--note <note>')
+    .description("add to the account's balance (a ledger row)")
+    .option('--note <note>', 'kept on the ledger row')
     .action((id: string, amount: string, opts: { note?: string }) =>
-      withStore(async (store) => accountView(await creditAccount(store, { accountId: id, amountMicros: micros(amount), note: opts.note }))),
+      callAdmin('POST', account(id, '/credit'), { amount_micros: micros(amount), note: opts.note }),
     );
   accounts
     .command('test-credit <id> <micros>')
-    .description("credits the account's test balance, which its test keys (tr-test-…) draw on")
-    .option('--note <note>')
+    .description("credit the account's test balance, which its test keys (tr-test-…) draw on")
+    .option('--note <note>', 'kept on the ledger row')
     .action((id: string, amount: string, opts: { note?: string }) =>
-      withStore(async (store) => {
-        await creditTestFunds(store, { accountId: id, amountMicros: micros(amount), note: opts.note });
-        return { ...accountView(await accountOrFail(store, id)), ...(await testBalance(store, id)) };
-      }),
+      callAdmin('POST', account(id, '/test-credit'), { amount_micros: micros(amount), note: opts.note }),
     );
   accounts
+    .command('suspend <id>')
+    .description('refuse every key of the account (live and test) and end its console sessions, until resumed')
+    .action((id: string) => callAdmin('POST', account(id, '/suspend')));
+  accounts
+    .command('resume <id>')
+    .description("let a suspended account's keys work again")
+    .action((id: string) => callAdmin('POST', account(id, '/resume')));
+  accounts
+    .command('end-sessions <id>')
+    .description("sign the account's holder out of every console session; its keys keep working")
+    .action((id: string) => callAdmin('DELETE', account(id, '/sessions')));
+  accounts
     .command('ledger <id>')
-    .action((id: string) =>
-      withStore(async (store) => ({ data: (await listLedger(store, { accountId: (await accountOrFail(store, id)).id })).map(ledgerView) })),
-    );
-  accounts.command('usage <id>').action((id: string) =>
-    withStore(async (store) => {
-      const account = await accountOrFail(store, id);
-      return { data: (await listUsage(store.db, { accountId: account.id })).map((row) => usageView(row, account.livemode !== 0)) };
-    }),
-  );
+    .description("the account's ledger rows")
+    .action((id: string) => callAdmin('GET', account(id, '/ledger')));
+  accounts
+    .command('usage <id>')
+    .description("the account's usage rows")
+    .action((id: string) => callAdmin('GET', account(id, '/usage')));
   accounts
     .command('login-link <id>')
     .description('a one-time link that signs the account in to the console (good once, for console.login_link_ttl_ms)')
-    .action((id: string) =>
-      withStore(async (store, config) => {
-        const account = await accountOrFail(store, id);
-        const link = await issueLoginLink(store, { accountId: account.id, publicUrl: config.public_url, ttlMs: config.console.login_link_ttl_ms });
-        return { url: link.url, expires_at: iso(link.expiresAt) };
-      }),
-    );
+    .action((id: string) => callAdmin('POST', account(id, '/login-links')));
   return accounts;
 }
 
-export function keysCommand(withStore: WithStore): Command {
-  const keys = new Command('keys').description('issue and revoke API keys');
+export function keysCommand(callAdmin: CallAdmin): Command {
+  const keys = new Command('keys').description("issue, list and revoke API keys (the running gateway's admin API)");
+  keys
+    .command('list <accountId>')
+    .description("the account's keys (never the keys themselves: only their prefixes)")
+    .action((accountId: string) => callAdmin('GET', account(accountId, '/keys')));
   keys
     .command('create <accountId>')
-    .option('--name <name>')
-    .option('--rpm <n>', 'requests per minute', (v) => micros(v))
+    .description('issue a key; it is printed this once')
+    .option('--name <name>', "the key's name")
+    .option('--rpm <n>', 'requests per minute', micros)
     .option('--test', 'a test key (tr-test-…): served by the sandbox alone, on the test balance')
     .action((accountId: string, opts: { name?: string; rpm?: number; test?: boolean }) =>
-      withStore(async (store) => {
-        // A test key belongs to the account's test twin, made on first need.
-        const account = opts.test ? await testTwin(store, accountId) : await accountOrFail(store, accountId);
-        const { key, row } = await issueApiKey(store, { accountId: account.id, name: opts.name ?? null, rpm: opts.rpm ?? null, test: account.livemode === 0 });
-        return { id: row.id, key, prefix: row.prefix, created_at: new Date(row.created_at).toISOString() };
-      }),
+      callAdmin('POST', account(accountId, opts.test ? '/test-keys' : '/keys'), { name: opts.name, rpm: opts.rpm }),
     );
-  keys.command('revoke <keyId>').action((keyId: string) =>
-    withStore(async (store) => {
-      if (!(await revokeApiKey(store.db, { keyId, now: Date.now() }))) throw new Error(`key ${keyId} not found or already revoked`);
-      return { id: keyId, revoked: true };
-    }),
-  );
+  keys
+    .command('revoke <keyId>')
+    .description('refuse the key from now on')
+    .action((keyId: string) => callAdmin('DELETE', `/admin/keys/${encodeURIComponent(keyId)}`));
   return keys;
 }
-
-/** Calls the running gateway's admin API and prints its answer; rejects on a non-2xx. */
-export type CallAdmin = (method: 'GET' | 'POST', path: string) => Promise<void>;
 
 export function channelsCommand(callAdmin: CallAdmin): Command {
   const channels = new Command('channels').description("see and steer a running gateway's channels (its admin API; this instance's view)");

@@ -88,6 +88,7 @@ export async function serve(loaded: LoadedConfig, logger: FastifyBaseLogger): Pr
   const url = await gateway.listen();
 
   const lines = [`tollroute gateway listening on ${url}`, `  configuration: ${loaded.source}`, `  store: ${config.store.replace(/\/\/[^@/]*@/, '//***@')}`];
+  lines.push(`  console: ${url}/dashboard (operator view: ${url}/dashboard/admin)`);
   if (sandbox) lines.push(`  sandbox upstream on ${sandbox.url}`);
   if (loaded.adminTokenGenerated) lines.push(`  admin token (generated for this run; set TOLLROUTE_ADMIN_TOKEN to fix it): ${config.admin_token}`);
   if (loaded.source === 'built-in sandbox catalogue') {

@@ -1,5 +1,5 @@
 // Turns a store URL into a migrated Kysely handle on SQLite or PostgreSQL.
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, type PostgresPool, type PostgresPoolClient, SqliteDialect } from 'kysely';
@@ -44,6 +44,8 @@ export interface StoreOptions {
    * an in-memory store) every settle is committed before its answer.
    */
   settleJournal?: string;
+  /** SQLite: refuse a file that does not exist yet, rather than create an empty store there. */
+  mustExist?: boolean;
   /** SQLite: the longest an answered settle waits in the journal before a timer writes it (20 ms); tests lengthen it. */
   answeredSettleWriteWithinMs?: number;
 }
@@ -78,6 +80,9 @@ function openSqlite(location: string, options: StoreOptions): Store {
   const synchronous = new URLSearchParams(query).get('synchronous') ?? 'normal';
   if (!SQLITE_SYNC_MODES.has(synchronous)) throw new Error(`store url: synchronous must be normal, full or extra, got ${JSON.stringify(synchronous)}`);
   const file = path === ':memory:' ? path : resolve(process.cwd(), path);
+  if (options.mustExist && file !== ':memory:' && !existsSync(file)) {
+    throw new Error(`no store at ${file} (check store: in the configuration, or pass --create to make a new one)`);
+  }
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
   const sqlite = new Database(file);
   sqlite.pragma('journal_mode = WAL');

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { cookieOf, send } from '../helpers/console-session.js';
-import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+import { ADMIN_TOKEN, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { runCli } from '../helpers/processes.js';
 
 const SESSION = '/v1/account/session';
@@ -263,7 +263,7 @@ describe('console sign-in', () => {
 
   test('the CLI prints a link that signs in', async () => {
     const { accountId } = await gw.account();
-    const printed = await runCli(['accounts', 'login-link', accountId], { TOLLROUTE_STORE: gw.storeUrl, TOLLROUTE_PUBLIC_URL: gw.url });
+    const printed = await runCli(['accounts', 'login-link', accountId], { TOLLROUTE_URL: gw.url, TOLLROUTE_ADMIN_TOKEN: ADMIN_TOKEN });
     assert.equal(printed.code, 0, printed.stderr);
     const { url, expires_at } = JSON.parse(printed.stdout);
     assert.match(url, new RegExp(`^${gw.url}/dashboard/login#token=[A-Za-z0-9_-]{43}$`));

@@ -122,14 +122,20 @@ describe('the tollroute process', () => {
     assert.equal(text.trim().split(' ').length, 40, 'the running stream finished whole');
     assert.equal(await serve.exited, 0);
 
-    // The CLI reads the same store: the stream was settled before the process left.
-    const usage = await runCli(['accounts', 'usage', accountId], env);
-    assert.equal(usage.code, 0, usage.stderr);
-    const [record] = JSON.parse(usage.stdout).data;
-    assert.deepEqual(record.units, { input_token: 2, output_token: 40 });
-    const account = JSON.parse((await runCli(['accounts', 'show', accountId], env)).stdout);
-    assert.equal(account.held_micros, 0);
-    assert.equal(account.balance_micros, 100_000_000 - (2 * 2 + 40 * 8));
+    // The store has it: the stream was settled before the process left (read by the next start).
+    const again = await startServe(env);
+    try {
+      const usage = await runCli(['accounts', 'usage', accountId], env);
+      assert.equal(usage.code, 0, usage.stderr);
+      const [record] = JSON.parse(usage.stdout).data;
+      assert.deepEqual(record.units, { input_token: 2, output_token: 40 });
+      const account = JSON.parse((await runCli(['accounts', 'show', accountId], env)).stdout);
+      assert.equal(account.held_micros, 0);
+      assert.equal(account.balance_micros, 100_000_000 - (2 * 2 + 40 * 8));
+    } finally {
+      again.child.kill('SIGTERM');
+      await again.exited;
+    }
   });
 
   test('a second start prints the same demo key, and start-up prints no deprecation warning', async () => {
@@ -159,7 +165,12 @@ describe('the tollroute process', () => {
     assert.match(result.stderr, /limits\.default_rpm: Number must be greater than 0/);
   });
 
-  test('the CLI manages accounts and keys on the store', async () => {
+  test('the CLI manages accounts and keys through the running gateway', async () => {
+    const serve = await startServe(env);
+    after(async () => {
+      serve.child.kill('SIGTERM');
+      await serve.exited;
+    });
     const created = await runCli(['accounts', 'create', '--name', 'cli-made', '--credit', '5000'], env);
     assert.equal(created.code, 0, created.stderr);
     const account = JSON.parse(created.stdout);
@@ -173,6 +184,7 @@ describe('the tollroute process', () => {
     assert.deepEqual(JSON.parse(revoked.stdout), { id: key.id, revoked: true });
     const again = await runCli(['keys', 'revoke', key.id], env);
     assert.equal(again.code, 1);
+    assert.match(again.stderr, /404 key \S+ not found or already revoked/);
     const ledger = JSON.parse((await runCli(['accounts', 'ledger', account.id], env)).stdout).data;
     assert.deepEqual(
       ledger.map((row: any) => [row.kind, row.amount_micros, row.note]),
