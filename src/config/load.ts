@@ -47,9 +47,12 @@ const intFromEnv = (env: Env, name: string): number | undefined => {
   return Number(raw);
 };
 
+/** A section of the file as an object to add to (absent, or not an object, is left to validation to name). */
+const section = (value: unknown): Record<string, unknown> => (typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {});
+
 /** Environment variables win over the file for the things an operator sets per instance. */
 function applyEnv(input: Record<string, unknown>, env: Env): Record<string, unknown> {
-  const merged: Record<string, any> = { ...input };
+  const merged: Record<string, unknown> = { ...input };
   if (env.HOST) merged.host = env.HOST;
   const port = intFromEnv(env, 'PORT');
   if (port !== undefined) merged.port = port;
@@ -61,14 +64,14 @@ function applyEnv(input: Record<string, unknown>, env: Env): Record<string, unkn
   const sandboxPort = intFromEnv(env, 'SANDBOX_PORT');
   const taskMs = intFromEnv(env, 'SANDBOX_TASK_MS');
   if (sandboxPort !== undefined || taskMs !== undefined) {
-    merged.sandbox = { ...merged.sandbox, ...(sandboxPort !== undefined && { port: sandboxPort }), ...(taskMs !== undefined && { task_ms: taskMs }) };
+    merged.sandbox = { ...section(merged.sandbox), ...(sandboxPort !== undefined && { port: sandboxPort }), ...(taskMs !== undefined && { task_ms: taskMs }) };
   }
   if (env.TOLLROUTE_WEBHOOK_RETRY_DELAYS_MS) {
     const delays = env.TOLLROUTE_WEBHOOK_RETRY_DELAYS_MS.split(',').map((part) => Number(part.trim()));
     if (delays.some((d) => !Number.isInteger(d) || d <= 0)) {
       throw new ConfigError('TOLLROUTE_WEBHOOK_RETRY_DELAYS_MS: expected positive whole numbers separated by commas');
     }
-    merged.webhooks = { ...merged.webhooks, retry_delays_ms: delays };
+    merged.webhooks = { ...section(merged.webhooks), retry_delays_ms: delays };
   }
   return merged;
 }

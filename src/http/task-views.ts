@@ -10,7 +10,7 @@ export function publicStatus(task: Pick<TaskRow, 'status'>, { liveAs }: { liveAs
   return task.status;
 }
 
-export function taskRecordView(task: TaskRow, options: { liveAs?: 'processing'; resultView?: (result: any) => unknown } = {}) {
+export function taskRecordView(task: TaskRow, options: { liveAs?: 'processing'; resultView?: (result: unknown) => unknown } = {}) {
   const result = task.result ? JSON.parse(task.result) : undefined;
   return {
     id: task.id,

@@ -1,5 +1,5 @@
 // Queries on `idempotency`: the first answer to an Idempotency-Key, kept 24 h (DESIGN §3).
-import type { Kysely } from 'kysely';
+import type { ExpressionBuilder, Kysely } from 'kysely';
 import { ownerStoppedBefore } from './instances.js';
 import type { DB } from './schema.js';
 
@@ -121,9 +121,9 @@ export async function abandonIdempotent(db: Kysely<DB>, { accountId, key }: Idem
  * released), so a retry with the same key may run again instead of waiting out the 24 hours.
  */
 export async function releaseRunningOfDeadInstances(db: Kysely<DB>, { heartbeatBefore }: { heartbeatBefore: number }): Promise<number> {
-  const ofDeadInstance = (eb: any) =>
+  const ofDeadInstance = (eb: ExpressionBuilder<DB, 'idempotency'>) =>
     eb.and([eb('state', '=', 'running'), eb('instance_id', 'is not', null), ownerStoppedBefore('idempotency', heartbeatBefore)]);
-  const billed = (eb: any) =>
+  const billed = (eb: ExpressionBuilder<DB, 'idempotency'>) =>
     eb.exists(eb.selectFrom('holds').select('holds.id').whereRef('holds.request_id', '=', 'idempotency.request_id').where('holds.state', '=', 'settled'));
   // Its call was billed but the answer died with the instance: the retry is told so, never charged again.
   await db

@@ -1,5 +1,6 @@
 // Schema changes, in order, inline so the built package needs no migration folder on disk.
 import { type DatabaseIntrospector, type Kysely, type Migration, Migrator, sql } from 'kysely';
+import type { MigrationDb } from './migration-db.js';
 import type { DB } from './schema.js';
 import { rebuildForFewerPages, rebuildHoldsWithoutRowid, rebuildRecentUsageUnkeyed } from './sqlite-pages.js';
 import { createRecentUsage } from './usage-recent.js';
@@ -37,7 +38,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
 
 // The operator suspends an account (admin API): its keys are refused and its console sessions end,
 // until it is resumed. Null while the account may call.
-async function addAccountSuspension(db: Kysely<any>): Promise<void> {
+async function addAccountSuspension(db: MigrationDb): Promise<void> {
   await db.schema.alterTable('accounts').addColumn('suspended_at', 'bigint').execute();
 }
 
@@ -48,7 +49,7 @@ async function addAccountSuspension(db: Kysely<any>): Promise<void> {
 // which every money step writes anyway, names its latest (last_ledger_id): both set by a trigger,
 // so every writer keeps the chain, and an insert is an append. PostgreSQL keeps its index: there a
 // write to the account row per ledger row would undo the hot account's reserved slices.
-async function chainLedgerByAccount(db: Kysely<any>): Promise<void> {
+async function chainLedgerByAccount(db: MigrationDb): Promise<void> {
   await db.schema.alterTable('ledger').addColumn('prev_id', 'integer').execute();
   await db.schema.alterTable('accounts').addColumn('last_ledger_id', 'integer').execute();
   // Rows written before: chained through the index, which goes only once they are.
@@ -68,7 +69,7 @@ async function chainLedgerByAccount(db: Kysely<any>): Promise<void> {
 // second time (about an eighth of the ledger bench's time): now it runs only for a row inserted
 // without prev_id, as every other writer inserts. An account's first row has none either way: for
 // it the trigger finds no previous row and points the account at it, as the hot ledger then does.
-async function chainOnlyUnchainedRows(db: Kysely<any>): Promise<void> {
+async function chainOnlyUnchainedRows(db: MigrationDb): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await sql`drop trigger ledger_account_chain`.execute(trx);
     await sql`
@@ -84,7 +85,7 @@ async function chainOnlyUnchainedRows(db: Kysely<any>): Promise<void> {
 // to it unchanged and the two balances never mix. The unique index makes the twin one per live
 // account even when two requests create it at once. A task remembers its mode, so the engine's
 // polls resolve its model in the right catalogue without reading the account.
-async function addTestMode(db: Kysely<any>): Promise<void> {
+async function addTestMode(db: MigrationDb): Promise<void> {
   await db.schema
     .alterTable('accounts')
     .addColumn('livemode', 'integer', (c) => c.notNull().defaultTo(1))
@@ -100,7 +101,7 @@ async function addTestMode(db: Kysely<any>): Promise<void> {
 // A model may be served by several channels, each with several keys (routing/). A usage row names
 // the channel that served the call and how many attempts it took; a task names the channel and key
 // (by fingerprint) that accepted it, since only they can answer its polls.
-async function addChannelRouting(db: Kysely<any>): Promise<void> {
+async function addChannelRouting(db: MigrationDb): Promise<void> {
   await db.schema.alterTable('usage').addColumn('channel', 'text').execute();
   await db.schema.alterTable('usage').addColumn('attempts', 'integer').execute();
   await db.schema.alterTable('tasks').addColumn('channel', 'text').execute();
@@ -112,7 +113,7 @@ async function addChannelRouting(db: Kysely<any>): Promise<void> {
 // transaction as its holds, so the cap holds under concurrent calls without summing usage rows;
 // a hold names the periods it reserved in, so its settle or release moves those same counters.
 // Keys without caps never touch key_spend. Usage rows also keep the channel's answer time.
-async function addKeyLimits(db: Kysely<any>): Promise<void> {
+async function addKeyLimits(db: MigrationDb): Promise<void> {
   await db.schema.alterTable('api_keys').addColumn('allowed_models', 'text').execute();
   await db.schema.alterTable('api_keys').addColumn('daily_cap_micros', 'bigint').execute();
   await db.schema.alterTable('api_keys').addColumn('monthly_cap_micros', 'bigint').execute();
@@ -132,7 +133,7 @@ async function addKeyLimits(db: Kysely<any>): Promise<void> {
 // then holds a session cookie. Only hashes of the link's token and of the cookie's secret are kept
 // (the session's id is that hash), so a copy of the store signs no one in. The sweep deletes both
 // kinds of row a day after they expire.
-async function addConsoleSessions(db: Kysely<any>): Promise<void> {
+async function addConsoleSessions(db: MigrationDb): Promise<void> {
   await db.schema
     .createTable('console_login_links')
     .addColumn('id', 'text', (c) => c.primaryKey())
@@ -160,7 +161,7 @@ async function addConsoleSessions(db: Kysely<any>): Promise<void> {
 // The account API (/v1/account) lists an account's webhook deliveries, which no index led to, and
 // shows when each key was last used: a column the gateway writes in batches, off the calls' path
 // (http/key-use.ts), rather than an index on usage that every settle would have to update.
-async function indexAccountReads(db: Kysely<any>): Promise<void> {
+async function indexAccountReads(db: MigrationDb): Promise<void> {
   await db.schema.createIndex('webhook_outbox_account_created').on('webhook_outbox').columns(['account_id', 'created_at']).execute();
   await db.schema.alterTable('api_keys').addColumn('last_used_at', 'bigint').execute();
 }
@@ -168,7 +169,7 @@ async function indexAccountReads(db: Kysely<any>): Promise<void> {
 // The sweeps only ever look for open holds, and a hold is open for the length of one call. Indexes
 // of open holds alone stay a few pages big, and a settle deletes its entry instead of moving it to
 // a settled one: every call writes fewer index pages.
-async function indexOpenHoldsOnly(db: Kysely<any>): Promise<void> {
+async function indexOpenHoldsOnly(db: MigrationDb): Promise<void> {
   await sql`drop index if exists holds_state_created`.execute(db);
   await sql`drop index if exists holds_state_instance`.execute(db);
   await sql`create index holds_open_created on holds (created_at) where state = 'open'`.execute(db);
@@ -178,7 +179,7 @@ async function indexOpenHoldsOnly(db: Kysely<any>): Promise<void> {
 // One index of open holds instead of two (009): by owner, then age. Removing a dead instance seeks
 // its owner; the orphan sweep reads every entry, which stays cheap because only open holds are in it.
 // A hold's insert and its end then each change one index page instead of two.
-async function indexOpenHoldsOnce(db: Kysely<any>): Promise<void> {
+async function indexOpenHoldsOnce(db: MigrationDb): Promise<void> {
   await sql`create index holds_open on holds (instance_id, created_at) where state = 'open'`.execute(db);
   await sql`drop index if exists holds_open_created`.execute(db);
   await sql`drop index if exists holds_open_instance`.execute(db);
@@ -187,24 +188,24 @@ async function indexOpenHoldsOnce(db: Kysely<any>): Promise<void> {
 // Nothing reads the ledger by hold (an account's rows are found by its chain, a hold by its own
 // table), yet every ledger row, two a call, wrote an entry into this index: one page of the log in
 // each commit of a hold or a settle.
-async function dropLedgerHoldIndex(db: Kysely<any>): Promise<void> {
+async function dropLedgerHoldIndex(db: MigrationDb): Promise<void> {
   await sql`drop index if exists ledger_hold`.execute(db);
 }
 
 // A running Idempotency-Key names its request, so a crash sweep can tell whether its call was billed.
-async function addIdempotencyRequestIds(db: Kysely<any>): Promise<void> {
+async function addIdempotencyRequestIds(db: MigrationDb): Promise<void> {
   await db.schema.alterTable('idempotency').addColumn('request_id', 'text').execute();
 }
 
 // The request id in the ledger is the gateway's own; a caller's x-request-id is kept beside it.
-async function addClientRequestIds(db: Kysely<any>): Promise<void> {
+async function addClientRequestIds(db: MigrationDb): Promise<void> {
   await db.schema.alterTable('holds').addColumn('client_request_id', 'text').execute();
   await db.schema.alterTable('usage').addColumn('client_request_id', 'text').execute();
 }
 
 // Uploads expire (files.ttl_ms, 7 days by default) and a sweep deletes them; files stored before
 // expiry existed get the default from their upload time.
-async function addFileExpiry(db: Kysely<any>): Promise<void> {
+async function addFileExpiry(db: MigrationDb): Promise<void> {
   await db.schema
     .alterTable('files')
     .addColumn('expires_at', 'bigint', (c) => c.notNull().defaultTo(0))
@@ -216,7 +217,7 @@ async function addFileExpiry(db: Kysely<any>): Promise<void> {
 // Crash recovery and bounded charges (DESIGN §3): instances heartbeat, and the holds and
 // idempotency records they own say so; a stream records what it delivered as it goes; a charge
 // beyond the hold plus the account's overdraft is recorded as unbilled instead of taken.
-async function addMoneyAtTheEdges(db: Kysely<any>): Promise<void> {
+async function addMoneyAtTheEdges(db: MigrationDb): Promise<void> {
   await db.schema
     .createTable('instances')
     .addColumn('id', 'text', (c) => c.primaryKey())
@@ -240,7 +241,7 @@ async function addMoneyAtTheEdges(db: Kysely<any>): Promise<void> {
 
 // A generation the upstream may have performed (and charged us for) is counted before it is
 // asked for, so a crash in the middle of one still counts, and the count bounds the repeats.
-async function addTaskGenerationAttempts(db: Kysely<any>): Promise<void> {
+async function addTaskGenerationAttempts(db: MigrationDb): Promise<void> {
   await db.schema
     .alterTable('tasks')
     .addColumn('generation_attempts', 'integer', (c) => c.notNull().defaultTo(0))
@@ -250,7 +251,7 @@ async function addTaskGenerationAttempts(db: Kysely<any>): Promise<void> {
 // Webhook delivery is limited per receiver (the callback URL's origin), so a claim groups the
 // outbox by it. Pending rows get theirs here; rows already final are never claimed again and
 // keep ''. The origin is computed inline, not by the outbox module, so this step never changes.
-async function addWebhookReceivers(db: Kysely<any>): Promise<void> {
+async function addWebhookReceivers(db: MigrationDb): Promise<void> {
   await db.schema
     .alterTable('webhook_outbox')
     .addColumn('receiver', 'text', (c) => c.notNull().defaultTo(''))
@@ -270,7 +271,7 @@ async function addWebhookReceivers(db: Kysely<any>): Promise<void> {
 
 // Tasks keep the upstream's own last record (the ARK-compatible GET answers with it) and the key
 // that created them; generated media land in the account's asset library.
-async function addTaskRecordsAndAssets(db: Kysely<any>): Promise<void> {
+async function addTaskRecordsAndAssets(db: MigrationDb): Promise<void> {
   await db.schema.alterTable('tasks').addColumn('upstream_record', 'text').execute();
   await db.schema.alterTable('tasks').addColumn('key_id', 'text').execute();
   await db.schema.alterTable('tasks').addColumn('request_id', 'text').execute();
@@ -288,7 +289,7 @@ async function addTaskRecordsAndAssets(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('assets_account_kind').on('assets').columns(['account_id', 'kind', 'created_at']).execute();
 }
 
-async function createInitialTables(db: Kysely<any>, dialect: Dialect): Promise<void> {
+async function createInitialTables(db: MigrationDb, dialect: Dialect): Promise<void> {
   await db.schema
     .createTable('accounts')
     .addColumn('id', 'text', (c) => c.primaryKey())

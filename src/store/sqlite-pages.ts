@@ -8,10 +8,11 @@
 //   ROWID keeps the rows in their key's order in one b-tree; the key grows with time, so a settle's
 //   row is still an append. (Migration 022 has since dropped its key altogether, below.)
 // The ledger bench then took 15 to 34 % more pairs a second on 1 000 accounts.
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
+import type { MigrationDb } from './migration-db.js';
 import { createUsageAllView } from './usage-recent.js';
 
-export async function rebuildForFewerPages(db: Kysely<any>): Promise<void> {
+export async function rebuildForFewerPages(db: MigrationDb): Promise<void> {
   // One transaction (Kysely's migrator opens none on SQLite): a crash leaves either table whole.
   // A table that has its change already is left as it is, so running this again copies nothing.
   await db.transaction().execute(async (trx) => {
@@ -22,7 +23,7 @@ export async function rebuildForFewerPages(db: Kysely<any>): Promise<void> {
 }
 
 /** Rebuilds usage_recent as `change` rewrites it, with the view over it (which names it) made again. */
-async function rebuildRecentUsage(trx: Kysely<any>, change: (create: string) => string): Promise<void> {
+async function rebuildRecentUsage(trx: MigrationDb, change: (create: string) => string): Promise<void> {
   await sql`drop view if exists usage_all`.execute(trx);
   await rebuildTable(trx, 'usage_recent', change);
   await createUsageAllView(trx);
@@ -41,7 +42,7 @@ const KEYED_BY_ID = /"id" text primary key/i;
  * the ledger's three. As a plain rowid table an insert appends to the last page. Measured with
  * `npm run bench -- --compare`: 2 to 6 % less CPU a plain call at 50 connections.
  */
-export async function rebuildRecentUsageUnkeyed(db: Kysely<any>): Promise<void> {
+export async function rebuildRecentUsageUnkeyed(db: MigrationDb): Promise<void> {
   await db
     .transaction()
     .execute((trx) => rebuildRecentUsage(trx, (create) => create.replace(KEYED_BY_ID, '"id" text not null').replace(/\s*without\s+rowid\s*$/i, '')));
@@ -53,7 +54,7 @@ export async function rebuildRecentUsageUnkeyed(db: Kysely<any>): Promise<void> 
  * alone; ids grow with time (store/ids.ts), so a new hold is still an append, and a settle finds its
  * hold in one search instead of two. No table refers to holds, so it can be rebuilt in place.
  */
-export async function rebuildHoldsWithoutRowid(db: Kysely<any>): Promise<void> {
+export async function rebuildHoldsWithoutRowid(db: MigrationDb): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await rebuildTable(trx, 'holds', withoutRowid);
   });
@@ -64,7 +65,7 @@ export async function rebuildHoldsWithoutRowid(db: Kysely<any>): Promise<void> {
  * ids, then its indexes and triggers made again as they were. A table the change leaves as it is
  * is not touched (a ledger is every money movement ever made). Run it inside a transaction.
  */
-export async function rebuildTable(db: Kysely<any>, table: string, change: (create: string) => string): Promise<void> {
+export async function rebuildTable(db: MigrationDb, table: string, change: (create: string) => string): Promise<void> {
   const { rows } = await sql<{ type: string; sql: string }>`select type, sql from sqlite_master where tbl_name = ${table} and sql is not null`.execute(db);
   const create = rows.find((row) => row.type === 'table')?.sql;
   if (!create) throw new Error(`no table ${table} to rebuild`);

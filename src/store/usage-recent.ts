@@ -7,14 +7,15 @@
 // for an operator at the sqlite3 prompt. PostgreSQL has the table too, always empty: its ledger
 // writes `usage` directly, and the readers stay one query for both dialects.
 import type Database from 'better-sqlite3';
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
+import type { MigrationDb } from './migration-db.js';
 
 /** The columns of usage and usage_recent, in the order the hot ledger's usage row gives them. */
 export const USAGE_COLUMNS =
   'id, account_id, key_id, hold_id, request_id, model, endpoint, units, amount_micros, created_at, unbilled_micros, flags, client_request_id, upstream_ms, channel, attempts';
 
 /** Migration 016: the table (the columns of `usage`, keyed by id until 022 dropped the key: sqlite-pages.ts) and the view. */
-export async function createRecentUsage(db: Kysely<any>): Promise<void> {
+export async function createRecentUsage(db: MigrationDb): Promise<void> {
   await db.schema
     .createTable('usage_recent')
     .addColumn('id', 'text', (c) => c.primaryKey())
@@ -38,7 +39,7 @@ export async function createRecentUsage(db: Kysely<any>): Promise<void> {
 }
 
 /** The view of both tables as one, for operators and the crash checks. */
-export async function createUsageAllView(db: Kysely<any>): Promise<void> {
+export async function createUsageAllView(db: MigrationDb): Promise<void> {
   await sql.raw(`create view usage_all as select ${USAGE_COLUMNS} from usage union all select ${USAGE_COLUMNS} from usage_recent`).execute(db);
 }
 

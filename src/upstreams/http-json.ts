@@ -4,10 +4,11 @@ import { headerValue, UpstreamHttpError } from './http.js';
 import { MalformedAnswerError } from './malformed.js';
 import type { Upstream } from './pool.js';
 
-export async function requestJson(
+/** The upstream's JSON answer, typed as the shape the caller reads (and checks) of it. */
+export async function requestJson<Answer = unknown>(
   upstream: Upstream,
   args: { method: 'GET' | 'DELETE' | 'POST'; path: string; body?: unknown; headers?: Record<string, string>; signal: AbortSignal },
-): Promise<{ statusCode: number; headers: Record<string, string | string[] | undefined>; body: any }> {
+): Promise<{ statusCode: number; headers: Record<string, string | string[] | undefined>; body: Partial<Answer> | undefined }> {
   const response = await upstream.pool.request({
     method: args.method,
     path: upstream.basePath + args.path,
@@ -20,7 +21,7 @@ export async function requestJson(
     const { statusCode, headers } = response;
     throw new UpstreamHttpError(statusCode, text.slice(0, 64 * 1024), headerValue(headers['content-type']), headerValue(headers['retry-after']));
   }
-  return { statusCode: response.statusCode, headers: response.headers, body: text ? parseAnswer(text, args.path) : undefined };
+  return { statusCode: response.statusCode, headers: response.headers, body: text ? (parseAnswer(text, args.path) as Partial<Answer>) : undefined };
 }
 
 function parseAnswer(text: string, path: string): unknown {
@@ -31,6 +32,6 @@ function parseAnswer(text: string, path: string): unknown {
   }
 }
 
-export const isJsonObject = (value: unknown): value is Record<string, any> => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isJsonObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export const bearer = (upstream: Upstream): Record<string, string> => (upstream.channel.api_key ? { authorization: `Bearer ${upstream.channel.api_key}` } : {});

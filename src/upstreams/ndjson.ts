@@ -8,7 +8,7 @@ import type { Readable } from 'node:stream';
 import { feedTap, PassThroughTap } from './tap.js';
 
 /** Called for every parsed line; throw to fail the stream (an upstream error object, say). */
-export type NdjsonObserver = (value: any) => void;
+export type NdjsonObserver<Line> = (value: Line) => void;
 
 /**
  * Reads a line (`bytes[start, end)`) without decoding or parsing it, when its shape is one it knows:
@@ -18,7 +18,7 @@ export type NdjsonSkimmer = (bytes: Buffer, start: number, end: number) => boole
 
 const NEWLINE = 0x0a;
 
-export function observeNdjson(body: Readable, observe: NdjsonObserver, skim?: NdjsonSkimmer): Readable {
+export function observeNdjson<Line>(body: Readable, observe: NdjsonObserver<Line>, skim?: NdjsonSkimmer): Readable {
   const look = (line: string) => {
     // Some clients prefix lines with `data:`; the upstream documents plain lines.
     const text = line.replace(/^data:\s*/, '').trim();
@@ -29,7 +29,7 @@ export function observeNdjson(body: Readable, observe: NdjsonObserver, skim?: Nd
     } catch {
       return;
     }
-    observe(value);
+    observe(value as Line);
   };
   const cutter = new LineCutter();
   const tap = new PassThroughTap((chunk, eventRead) => {

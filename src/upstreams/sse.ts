@@ -116,9 +116,10 @@ export function createSseTap(read: SseReader, rewrite?: (raw: string) => string)
  * An upstream's SSE body passed through, each JSON event shown to `observe` on the way (for
  * usage); `observe` may answer false to hold an event back. Malformed data is passed on as it came.
  */
-export function observeSseJson(
+export function observeSseJson<Event>(
   body: Readable,
-  observe: (value: any) => boolean | undefined,
+  // Each event as the upstream's protocol shapes it; `observe` reads it defensively (an upstream may not).
+  observe: (value: Event) => boolean | undefined,
   options: { modelAlias?: ModelAlias; onDone?: () => void; skim?: SseSkimmer } = {},
 ): Readable {
   const tap = createSseTap(({ data }) => {
@@ -132,7 +133,7 @@ export function observeSseJson(
     } catch {
       return;
     }
-    return observe(value);
+    return observe(value as Event);
   }, renameModel(options.modelAlias));
   // An upstream that breaks fails the tap, and a caller that leaves stops the upstream.
   return feedTap(body, tap);

@@ -27,10 +27,18 @@ export interface MinutesResult {
 
 const ms = (value: unknown): number => (typeof value === 'number' ? value : Number(value) || 0);
 
+/** One sentence of the minutes product's transcription file, as far as it is read here. */
+interface LarkSentence {
+  speaker?: { name?: string; id?: string | number };
+  start_time?: unknown;
+  end_time?: unknown;
+  content?: unknown;
+}
+
 /** The minutes product's transcription file: sentences with a speaker object. */
 export function transcriptFromLark(file: unknown): TranscriptSentence[] {
   if (!Array.isArray(file)) return [];
-  return file.map((s: any) => ({
+  return (file as LarkSentence[]).map((s) => ({
     speaker: s.speaker?.name ?? (s.speaker?.id !== undefined ? String(s.speaker.id) : null),
     start_ms: ms(s.start_time),
     end_ms: ms(s.end_time),

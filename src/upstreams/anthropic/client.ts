@@ -50,5 +50,5 @@ export async function streamNativeMessage(
   const meter = new MessagesStreamMeter(args.tokenizer);
   const upstreamModel = String(args.body.model);
   const modelAlias = { upstream: upstreamModel, public: args.publicModel ?? upstreamModel };
-  return { body: observeSseJson(response.body, (event) => void meter.observe(event), { modelAlias }), meter };
+  return { body: observeSseJson(response.body, (event: Parameters<typeof meter.observe>[0]) => void meter.observe(event), { modelAlias }), meter };
 }

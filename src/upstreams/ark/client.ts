@@ -20,7 +20,7 @@ export interface ArkTaskRecord {
 }
 
 export async function createArkTask(upstream: Upstream, body: unknown, signal: AbortSignal): Promise<{ id: string }> {
-  const { body: created } = await requestJson(upstream, { method: 'POST', path: ARK_TASKS_PATH, body, headers: bearer(upstream), signal });
+  const { body: created } = await requestJson<{ id: unknown }>(upstream, { method: 'POST', path: ARK_TASKS_PATH, body, headers: bearer(upstream), signal });
   if (typeof created?.id !== 'string') throw new MalformedAnswerError('ARK answered a create without a task id');
   return { id: created.id };
 }

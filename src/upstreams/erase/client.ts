@@ -15,7 +15,7 @@ export interface EraseTaskRecord {
 }
 
 export async function submitErase(upstream: Upstream, args: { videoUrl: string; clientToken: string; signal: AbortSignal }): Promise<{ taskId: string }> {
-  const { body } = await requestJson(upstream, {
+  const { body } = await requestJson<{ task_id: unknown }>(upstream, {
     method: 'POST',
     path: ERASE_PATHS.submit,
     headers: bearer(upstream),

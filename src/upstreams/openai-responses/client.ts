@@ -62,5 +62,5 @@ export async function streamResponse(
   });
   const meter = new ResponsesStreamMeter(args.tokenizer);
   const modelAlias = { upstream: String(body.model), public: args.publicModel };
-  return { body: observeSseJson(response.body, (event) => void meter.observe(event), { modelAlias }), meter };
+  return { body: observeSseJson(response.body, (event: Parameters<typeof meter.observe>[0]) => void meter.observe(event), { modelAlias }), meter };
 }

@@ -31,7 +31,7 @@ export interface LarkQueryData {
 }
 
 export async function submitLark(upstream: Upstream, args: { body: unknown; requestId: string; signal: AbortSignal }): Promise<string> {
-  const { body } = await requestJson(upstream, {
+  const { body } = await requestJson<{ Data: { TaskID?: unknown } }>(upstream, {
     method: 'POST',
     path: MINUTES_PATHS.larkSubmit,
     body: args.body,
@@ -44,7 +44,7 @@ export async function submitLark(upstream: Upstream, args: { body: unknown; requ
 }
 
 export async function queryLark(upstream: Upstream, taskId: string, signal: AbortSignal): Promise<LarkQueryData> {
-  const { body } = await requestJson(upstream, {
+  const { body } = await requestJson<{ Data: unknown }>(upstream, {
     method: 'POST',
     path: MINUTES_PATHS.larkQuery,
     body: { TaskID: taskId },
@@ -54,7 +54,7 @@ export async function queryLark(upstream: Upstream, taskId: string, signal: Abor
   // Without a status the answer says nothing about the task: not "failed", just no answer.
   if (!isJsonObject(body?.Data) || typeof body.Data.Status !== 'string')
     throw new MalformedAnswerError('the minutes upstream answered a query without Data.Status');
-  return body.Data as LarkQueryData;
+  return body.Data as unknown as LarkQueryData;
 }
 
 /** Recognition 2.0 answers a submit with an empty body; the status header says whether it was taken. */
@@ -78,7 +78,7 @@ export interface AsrResult {
 export type AsrQuery = { state: 'running' } | { state: 'done'; result: AsrResult } | { state: 'failed'; code: string; message: string };
 
 export async function queryAsr(upstream: Upstream, requestId: string, signal: AbortSignal): Promise<AsrQuery> {
-  const { headers, body } = await requestJson(upstream, {
+  const { headers, body } = await requestJson<{ message: string }>(upstream, {
     method: 'POST',
     path: MINUTES_PATHS.asrQuery,
     body: {},

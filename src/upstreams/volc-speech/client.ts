@@ -37,5 +37,5 @@ export async function streamSpeech(
     meter.observeAudioLine(end - start > EMPTY_AUDIO_LINE_BYTES);
     return true;
   };
-  return { body: observeNdjson(response.body, (line) => meter.observe(line), skimAudio), meter };
+  return { body: observeNdjson(response.body, (line: Parameters<typeof meter.observe>[0]) => meter.observe(line), skimAudio), meter };
 }
