@@ -98,13 +98,40 @@ function isHeaderMap(value: unknown): boolean {
   return true;
 }
 
-/** Checks a posted rule; unknown fields are refused so a misspelt behaviour does not silently do nothing. */
-export function parseFaultRule(input: unknown): Omit<FaultRule, 'id'> | string {
-  if (!isRecord(input)) return 'fault rule: expected a JSON object';
+/** The fields that make a rule do something; the others only select requests or count them. */
+const BEHAVIOURS = [
+  'status',
+  'headers',
+  'delay_ms',
+  'hang',
+  'reset',
+  'malformed',
+  'error_after_chunks',
+  'drop_after_chunks',
+  'chunk_delay_ms',
+  'task_outcome',
+] as const;
+
+/** Why a posted rule is refused, and the field to blame (null: the rule as a whole). */
+export interface FaultRuleError {
+  readonly message: string;
+  readonly param: string | null;
+}
+
+/**
+ * Checks a posted rule. A rule the sandbox would ignore is refused rather than stored: an unknown
+ * (misspelt) field, a mistyped one, a `body` without the `status` it goes with, or no behaviour.
+ */
+export function parseFaultRule(input: unknown): Omit<FaultRule, 'id'> | FaultRuleError {
+  if (!isRecord(input)) return { message: 'fault rule: expected a JSON object', param: null };
   for (const [name, value] of Object.entries(input)) {
     const field = FIELDS[name];
-    if (!field) return `${name}: unknown field (known: ${Object.keys(FIELDS).join(', ')})`;
-    if (value !== undefined && !field.check(value)) return `${name}: expected ${field.expected}`;
+    if (!field) return { message: `${name}: unknown field (known: ${Object.keys(FIELDS).join(', ')})`, param: name };
+    if (value !== undefined && !field.check(value)) return { message: `${name}: expected ${field.expected}`, param: name };
+  }
+  if (input.body !== undefined && input.status === undefined) return { message: 'body: is sent only with a status; give status too', param: 'body' };
+  if (!BEHAVIOURS.some((name) => input[name] !== undefined)) {
+    return { message: `fault rule: does nothing; give at least one of ${BEHAVIOURS.join(', ')}`, param: null };
   }
   return input as Omit<FaultRule, 'id'>;
 }
@@ -164,7 +191,8 @@ export function answerFaultsControl(book: FaultBook, method: string, body: unkno
   if (method === 'GET') return { status: 200, body: { data: book.list() } };
   if (method === 'DELETE') return { status: 200, body: { deleted: book.clear() } };
   if (method !== 'POST') return { status: 405, body: controlError(`${method} /__sandbox/faults: use GET, POST or DELETE`) };
-  const rule = parseFaultRule(body ?? {});
-  if (typeof rule === 'string') return { status: 400, body: controlError(rule) };
+  if (body === undefined) return { status: 400, body: controlError('fault rule: expected a JSON body (content-type: application/json)') };
+  const rule = parseFaultRule(body);
+  if ('message' in rule) return { status: 400, body: { error: { ...controlError(rule.message).error, param: rule.param } } };
   return { status: 200, body: { id: book.add(rule).id } };
 }

@@ -178,3 +178,36 @@ test('a headers rule with a framing header or a value that cannot be sent is ref
     ],
   );
 });
+
+const postRule = async (body: string, contentType = 'application/json') => {
+  const res = await fetch(`${sandbox.url}/__sandbox/faults`, { method: 'POST', headers: { 'content-type': contentType }, body });
+  return { status: res.status, error: ((await res.json()) as { error: { message: string; param: string | null } }).error };
+};
+
+test('an empty body or one that is not JSON is refused with 400, and stores no rule', async () => {
+  const empty = await postRule('');
+  const form = await postRule('status=500', 'application/x-www-form-urlencoded');
+  const broken = await postRule('{"status":');
+  assert.deepEqual([empty.status, form.status, broken.status], [400, 400, 400]);
+  assert.match(empty.error.message, /expected a JSON body/);
+  assert.match(form.error.message, /expected a JSON body/);
+  assert.match(broken.error.message, /^invalid JSON body/);
+  assert.deepEqual(((await (await fetch(`${sandbox.url}/__sandbox/faults`, { headers: AUTH })).json()) as { data: unknown[] }).data, []);
+});
+
+test('a rule with selectors and no behaviour is refused with 400 naming what it lacks', async () => {
+  const selectorsOnly = await postRule(JSON.stringify({ kind: 'chat', model: 'sandbox-chat', times: 2 }));
+  assert.equal(selectorsOnly.status, 400);
+  assert.match(selectorsOnly.error.message, /does nothing; give at least one of status, headers, delay_ms/);
+});
+
+test('a body without a status is refused with 400 naming the body', async () => {
+  const refused = await postRule(JSON.stringify({ kind: 'chat', body: { error: { message: 'down' } } }));
+  assert.deepEqual([refused.status, refused.error.param], [400, 'body']);
+});
+
+test('a refused field is named in the error param', async () => {
+  const typo = await postRule(JSON.stringify({ stauts: 500 }));
+  const mistyped = await postRule(JSON.stringify({ delay_ms: -1 }));
+  assert.deepEqual([typo.error.param, mistyped.error.param], ['stauts', 'delay_ms']);
+});
