@@ -1,6 +1,6 @@
 // Assembles the HTTP server: one plugin per job, the /v1 scope behind API-key authentication, and
 // the account API beside it, which takes the console's session cookie as well.
-import { randomUUID } from 'node:crypto';
+
 import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
@@ -10,6 +10,7 @@ import type { Config } from '../config/schema.js';
 import { unavailable } from '../errors.js';
 import type { Pipeline } from '../pipeline/metered-call.js';
 import type { StoreHealth } from '../store/health.js';
+import { newId } from '../store/ids.js';
 import type { Store } from '../store/open.js';
 import type { SubmitDeps } from '../tasks/submit.js';
 import { apiKeyHook } from './auth.js';
@@ -77,7 +78,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     childLoggerFactory: lazyRequestLoggers,
     bodyLimit: config.limits.body_limit_bytes,
     // Always the gateway's own id: a caller's x-request-id is kept beside it, never trusted as it.
-    genReqId: () => `req_${randomUUID()}`,
+    genReqId: () => newId('req'),
     requestIdHeader: false,
     // One line per request, written when the answer ends (metrics.ts), streams included.
     logController: new LogController({ disableRequestLogging: true }),

@@ -1,16 +1,37 @@
 // Ids that say what they name (`hold_…` in a log line needs no lookup to be read) and that sort
-// by creation time: 8 characters of milliseconds, then 14 random ones. A new row's id then lands
+// by creation time: 8 digits of milliseconds, then 14 random ones. A new row's id then lands
 // at the end of its primary-key index instead of on a random page, so a commit rewrites a few
 // index pages, not one per row (the hot ledger writes several rows per call).
 import { randomFillSync } from 'node:crypto';
 
-export type IdKind = 'acct' | 'key' | 'hold' | 'use' | 'task' | 'evt' | 'file' | 'req' | 'asset' | 'img' | 'vid' | 'erase' | 'min' | 'wh' | 'inst' | 'link';
+export type IdKind =
+  | 'acct'
+  | 'key'
+  | 'hold'
+  | 'use'
+  | 'task'
+  | 'evt'
+  | 'file'
+  | 'req'
+  | 'asset'
+  | 'img'
+  | 'vid'
+  | 'erase'
+  | 'min'
+  | 'wh'
+  | 'whk'
+  | 'inst'
+  | 'link';
 
-// base64url's 64 characters in ASCII order, so that comparing ids as text compares their times.
-const SORTED_DIGITS = '-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz';
-const TIME_CHARS = 8; // 48 bits of milliseconds: until the year 10889
-const RANDOM_CHARS = 14; // 84 bits: ids made in the same millisecond never meet
-const RANDOM_BYTES = 11; // 88 bits of base64url, cut to 14 characters
+// Letters and digits only, so a double click selects a whole id in a browser or a terminal; in
+// ASCII order, so that comparing ids as text compares their times. (Ids made before used
+// base64url's digits, `-` and `_` among them; they stay valid, and all sort before these.)
+const SORTED_DIGITS = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const BASE = SORTED_DIGITS.length;
+const TIME_CHARS = 8; // 62^8 milliseconds: until the year 8888
+const RANDOM_CHARS = 14; // 83 bits: ids made in the same millisecond never meet
+// A random byte is used only below the largest multiple of 62 under 256, so every digit is as likely.
+const UNBIASED_BELOW = 256 - (256 % BASE);
 // Random bytes for every id made here, filled a few hundred ids at a time: one call into the
 // system's generator instead of one (and a buffer) per id.
 const pool = Buffer.alloc(4096);
@@ -33,16 +54,28 @@ let lastTime = '';
 function timePart(ms: number): string {
   if (ms === lastMs) return lastTime;
   let text = '';
-  for (let i = 0, rest = ms; i < TIME_CHARS; i++, rest = Math.floor(rest / 64)) text = SORTED_DIGITS[rest % 64] + text;
+  for (let i = 0, rest = ms; i < TIME_CHARS; i++, rest = Math.floor(rest / BASE)) text = SORTED_DIGITS[rest % BASE] + text;
   lastMs = ms;
   lastTime = text;
   return text;
 }
 
+/** `count` random digits; a byte of the pool at or above UNBIASED_BELOW is skipped (3 in 100). */
+function randomDigits(count: number): string {
+  let text = '';
+  while (text.length < count) {
+    const take = count - text.length + 2;
+    const start = takeRandom(take);
+    for (let i = start; i < start + take && text.length < count; i++) {
+      const byte = pool[i]!;
+      if (byte < UNBIASED_BELOW) text += SORTED_DIGITS[byte % BASE];
+    }
+  }
+  return text;
+}
+
 export function newId(kind: IdKind): string {
-  const start = takeRandom(RANDOM_BYTES);
-  const random = pool.toString('base64url', start, start + RANDOM_BYTES).slice(0, RANDOM_CHARS);
-  return `${kind}_${timePart(Date.now())}${random}`;
+  return `${kind}_${timePart(Date.now())}${randomDigits(RANDOM_CHARS)}`;
 }
 
 /** `bytes` random bytes as hex (2 × bytes characters), for ids that are not rows (a translated message's `msg_…`). */

@@ -2,8 +2,9 @@
 // needs (URL and its receiver, payload, attempt count, next attempt time), so a restarted
 // instance resumes where a stopped one left off. A claim is a lease (`lease_until`), not a
 // lock held open; a row under an unexpired lease is an attempt in flight.
-import { randomBytes } from 'node:crypto';
+
 import { type Kysely, type Selectable, sql } from 'kysely';
+import { newId } from './ids.js';
 import { olderThan, type Position } from './keyset.js';
 import type { Dialect } from './migrations.js';
 import type { DB, WebhookOutboxTable } from './schema.js';
@@ -29,9 +30,9 @@ const COLUMNS = [
   'delivered_at',
 ] as const;
 
-// Row ids name what they are, like store/ids.ts (which has no kind for outbox rows).
+// Row ids name what they are, sorted by time like every row's (store/ids.ts).
 function newWebhookId(): string {
-  return `whk_${randomBytes(16).toString('base64url')}`;
+  return newId('whk');
 }
 
 /** Where a webhook goes, for limiting attempts in flight: the URL's origin (scheme, host, port). */

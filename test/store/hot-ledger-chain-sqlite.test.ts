@@ -14,6 +14,7 @@ import { GatewayError } from '../../src/errors.js';
 import { findAccount } from '../../src/store/accounts.js';
 import { listLedger } from '../../src/store/ledger-rows.js';
 import { openStore } from '../../src/store/open.js';
+import { sqliteDriverPath } from '../../src/store/sqlite-driver.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tollroute-hot-chain-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -47,7 +48,7 @@ test("the hot ledger's holds, settles and releases chain their rows without the 
 /** Another process takes the write lock, spends the account's whole balance, holds the lock for `ms`, then commits. */
 function spendElsewhere(file: string, accountId: string, ms: number): { locked: Promise<void>; done: Promise<void> } {
   const script = `
-    const Database = require('better-sqlite3');
+    const Database = require(${JSON.stringify(sqliteDriverPath)});
     const [file, accountId, ms] = process.argv.slice(1);
     const db = new Database(file);
     db.prepare('begin immediate').run();
