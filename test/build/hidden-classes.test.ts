@@ -84,6 +84,8 @@ describe('hidden classes made per call', { skip: !built && 'not built (npm run b
     const serving = await startServe({ PORT: String(port), TOLLROUTE_DATA_DIR: dir }, ['--config', configFile], {
       entry: DIST_MAIN,
       nodeArgs: ['--log-maps', `--logfile=${log}`, '--no-logfile-per-isolate'],
+      // Logging every map slows start-up several times over on a busy machine.
+      startTimeoutMs: 90_000,
     });
     try {
       const base = `http://127.0.0.1:${port}`;
@@ -107,7 +109,7 @@ describe('hidden classes made per call', { skip: !built && 'not built (npm run b
     return mapsMadeByName(log);
   }
 
-  it('a gateway serving more calls makes no more hidden classes of any one kind than one serving fewer', { timeout: 120_000 }, async () => {
+  it('a gateway serving more calls makes no more hidden classes of any one kind than one serving fewer', { timeout: 300_000 }, async () => {
     const few = await classesMade(FEW);
     const more = await classesMade(MORE);
     // One class a call of any one kind would show as MORE - FEW more of one name. What starts lazily

@@ -74,7 +74,7 @@ export interface ServingProcess {
 export async function startServe(
   env: Record<string, string>,
   args: string[] = [],
-  { entry, nodeArgs = [] }: { entry?: string; nodeArgs?: string[] } = {},
+  { entry, nodeArgs = [], startTimeoutMs = 20_000 }: { entry?: string; nodeArgs?: string[]; startTimeoutMs?: number } = {},
 ): Promise<ServingProcess> {
   const command = [...nodeArgs, ...(entry ? [entry, 'serve', ...args] : ['--import', 'tsx', MAIN, 'serve', ...args])];
   const child = spawn(process.execPath, command, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -83,7 +83,11 @@ export async function startServe(
   child.stdout!.on('data', (chunk) => (stdout += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start: ${stderr}`)), 20_000);
+    // A gateway that has not started in time is stopped: left running, it would keep the test file alive.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`serve did not start within ${startTimeoutMs} ms: ${stderr}`));
+    }, startTimeoutMs);
     child.stderr!.on('data', (chunk) => {
       stderr += chunk;
       // The banner is written in one piece, so its end means every line of it is here.
