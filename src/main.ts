@@ -1,6 +1,5 @@
 #!/usr/bin/env node
 // The command line: serve | sandbox | migrate | accounts … | keys … | channels … | reload
-import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { request } from 'undici';
 import { accountsCommand, type CallAdmin, channelsCommand, keysCommand } from './cli/admin.js';
@@ -8,21 +7,13 @@ import { bufferedStdout } from './cli/log-destination.js';
 import { gatewayLogger } from './cli/logger.js';
 import { serve } from './cli/serve.js';
 import { ConfigError, type LoadedConfig, loadConfig } from './config/load.js';
+import { PACKAGE_VERSION } from './package-version.js';
 import { startSandbox } from './sandbox/server.js';
 import { openStore } from './store/open.js';
 
-/** The package's version, from the package.json beside dist/ (or src/); a bundle copied elsewhere has none. */
-function packageVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
-}
-
 const program = new Command('tollroute')
   .description('an AI API gateway with prepaid, metered keys')
-  .version(packageVersion(), '-V, --version', "print tollroute's version")
+  .version(PACKAGE_VERSION, '-V, --version', "print tollroute's version")
   .option('-c, --config <file>', 'path of tollroute.yaml')
   .option('--url <url>', "the running gateway's address, for the commands that call it (default: TOLLROUTE_URL, else the config's host and port)")
   .option('--admin-token <token>', "the running gateway's admin token (default: TOLLROUTE_ADMIN_TOKEN, else the config's admin_token)");

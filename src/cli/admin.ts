@@ -31,20 +31,16 @@ export function accountsCommand(callAdmin: CallAdmin): Command {
     .command('show <id>')
     .description('the account, with its test balance')
     .action((id: string) => callAdmin('GET', account(id)));
-  accounts
-    .command('credit <id> <micros>')
-    .description("add to the account's balance (a ledger row)")
-    .option('--note <note>', 'kept on the ledger row')
-    .action((id: string, amount: string, opts: { note?: string }) =>
-      callAdmin('POST', account(id, '/credit'), { amount_micros: micros(amount), note: opts.note }),
-    );
-  accounts
-    .command('test-credit <id> <micros>')
-    .description("credit the account's test balance, which its test keys (tr-test-…) draw on")
-    .option('--note <note>', 'kept on the ledger row')
-    .action((id: string, amount: string, opts: { note?: string }) =>
-      callAdmin('POST', account(id, '/test-credit'), { amount_micros: micros(amount), note: opts.note }),
-    );
+  const credit = (name: string, path: string, description: string) =>
+    accounts
+      .command(`${name} <id> <micros>`)
+      .description(description)
+      .option('--note <note>', 'kept on the ledger row')
+      .action((id: string, amount: string, opts: { note?: string }) =>
+        callAdmin('POST', account(id, path), { amount_micros: micros(amount), note: opts.note }),
+      );
+  credit('credit', '/credit', "add to the account's balance (a ledger row)");
+  credit('test-credit', '/test-credit', "credit the account's test balance, which its test keys (tr-test-…) draw on");
   accounts
     .command('suspend <id>')
     .description('refuse every key of the account (live and test) and end its console sessions, until resumed')

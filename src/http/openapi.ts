@@ -5,10 +5,10 @@
 // the API takes, and the parts of a request that are documented but not validated by Fastify; the
 // operationIds, body examples and response headers of schemas/finish-document.ts, and the callbacks
 // the gateway sends (schemas/webhooks.ts).
-import { readFileSync } from 'node:fs';
 import swagger, { type FastifyDynamicSwaggerOptions } from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema } from 'fastify';
+import { PACKAGE_VERSION } from '../package-version.js';
 import { finishDocument } from './schemas/finish-document.js';
 import { MessagesBody } from './schemas/messages.js';
 import { WEBHOOKS } from './schemas/webhooks.js';
@@ -81,19 +81,6 @@ const SECURITY_SCHEMES = {
  */
 const COMPONENTS = { securitySchemes: SECURITY_SCHEMES, schemas: { ...MessagesBody.definitions } };
 
-/**
- * Read when the server is built: src/http and dist/http are both two levels below the package. A
- * bundle of the gateway (the kill-loop test runs one from a temporary folder) has no package.json
- * beside it: the document then says so rather than the gateway failing to start.
- */
-function packageVersion(): string {
-  try {
-    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-  } catch {
-    return 'unknown';
-  }
-}
-
 /** The reference page's mark: the name on a toll-gate bar, drawn here so the page needs no file of its own. */
 const LOGO_SVG = [
   '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="40" viewBox="0 0 200 40">',
@@ -109,7 +96,7 @@ export async function registerOpenApi(app: FastifyInstance, { publicUrl }: { pub
       openapi: '3.1.0',
       info: {
         title: 'tollroute',
-        version: packageVersion(),
+        version: PACKAGE_VERSION,
         description: 'An AI API gateway: prepaid API keys, funds held per call and settled on real usage. Errors are `{"error", "type"}`.',
       },
       servers: [{ url: publicUrl }],
