@@ -86,7 +86,7 @@ export interface BlockRun {
  * command or an unset variable fails the block); JS and TS blocks as ES modules from a file in the
  * project root, so their imports resolve as they would in a reader's checkout.
  */
-export async function runBlock(block: CodeBlock, env: Record<string, string>, timeoutMs = 20_000): Promise<BlockRun> {
+export async function runBlock(block: CodeBlock, env: Record<string, string>, timeoutMs = 60_000): Promise<BlockRun> {
   if (block.lang === 'sh' || block.lang === 'bash') {
     return run('bash', ['-euo', 'pipefail', '-c', block.code], env, timeoutMs);
   }
