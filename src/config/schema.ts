@@ -5,14 +5,14 @@ import { DEFAULT_TOKENIZER, TOKENIZERS } from '../billing/tokens.js';
 const positiveInt = z.number().int().positive();
 const micros = z.number().int().nonnegative();
 
-export const CHANNEL_KINDS = ['openai', 'anthropic', 'speech', 'search', 'ark', 'minutes', 'erase', 'ast'] as const;
+export const CHANNEL_KINDS = ['openai', 'anthropic', 'gemini', 'bedrock', 'azure', 'speech', 'search', 'ark', 'minutes', 'erase', 'ast'] as const;
 export const MODEL_TYPES = ['chat', 'search', 'minutes', 'video', 'erase', 'image', 'tts', 'ast'] as const;
 // Token prices are per million tokens (so cheap models stay integers); every other unit is per unit.
 export const PRICE_UNITS = ['input_token', 'output_token', 'call', 'character', 'second', 'image'] as const;
 
 /** Which channel kinds can serve a model of each type. */
 export const KINDS_FOR_TYPE: Record<(typeof MODEL_TYPES)[number], readonly (typeof CHANNEL_KINDS)[number][]> = {
-  chat: ['openai', 'anthropic'],
+  chat: ['openai', 'anthropic', 'gemini', 'bedrock', 'azure'],
   search: ['search'],
   minutes: ['minutes'],
   video: ['ark'],
@@ -33,6 +33,28 @@ const ChannelSchema = z
     // Volcengine-style upstreams authenticate with an app id and a resource id as well.
     app_id: z.string().optional(),
     resource_id: z.string().optional(),
+    // bedrock: the AWS region, and credentials (each defaults to its AWS_* environment variable).
+    region: z.string().min(1).optional(),
+    access_key_id: z.string().min(1).optional(),
+    secret_access_key: z.string().min(1).optional(),
+    session_token: z.string().min(1).optional(),
+    // gemini through Vertex AI: the project and region, and the service account whose OAuth
+    // tokens the calls carry (the key file's path, or its JSON text); without it, an API key.
+    vertex: z
+      .object({
+        project: z.string().min(1),
+        region: z.string().min(1),
+        service_account_file: z.string().min(1).optional(),
+        service_account_json: z.string().min(1).optional(),
+      })
+      .strict()
+      .refine((vertex) => (vertex.service_account_file === undefined) !== (vertex.service_account_json === undefined), {
+        message: 'give service_account_file or service_account_json (one of them)',
+      })
+      .optional(),
+    // azure: with an api_version, the deployment paths (the deployment is the model's upstream_model);
+    // without, Azure's v1 path, which takes OpenAI's bodies with their model field.
+    api_version: z.string().min(1).optional(),
     // Calls on the wire at once: a stream holds its connection for its whole length, so this is the
     // channel's concurrency (the reasons for the default are in tollroute.example.yaml).
     connections: positiveInt.default(4096),
