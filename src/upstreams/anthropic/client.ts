@@ -10,7 +10,7 @@ import { MessagesStreamMeter, type NativeUsage } from './usage.js';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
 
-function headers(upstream: Upstream, beta: string | undefined): Record<string, string> {
+export function anthropicHeaders(upstream: Upstream, beta?: string): Record<string, string> {
   return {
     'anthropic-version': ANTHROPIC_VERSION,
     ...(upstream.channel.api_key && { 'x-api-key': upstream.channel.api_key }),
@@ -31,7 +31,7 @@ export async function createNativeMessage(
   const text = await postForText(upstream, {
     path: '/v1/messages',
     body: withFields(args.body, { stream: false }),
-    headers: headers(upstream, args.beta),
+    headers: anthropicHeaders(upstream, args.beta),
     signal: args.signal,
   });
   return JSON.parse(text) as NativeMessage;
@@ -44,7 +44,7 @@ export async function streamNativeMessage(
   const response = await postJson(upstream, {
     path: '/v1/messages',
     body: withFields(args.body, { stream: true }),
-    headers: headers(upstream, args.beta),
+    headers: anthropicHeaders(upstream, args.beta),
     signal: args.signal,
   });
   const meter = new MessagesStreamMeter(args.tokenizer);

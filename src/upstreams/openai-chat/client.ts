@@ -5,10 +5,9 @@ import { withFields } from '../../with-fields.js';
 import { postForText, postJson } from '../http.js';
 import type { Upstream } from '../pool.js';
 import { observeSseJson } from '../sse.js';
+import { openAiAuthHeaders, openAiPath } from './endpoint.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatRequest } from './types.js';
 import { ChatStreamMeter } from './usage.js';
-
-const authHeaders = (upstream: Upstream) => (upstream.channel.api_key ? { authorization: `Bearer ${upstream.channel.api_key}` } : undefined);
 
 export async function createChatCompletion(upstream: Upstream, body: ChatRequest, signal: AbortSignal): Promise<ChatCompletion> {
   return (await chatCompletionWithText(upstream, body, signal)).completion;
@@ -22,7 +21,12 @@ export async function chatCompletionWithText(
 ): Promise<{ completion: ChatCompletion; text: string }> {
   // (a body that says stream: false already is sent as it is, not copied once more)
   const upstreamBody = body.stream === false ? body : withFields(body, { stream: false });
-  const text = await postForText(upstream, { path: '/v1/chat/completions', body: upstreamBody, headers: authHeaders(upstream), signal });
+  const text = await postForText(upstream, {
+    path: openAiPath(upstream, 'chat/completions', body.model),
+    body: upstreamBody,
+    headers: openAiAuthHeaders(upstream),
+    signal,
+  });
   return { completion: JSON.parse(text) as ChatCompletion, text };
 }
 
@@ -34,7 +38,12 @@ export interface ChatStream {
 /** Opens a completion stream, always asking the upstream for usage (billing needs it). */
 export async function openChatStream(upstream: Upstream, body: ChatRequest, signal: AbortSignal): Promise<Readable> {
   const upstreamBody = withFields(body, { stream: true, stream_options: withFields(body.stream_options ?? {}, { include_usage: true }) });
-  const response = await postJson(upstream, { path: '/v1/chat/completions', body: upstreamBody, headers: authHeaders(upstream), signal });
+  const response = await postJson(upstream, {
+    path: openAiPath(upstream, 'chat/completions', body.model),
+    body: upstreamBody,
+    headers: openAiAuthHeaders(upstream),
+    signal,
+  });
   return response.body;
 }
 

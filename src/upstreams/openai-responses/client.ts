@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import type { TokenizerName } from '../../billing/tokens.js';
 import { withFields } from '../../with-fields.js';
 import { postForText, postJson } from '../http.js';
+import { openAiAuthHeaders, openAiPath } from '../openai-chat/endpoint.js';
 import type { TokenUsage } from '../openai-chat/usage.js';
 import type { Upstream } from '../pool.js';
 import { observeSseJson } from '../sse.js';
@@ -42,10 +43,13 @@ export class ResponsesStreamMeter extends TokenStreamMeter {
   }
 }
 
-const authHeaders = (upstream: Upstream) => (upstream.channel.api_key ? { authorization: `Bearer ${upstream.channel.api_key}` } : undefined);
-
 export async function createResponse(upstream: Upstream, body: Record<string, unknown>, signal: AbortSignal): Promise<ResponseObject> {
-  const text = await postForText(upstream, { path: '/v1/responses', body: withFields(body, { stream: false }), headers: authHeaders(upstream), signal });
+  const text = await postForText(upstream, {
+    path: openAiPath(upstream, 'responses', String(body.model)),
+    body: withFields(body, { stream: false }),
+    headers: openAiAuthHeaders(upstream),
+    signal,
+  });
   return JSON.parse(text) as ResponseObject;
 }
 
@@ -55,9 +59,9 @@ export async function streamResponse(
   args: { signal: AbortSignal; publicModel: string; tokenizer: TokenizerName },
 ): Promise<{ body: Readable; meter: ResponsesStreamMeter }> {
   const response = await postJson(upstream, {
-    path: '/v1/responses',
+    path: openAiPath(upstream, 'responses', String(body.model)),
     body: withFields(body, { stream: true }),
-    headers: authHeaders(upstream),
+    headers: openAiAuthHeaders(upstream),
     signal: args.signal,
   });
   const meter = new ResponsesStreamMeter(args.tokenizer);
