@@ -1,22 +1,17 @@
 // POST /v1/messages: the messages format, served by a messages-native upstream as it is, or
-// translated to and from an OpenAI-style one. Billed on the upstream's token usage.
+// translated through the pivot for any other kind. Billed on the upstream's token usage.
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { messagesPromptTokens, outputTokenCap, tokenEstimate } from '../../billing/estimates.js';
 import { countTokens } from '../../billing/tokens.js';
 import { invalidRequest, MESSAGES } from '../../errors.js';
+import { messagesFormat } from '../../formats/messages/format.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
+import { callThroughPivot } from '../../pipeline/pivot-call.js';
 import type { CallArgs, MeteredAnswer } from '../../pipeline/types.js';
-import { randomHex } from '../../store/ids.js';
 import type { Store } from '../../store/open.js';
 import { ANTHROPIC_VERSION, createNativeMessage, streamNativeMessage } from '../../upstreams/anthropic/client.js';
 import type { MessagesRequest } from '../../upstreams/anthropic/types.js';
 import { nativeTokens } from '../../upstreams/anthropic/usage.js';
-import { createChatCompletion } from '../../upstreams/openai-chat/client.js';
-import { messagesToChatRequest } from '../../upstreams/openai-chat/from-messages.js';
-import { streamChatAsMessages } from '../../upstreams/openai-chat/messages-stream.js';
-import { chatToMessage } from '../../upstreams/openai-chat/to-messages.js';
-import { completionText, tokensOf } from '../../upstreams/openai-chat/usage.js';
-import { withFields } from '../../with-fields.js';
 import { meteredHandler } from '../metered-handler.js';
 import { MessagesSchema } from '../schemas/messages.js';
 import { serializedAsBuilt } from '../serialized-as-built.js';
@@ -32,8 +27,6 @@ async function requireVersion(request: FastifyRequest) {
     throw invalidRequest(given === undefined ? `anthropic-version header is required: ${fix}` : `anthropic-version: ${given} is not supported; ${fix}`);
   }
 }
-
-const messageId = () => `msg_${randomHex(12)}`;
 
 async function callNative({ body, model, estimate, signal }: CallArgs<MessagesRequest>): Promise<MeteredAnswer> {
   const upstreamBody = { ...body, model: model.upstreamModel };
@@ -52,24 +45,6 @@ async function callNative({ body, model, estimate, signal }: CallArgs<MessagesRe
   return { kind: 'json', body: { ...message, model: model.id }, units, counted };
 }
 
-async function callViaChat({ body, model, estimate, signal }: CallArgs<MessagesRequest>): Promise<MeteredAnswer> {
-  const request = messagesToChatRequest(body, { upstreamModel: model.upstreamModel });
-  const ids = { id: messageId(), model: model.id };
-  if (body.stream === true) {
-    const translated = await streamChatAsMessages(model.upstream, {
-      request,
-      ids: withFields(ids, { inputTokens: estimate.input_token ?? 0 }),
-      signal,
-      tokenizer: model.config.tokenizer,
-    });
-    return { kind: 'stream', contentType: SSE, body: translated.body, meter: translated.meter };
-  }
-  const completion = await createChatCompletion(model.upstream, request, signal);
-  const counted = () => ({ input_token: estimate.input_token ?? 0, output_token: countTokens(completionText(completion), model.config.tokenizer) });
-  const units = completion.usage ? tokensOf(completion.usage) : counted();
-  return { kind: 'json', body: chatToMessage(completion, ids), units, counted };
-}
-
 export const messagesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }> = async (app, deps) => {
   app.post('/v1/messages', {
     schema: MessagesSchema,
@@ -84,11 +59,11 @@ export const messagesRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Sto
       estimate: (body, model) => {
         // The translation's own refusals (a document by URL for an OpenAI-style upstream) come
         // before the hold: after it, a caller short of funds would hear 402, not what is wrong.
-        if (model.upstream.channel.kind !== 'anthropic') messagesToChatRequest(body, { upstreamModel: model.upstreamModel });
+        if (model.upstream.channel.kind !== 'anthropic') messagesFormat.toPivot(body, model.upstreamModel);
         const output = outputTokenCap('max_tokens', body.max_tokens, model);
         return tokenEstimate(model, (counting) => messagesPromptTokens(body, model, counting), output);
       },
-      call: (args) => (args.model.upstream.channel.kind === 'anthropic' ? callNative(args) : callViaChat(args)),
+      call: (args) => (args.model.upstream.channel.kind === 'anthropic' ? callNative(args) : callThroughPivot(messagesFormat, args)),
     }),
   });
 };

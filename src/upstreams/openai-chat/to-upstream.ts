@@ -9,7 +9,8 @@ export function effortOfBudget(budgetTokens: number): 'low' | 'medium' | 'high' 
 }
 
 export function chatRequestOf(request: PivotRequest): ChatRequest {
-  const messages: ChatMessage[] = request.system.map((text) => ({ role: 'system' as const, content: text }));
+  // one system message, first: some OpenAI-compatible servers take no other
+  const messages: ChatMessage[] = request.system.length > 0 ? [{ role: 'system', content: request.system.join('\n\n') }] : [];
   for (const message of request.messages) messages.push(...chatMessagesOf(message));
   const chat: ChatRequest = { model: request.model, messages };
   if (request.maxTokens !== undefined) chat.max_tokens = request.maxTokens;
