@@ -16,6 +16,8 @@ export function sandboxCatalogue(sandboxUrl: string): Pick<ConfigInput, 'channel
       // Same chat protocol, but this upstream answers 404 to the responses API.
       'sandbox-openai-noresponses': channel('openai', '/noresponses'),
       'sandbox-anthropic': channel('anthropic'),
+      // Azure OpenAI's deployment paths: the deployment is the model's upstream id.
+      'sandbox-azure': { ...channel('azure'), api_version: '2024-10-21' },
       'sandbox-speech': { ...channel('speech'), app_id: 'sandbox-app', resource_id: 'volc.service_type.10029' },
       'sandbox-search': channel('search'),
       'sandbox-ark': channel('ark'),
@@ -27,6 +29,7 @@ export function sandboxCatalogue(sandboxUrl: string): Pick<ConfigInput, 'channel
       'sandbox-chat': { type: 'chat', channel: 'sandbox-openai', price: chatPrice },
       'sandbox-chat-noresponses': { type: 'chat', channel: 'sandbox-openai-noresponses', upstream_model: 'sandbox-chat', price: chatPrice },
       'sandbox-claude': { type: 'chat', channel: 'sandbox-anthropic', price: chatPrice },
+      'sandbox-azure': { type: 'chat', channel: 'sandbox-azure', price: chatPrice },
       'sandbox-tts': { type: 'tts', channel: 'sandbox-speech', price: { character: 100 } },
       'vendor-web-search': { type: 'search', channel: 'sandbox-search', price: { call: 5_000 } },
       'vendor-global-search': { type: 'search', channel: 'sandbox-search', search_edition: 'global', price: { call: 10_000 } },

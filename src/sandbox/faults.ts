@@ -14,7 +14,7 @@ export interface FaultRule {
   readonly path?: string;
   /** Matches requests whose JSON body has this `model`. */
   readonly model?: string;
-  /** Matches requests that carry this key (`Authorization: Bearer`, `x-api-key` or `x-api-access-key`): one key of a channel. */
+  /** Matches requests that carry this key (`Authorization: Bearer`, `x-api-key`, `x-api-access-key`, `api-key` or `x-goog-api-key`): one key of a channel. */
   readonly api_key?: string;
   readonly status?: number;
   /** The error body sent with `status`: JSON, or a string sent as text/plain; OpenAI's error shape when absent. */

@@ -1,4 +1,5 @@
 import { audioRoute } from './audio.js';
+import { azureRoutes } from './azure.js';
 import { chatRoute } from './chat.js';
 import { eraseSubmitRoute, eraseTaskRoute } from './erase.js';
 import { imagesRoute } from './images.js';
@@ -39,4 +40,5 @@ export const SANDBOX_ROUTES: readonly SandboxRoute[] = [
   speechRoute,
   webSearchRoute,
   globalSearchRoute,
+  ...azureRoutes(chatRoute, responsesRoute),
 ];

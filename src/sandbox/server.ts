@@ -224,9 +224,9 @@ function loggedBody({ raw, json }: ReadBody): unknown {
   return raw.subarray(0, LOGGED_TEXT_LIMIT).toString('utf8');
 }
 
-/** The key a request carried, in whichever header its protocol uses (fault rules select on it). */
+/** The key a request carried, in whichever header its protocol uses (fault rules select on it): OpenAI's, Anthropic's, Volcengine's, Azure's, Gemini's. */
 function presentedKey(headers: IncomingHttpHeaders): string | undefined {
   const bearer = /^Bearer\s+(\S+)/i.exec(headers.authorization ?? '')?.[1];
-  const header = headers['x-api-key'] ?? headers['x-api-access-key'];
+  const header = headers['x-api-key'] ?? headers['x-api-access-key'] ?? headers['api-key'] ?? headers['x-goog-api-key'];
   return bearer ?? (Array.isArray(header) ? header[0] : header);
 }

@@ -1,0 +1,111 @@
+// Every inbound format on every upstream kind, with the official clients as users call them: the
+// same conversation gets the sandbox's same answer in each cell, plain and streamed, a tool call
+// comes back as a tool call, and each call is billed exactly the usage the caller was shown.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
+import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
+
+/** One chat model per upstream kind in the built-in catalogue, all priced 2 and 8 micros a token. */
+const MODELS = ['sandbox-chat', 'sandbox-claude', 'sandbox-azure'];
+const bill = (input: number, output: number) => input * 2 + output * 8;
+const ANSWER = 'Sandbox says: what is a toll road';
+const weather = { name: 'get_weather', description: 'Current weather', parameters: { type: 'object', properties: { query: { type: 'string' } } } };
+
+interface Answer {
+  text: string;
+  toolCalls: { name: string; arguments: Record<string, unknown> }[];
+  /** What the caller's usage says the call cost. */
+  micros: number;
+}
+
+interface InboundClient {
+  name: string;
+  ask(key: string, model: string, args: { text: string; stream: boolean; tools?: boolean }): Promise<Answer>;
+}
+
+let gw: TestGateway;
+
+const chatClient: InboundClient = {
+  name: 'chat completions (openai)',
+  async ask(key, model, { text, stream, tools }) {
+    const client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const params = {
+      model,
+      messages: [
+        { role: 'system' as const, content: 'You are terse.' },
+        { role: 'user' as const, content: text },
+      ],
+      ...(tools && { tools: [{ type: 'function' as const, function: weather }] }),
+    };
+    const completion = stream
+      ? await client.chat.completions.stream({ ...params, stream_options: { include_usage: true } }).finalChatCompletion()
+      : await client.chat.completions.create(params);
+    const message = completion.choices[0]!.message;
+    assert.ok(completion.usage, 'the answer carries usage');
+    return {
+      text: message.content ?? '',
+      toolCalls: (message.tool_calls ?? []).map((call) => {
+        assert.equal(call.type, 'function');
+        return { name: call.function.name, arguments: JSON.parse(call.function.arguments) };
+      }),
+      micros: bill(completion.usage.prompt_tokens, completion.usage.completion_tokens),
+    };
+  },
+};
+
+const messagesClient: InboundClient = {
+  name: 'messages (@anthropic-ai/sdk)',
+  async ask(key, model, { text, stream, tools }) {
+    const client = new Anthropic({ apiKey: key, baseURL: gw.url, maxRetries: 0 });
+    const params = {
+      model,
+      max_tokens: 200,
+      system: 'You are terse.',
+      messages: [{ role: 'user' as const, content: text }],
+      ...(tools && { tools: [{ name: weather.name, description: weather.description, input_schema: weather.parameters as { type: 'object' } }] }),
+    };
+    const message = stream ? await client.messages.stream(params).finalMessage() : await client.messages.create(params);
+    const usage = message.usage;
+    return {
+      text: message.content.map((block) => (block.type === 'text' ? block.text : '')).join(''),
+      toolCalls: message.content.flatMap((block) =>
+        block.type === 'tool_use' ? [{ name: block.name, arguments: block.input as Record<string, unknown> }] : [],
+      ),
+      micros: bill(usage.input_tokens + (usage.cache_read_input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0), usage.output_tokens),
+    };
+  },
+};
+
+const CLIENTS = [chatClient, messagesClient];
+
+describe('every inbound format on every upstream kind', () => {
+  before(async () => {
+    gw = await startTestGateway();
+  });
+  after(() => gw.close());
+
+  for (const client of CLIENTS) {
+    for (const model of MODELS) {
+      for (const stream of [false, true]) {
+        const how = stream ? 'streamed' : 'plain';
+        test(`${client.name} on ${model}, ${how}: the sandbox's answer, billed exactly its usage`, async () => {
+          const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+          const answer = await client.ask(key, model, { text: 'what is a toll road', stream });
+          assert.equal(answer.text, ANSWER);
+          assert.deepEqual(answer.toolCalls, []);
+          assert.ok(answer.micros > 0);
+          assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - answer.micros);
+        });
+
+        test(`${client.name} on ${model}, ${how}: a tool call comes back as a tool call, billed exactly its usage`, async () => {
+          const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+          const answer = await client.ask(key, model, { text: 'weather in Oslo [[tool:get_weather]]', stream, tools: true });
+          assert.deepEqual(answer.toolCalls, [{ name: 'get_weather', arguments: { query: 'weather in Oslo' } }]);
+          assert.equal((await gw.settled(accountId)).balance_micros, 1_000_000 - answer.micros);
+        });
+      }
+    }
+  }
+});
