@@ -283,9 +283,21 @@ export const ConfigSchema = z
       if (channel.api_key !== undefined && channel.api_keys !== undefined) {
         ctx.addIssue({ code: 'custom', path: ['channels', name, 'api_keys'], message: 'give api_key or api_keys, not both' });
       }
+      checkChannelKind(channel, ['channels', name], ctx);
     }
     for (const [id, model] of Object.entries(config.models)) checkModelChannels(config.channels, id, model, ctx);
   });
+
+/** What each new upstream kind needs to be called at all, named at load rather than at the first call. */
+function checkChannelKind(channel: ChannelConfig, path: string[], ctx: z.RefinementCtx): void {
+  const missing = (field: string, why: string) => ctx.addIssue({ code: 'custom', path: [...path, field], message: `a ${channel.kind} channel needs ${why}` });
+  if (channel.kind === 'bedrock' && channel.region === undefined) missing('region', 'its AWS region');
+  if (channel.kind !== 'gemini' && channel.vertex !== undefined)
+    ctx.addIssue({ code: 'custom', path: [...path, 'vertex'], message: 'vertex is for channels of kind gemini' });
+  if (channel.kind === 'gemini' && channel.vertex !== undefined && (channel.api_key ?? channel.api_keys) !== undefined) {
+    ctx.addIssue({ code: 'custom', path: [...path, 'vertex'], message: 'give vertex or an api_key, not both' });
+  }
+}
 
 function checkModelChannels(channels: Record<string, ChannelConfig>, id: string, model: ModelConfig, ctx: z.RefinementCtx): void {
   if (model.channel !== undefined && model.channels !== undefined) {

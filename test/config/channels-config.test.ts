@@ -66,3 +66,33 @@ test('a weight must be a positive integer and a channel gives api_key or api_key
   assert.match(refusal({ m: { type: 'chat', channels: [{ channel: 'a', weight: 0 }] } }), /models\.m\.channels\.0\.weight/);
   assert.match(refusal({}, { a: { ...channels.a, api_key: 'k0' } }), /channels\.a\.api_keys: give api_key or api_keys, not both/);
 });
+
+test('a chat model may list channels of different kinds, an OpenAI one with a Bedrock fallback', () => {
+  const { config } = buildConfig({
+    channels: { ...channels, aws: { kind: 'bedrock', base_url: 'http://127.0.0.1:9004', region: 'us-east-1' } },
+    models: { mixed: { type: 'chat', channels: [{ channel: 'a' }, { channel: 'aws', upstream_model: 'anthropic.claude-v2', priority: 1 }] } },
+  });
+  assert.deepEqual(
+    modelRoutes(config.models.mixed!).map((route) => route.channel),
+    ['a', 'aws'],
+  );
+});
+
+test('a bedrock channel without its region is refused naming the field', () => {
+  const message = refusal({}, { aws: { kind: 'bedrock', base_url: 'http://127.0.0.1:9004' } });
+  assert.match(message, /channels\.aws\.region: a bedrock channel needs its AWS region/);
+});
+
+test('vertex belongs to a gemini channel, and not beside an api_key', () => {
+  const vertex = { project: 'p', region: 'us-central1', service_account_json: '{}' };
+  assert.match(refusal({}, { v: { kind: 'openai', base_url: 'http://127.0.0.1:9005', vertex } }), /channels\.v\.vertex: vertex is for channels of kind gemini/);
+  assert.match(
+    refusal({}, { v: { kind: 'gemini', base_url: 'http://127.0.0.1:9005', api_key: 'k', vertex } }),
+    /channels\.v\.vertex: give vertex or an api_key, not both/,
+  );
+});
+
+test('a vertex service account is given once: by file or as JSON', () => {
+  const vertex = { project: 'p', region: 'us-central1' };
+  assert.match(refusal({}, { v: { kind: 'gemini', base_url: 'http://127.0.0.1:9005', vertex } }), /give service_account_file or service_account_json/);
+});

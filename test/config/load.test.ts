@@ -75,7 +75,30 @@ test('tollroute.example.yaml documents a valid configuration', () => {
   const referenced = readFileSync(example, 'utf8').matchAll(/\$\{([A-Z_]+)\}/g);
   const env = Object.fromEntries([...referenced].map(([, name]) => [name, `value-of-${name}-0123456789`]));
   const { config } = loadConfig({ file: example, env });
-  assert.deepEqual(Object.keys(config.channels).sort(), ['anthropic', 'ark', 'ast', 'erase', 'minutes', 'openai', 'openai-backup', 'search', 'speech']);
+  assert.deepEqual(Object.keys(config.channels).sort(), [
+    'anthropic',
+    'ark',
+    'ast',
+    'azure',
+    'bedrock',
+    'deepseek',
+    'erase',
+    'fireworks',
+    'gemini',
+    'groq',
+    'minutes',
+    'mistral',
+    'ollama',
+    'openai',
+    'openai-backup',
+    'openrouter',
+    'search',
+    'speech',
+    'together',
+    'vertex',
+    'vllm',
+    'xai',
+  ]);
   assert.deepEqual([...new Set(Object.values(config.models).map((m) => m.type))].sort(), [
     'ast',
     'chat',
