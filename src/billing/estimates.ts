@@ -71,6 +71,25 @@ export function responsesPromptTokens(body: ResponsesPrompt, model: CountingMode
   return valueTokens(body.instructions ?? '', counting) + input + definitionTokens([body.tools, body.tool_choice, body.text], counting);
 }
 
+export interface GeminiPrompt {
+  contents?: unknown;
+  systemInstruction?: unknown;
+  tools?: unknown;
+  toolConfig?: unknown;
+  generationConfig?: { responseSchema?: unknown; responseJsonSchema?: unknown } | null;
+}
+
+/** A Gemini API request's input: the system instruction, the contents and the tools and schemas. */
+export function geminiPromptTokens(body: GeminiPrompt, model: CountingModel, counting = promptCounting(model)): number {
+  const contents = Array.isArray(body.contents) ? body.contents : [];
+  const schema = body.generationConfig?.responseSchema ?? body.generationConfig?.responseJsonSchema;
+  return (
+    valueTokens(body.systemInstruction ?? '', counting) +
+    conversationTokens(contents, counting) +
+    definitionTokens([body.tools, body.toolConfig, schema], counting)
+  );
+}
+
 /**
  * A prompt's tokens as `count` makes them, its long texts counted in the token worker
  * (token-worker.ts) so that the event loop serves other calls meanwhile: a number, at once, when it

@@ -46,6 +46,8 @@ export function valueTokens(value: unknown, counting: PromptCounting): number {
   if (value === null || typeof value !== 'object') return 0;
   const record = value as Record<string, unknown>;
   if (typeof record.type === 'string' && IMAGE_PART_TYPES.has(record.type)) return counting.imageTokens;
+  // Gemini's media parts have no type: inline bytes or a file, held for at the image rate too
+  if (record.inlineData !== undefined || record.fileData !== undefined) return counting.imageTokens;
   let total = 0;
   // for…in, not Object.entries: no array of pairs per object on every call (parsed JSON has no inherited keys)
   for (const key in record) if (!FRAMING_KEYS.has(key)) total += valueTokens(record[key], counting);

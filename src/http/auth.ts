@@ -19,18 +19,30 @@ const KEY_PREFIX = 'tr-';
 export const ACCOUNT_SUSPENDED = "this API key's account is suspended by the operator; its keys are refused until it is resumed";
 
 /** Whether the request carries a key header at all: then the key alone decides, never a cookie. */
-export const sendsKeyHeader = (request: FastifyRequest): boolean => request.headers.authorization !== undefined || request.headers['x-api-key'] !== undefined;
+export const sendsKeyHeader = (request: FastifyRequest): boolean =>
+  request.headers.authorization !== undefined || request.headers['x-api-key'] !== undefined || request.headers['x-goog-api-key'] !== undefined;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route takes the key in `?key=` as well (the Gemini API's way); the logs never carry a query. */
+    keyInQuery?: boolean;
+  }
+}
+
+const firstOf = (header: string | string[] | undefined) => (Array.isArray(header) ? header[0] : header);
 
 /**
- * The key from `Authorization: Bearer …` or `x-api-key` (any endpoint, DESIGN section 5). When
- * both are sent, the one that is a tr- key counts: a client may carry another Authorization.
+ * The key from `Authorization: Bearer …`, `x-api-key` or `x-goog-api-key` (any endpoint, DESIGN
+ * section 5), or `?key=` on the Gemini API's routes. When several are sent, the one that is a tr-
+ * key counts: a client may carry another Authorization.
  */
 export function presentedKey(request: FastifyRequest): string | undefined {
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
-  const header = request.headers['x-api-key'];
-  const apiKey = Array.isArray(header) ? header[0] : header;
+  const apiKey = firstOf(request.headers['x-api-key']) ?? firstOf(request.headers['x-goog-api-key']);
   if (bearer?.startsWith(KEY_PREFIX)) return bearer;
   if (apiKey?.startsWith(KEY_PREFIX)) return apiKey;
+  const inQuery = request.routeOptions.config?.keyInQuery ? (request.query as { key?: unknown } | undefined)?.key : undefined;
+  if (typeof inQuery === 'string' && inQuery.startsWith(KEY_PREFIX)) return inQuery;
   return bearer ?? apiKey;
 }
 

@@ -26,8 +26,11 @@ export interface MeteredRoute<Body> extends MeteredEndpoint<Body> {
   readBody?(request: FastifyRequest): Promise<Body>;
   /** What Idempotency-Key compares between two requests (default: the body). */
   fingerprint?(body: Body): unknown;
-  /** The protocol's own error event, written when the upstream fails after the headers went out. */
-  streamFailure?: string;
+  /**
+   * The protocol's own error event, written when the upstream fails after the headers went out; a
+   * function when the request picks among its protocol's stream forms (Gemini's SSE or JSON array).
+   */
+  streamFailure?: string | ((request: FastifyRequest) => string);
 }
 
 /**
@@ -161,6 +164,6 @@ export function meteredHandler<Body>(deps: { pipeline: Pipeline; store: Store },
       'x-request-id': request.id,
       'server-timing': request.serverTiming(),
     });
-    sendStream(answer, reply.raw, request.log, route.streamFailure);
+    sendStream(answer, reply.raw, request.log, typeof route.streamFailure === 'function' ? route.streamFailure(request) : route.streamFailure);
   };
 }

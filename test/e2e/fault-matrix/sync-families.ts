@@ -173,6 +173,18 @@ const tokensLeft =
     assert.equal(units.input_token, shown, `billed ${JSON.stringify(units)}`);
     assert.ok((units.output_token ?? 0) >= 0 && (units.output_token ?? 0) <= MAX_TOKENS, `billed ${JSON.stringify(units)}`);
   };
+/**
+ * A translated stream the caller left: its prompt as the upstream reported it at the stream's start
+ * (the caller's format had no place to show it then), its output at most the cap.
+ */
+const upstreamPromptLeft = (prompt: number) => (units: Record<string, number>) => {
+  assert.equal(units.input_token, prompt, `billed ${JSON.stringify(units)}`);
+  assert.ok((units.output_token ?? 0) >= 0 && (units.output_token ?? 0) <= MAX_TOKENS, `billed ${JSON.stringify(units)}`);
+};
+/** The messages sandbox's count of MESSAGES: one for the message, one per word (src/sandbox/messages.ts). */
+const MESSAGES_SANDBOX_PROMPT = 1 + PROMPT.split(' ').length;
+/** message_start, content_block_start, ping: what the messages sandbox sends before its first text. */
+const MESSAGES_EVENTS_BEFORE_TEXT = 3;
 /** Speech without subtitles: what its audio covered cannot be measured, so the text is billed, what the whole call costs. */
 const textLeft = (characters: number) => (units: Record<string, number>) => assert.deepEqual(units, { character: characters });
 /**
@@ -186,7 +198,7 @@ const coveredLeft = (sourceMs: number, translatedWords: number) => (units: Recor
   assert.ok(output >= 0 && output <= translatedWords, `billed ${JSON.stringify(units)}`);
 };
 
-const chatBody = (stream: boolean) => ({ model: 'sandbox-chat', messages: MESSAGES, max_tokens: MAX_TOKENS, stream });
+const chatBody = (stream: boolean, model = 'sandbox-chat') => ({ model, messages: MESSAGES, max_tokens: MAX_TOKENS, stream });
 const messagesBody = (model: string, stream: boolean) => ({ model, messages: MESSAGES, max_tokens: MAX_TOKENS, stream });
 const responsesBody = (stream: boolean) => ({ model: 'sandbox-chat', input: PROMPT, max_output_tokens: MAX_TOKENS, stream });
 const ANTHROPIC = { 'anthropic-version': '2023-06-01' };
@@ -231,6 +243,23 @@ export const SYNC_FAMILIES: Family[] = [
     // the translator skips a chunk it cannot read; the stream then ends without [DONE] having sent nothing
     failsBeforeFirstByte: ['malformed'],
     send: (gw) => postJson(gw, '/v1/messages', messagesBody('sandbox-chat', true), ANTHROPIC),
+  }),
+  syncFamily({
+    name: 'chat completions, translated to messages',
+    kind: 'messages',
+    send: (gw) => postJson(gw, '/v1/chat/completions', chatBody(false, 'sandbox-claude')),
+  }),
+  syncFamily({
+    name: 'chat completions, translated to messages, stream',
+    kind: 'messages',
+    protocol: 'chat',
+    translated: true,
+    leftBill: upstreamPromptLeft(MESSAGES_SANDBOX_PROMPT),
+    // the translator skips an event it cannot read; the stream then ends without message_stop having sent nothing
+    failsBeforeFirstByte: ['malformed'],
+    // message_start, content_block_start and ping carry no chat chunk: the fault falls after the text began
+    behaviour: { drop: { drop_after_chunks: MESSAGES_EVENTS_BEFORE_TEXT + 2 }, error: { error_after_chunks: MESSAGES_EVENTS_BEFORE_TEXT + 2 } },
+    send: (gw) => postJson(gw, '/v1/chat/completions', chatBody(true, 'sandbox-claude')),
   }),
   syncFamily({ name: 'messages, native', kind: 'messages', send: (gw) => postJson(gw, '/v1/messages', messagesBody('sandbox-claude', false), ANTHROPIC) }),
   syncFamily({
