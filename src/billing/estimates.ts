@@ -59,7 +59,7 @@ export function messagesPromptTokens(body: MessagesPrompt, model: CountingModel,
 
 export interface ResponsesPrompt {
   instructions?: unknown;
-  input: unknown;
+  input?: unknown;
   tools?: unknown;
   tool_choice?: unknown;
   text?: unknown;

@@ -78,7 +78,27 @@ const messagesClient: InboundClient = {
   },
 };
 
-const CLIENTS = [chatClient, messagesClient];
+const responsesClient: InboundClient = {
+  name: 'responses (openai)',
+  async ask(key, model, { text, stream, tools }) {
+    const client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+    const params = {
+      model,
+      instructions: 'You are terse.',
+      input: text,
+      ...(tools && { tools: [{ type: 'function' as const, name: weather.name, description: weather.description, parameters: weather.parameters, strict: false }] }),
+    };
+    const response = stream ? await client.responses.stream(params).finalResponse() : await client.responses.create(params);
+    assert.ok(response.usage, 'the answer carries usage');
+    return {
+      text: response.output_text,
+      toolCalls: response.output.flatMap((item) => (item.type === 'function_call' ? [{ name: item.name, arguments: JSON.parse(item.arguments) }] : [])),
+      micros: bill(response.usage.input_tokens, response.usage.output_tokens),
+    };
+  },
+};
+
+const CLIENTS = [chatClient, messagesClient, responsesClient];
 
 describe('every inbound format on every upstream kind', () => {
   before(async () => {
