@@ -86,7 +86,9 @@ const responsesClient: InboundClient = {
       model,
       instructions: 'You are terse.',
       input: text,
-      ...(tools && { tools: [{ type: 'function' as const, name: weather.name, description: weather.description, parameters: weather.parameters, strict: false }] }),
+      ...(tools && {
+        tools: [{ type: 'function' as const, name: weather.name, description: weather.description, parameters: weather.parameters, strict: false }],
+      }),
     };
     const response = stream ? await client.responses.stream(params).finalResponse() : await client.responses.create(params);
     assert.ok(response.usage, 'the answer carries usage');
