@@ -47,7 +47,10 @@ const chatBody = (content: string, stream: boolean) =>
     ...(stream ? { stream: true, stream_options: { include_usage: true } } : { max_tokens: 64 }),
   });
 const messagesBody = (model: string) => json({ model, max_tokens: 1024, stream: true, messages: [{ role: 'user', content: story(200) }] });
-/** What the gateway sends upstream for messagesBody('sandbox-chat') (from-messages.ts, usage always asked for). */
+/**
+ * What the gateway sends upstream for messagesBody('sandbox-chat'), through the pivot
+ * (formats/messages/to-pivot.ts, upstreams/openai-chat/to-upstream.ts; usage always asked for).
+ */
 const translatedChatBody = () =>
   json({ model: 'sandbox-chat', messages: [{ role: 'user', content: story(200) }], max_tokens: 1024, stream: true, stream_options: { include_usage: true } });
 const SPEECH_BODY = json({

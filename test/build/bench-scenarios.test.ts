@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildScenarios, scenariosOfRun } from '../../bench/scenarios.js';
-import { messagesToChatRequest } from '../../src/upstreams/openai-chat/from-messages.js';
+import { pivotRequestOfMessages } from '../../src/formats/messages/to-pivot.js';
+import { chatRequestOf } from '../../src/upstreams/openai-chat/to-upstream.js';
 
 const scenario = (name: string) => {
   const found = buildScenarios('tr-test').defaults.find((s) => s.name === name);
@@ -13,7 +14,7 @@ const scenario = (name: string) => {
 
 test('the translated messages scenario baseline is the very chat stream the gateway asks the sandbox for', () => {
   const translated = scenario('messages-translated-stream-c50');
-  const gatewaySends = messagesToChatRequest(JSON.parse(translated.gateway.body), { upstreamModel: 'sandbox-chat' });
+  const gatewaySends = chatRequestOf(pivotRequestOfMessages(JSON.parse(translated.gateway.body), { upstreamModel: 'sandbox-chat' }));
   assert.equal(translated.upstream.path, '/v1/chat/completions');
   assert.deepEqual(JSON.parse(translated.upstream.body), { ...gatewaySends, stream: true, stream_options: { include_usage: true } });
   assert.equal(translated.upstream.endMarker, 'data: [DONE]');

@@ -2,8 +2,8 @@
 // §1.3–1.5), for a messages caller whose model is on another kind of upstream. Pure.
 import type { PivotEvent, PivotFinish, PivotResponse, PivotStreamEncoder, PivotUsage } from '../../pivot/types.js';
 import type { ContentBlock, Message, MessagesStreamEvent, MessagesUsage, StopReason } from '../../upstreams/anthropic/types.js';
-import { formatSse } from '../../upstreams/openai-chat/stream-to-messages.js';
-import { toolInputOf } from '../../upstreams/openai-chat/to-messages.js';
+import { formatSse } from './sse.js';
+import { toolInputOf } from './tool-input.js';
 
 export interface MessageIds {
   /** `msg_…`, the gateway's own. */
@@ -65,6 +65,8 @@ export class MessagesStreamEncoder implements PivotStreamEncoder {
   private finish: { finish: PivotFinish; stopSequence?: string } | undefined;
   private usage: PivotUsage | undefined;
   private deltaSent = false;
+  /** Deltas of generated text, reasoning or arguments: about a token each. */
+  private generated = 0;
 
   /** `inputTokens`: the gateway's count of the prompt, all message_start can say before the upstream has. */
   constructor(private readonly ids: MessageIds & { inputTokens: number }) {}
@@ -74,11 +76,17 @@ export class MessagesStreamEncoder implements PivotStreamEncoder {
     const events = this.start();
     switch (event.type) {
       case 'text':
-        if (event.text !== '') events.push({ type: 'content_block_delta', index: this.into('text', events), delta: { type: 'text_delta', text: event.text } });
+        if (event.text !== '') {
+          events.push({ type: 'content_block_delta', index: this.into('text', events), delta: { type: 'text_delta', text: event.text } });
+          this.generated += 1;
+        }
         break;
       case 'reasoning': {
         const index = this.into('thinking', events);
-        if (event.text !== '') events.push({ type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: event.text } });
+        if (event.text !== '') {
+          events.push({ type: 'content_block_delta', index, delta: { type: 'thinking_delta', thinking: event.text } });
+          this.generated += 1;
+        }
         if (event.signature) events.push({ type: 'content_block_delta', index, delta: { type: 'signature_delta', signature: event.signature } });
         break;
       }
@@ -157,6 +165,7 @@ export class MessagesStreamEncoder implements PivotStreamEncoder {
     }
     if (event.arguments !== '' && this.open) {
       events.push({ type: 'content_block_delta', index: this.open.index, delta: { type: 'input_json_delta', partial_json: event.arguments } });
+      this.generated += 1;
     }
   }
 
@@ -166,7 +175,9 @@ export class MessagesStreamEncoder implements PivotStreamEncoder {
     return {
       type: 'message_delta',
       delta: { stop_reason: stopOf(finish, this.calledTools), stop_sequence: finish === 'stop_sequence' ? (this.finish?.stopSequence ?? null) : null },
-      usage: this.usage ? messagesUsageOfPivot(this.usage) : { input_tokens: this.ids.inputTokens, output_tokens: 0 },
+      // An upstream that sent no usage leaves the gateway's estimate of the prompt and a token per
+      // generated delta: zero would tell the client nothing was generated.
+      usage: this.usage ? messagesUsageOfPivot(this.usage) : { input_tokens: this.ids.inputTokens, output_tokens: this.generated },
     };
   }
 }

@@ -3,7 +3,6 @@
 // (JSON.parse building the chunk's object and its keys). Any other shape, or any doubt, is
 // answered with undefined, and the caller parses the chunk as before.
 import { CLOSE_BRACE, closingQuote, OPEN_BRACE, walkNesting } from '../../json-text.js';
-import type { ChatCompletionChunk } from './types.js';
 
 // The chunk's first choice, as OpenAI (and the sandbox) write it: index 0 first, then its delta.
 const FIRST_CHOICE_TEXT = '"choices":[{"index":0,"delta":{"content":"';
@@ -51,14 +50,6 @@ export class TextChunkSkimmer {
     this.around = { head: data.slice(0, open + 1), tail: data.slice(close + 2) };
     return textOf(data, open, close);
   }
-}
-
-/**
- * A text chunk as its readers (the meter, the Messages translator) see it: only its first choice's
- * delta, finish reason and the usage are read, and here they are known without a parse.
- */
-export function textChunk(text: string): ChatCompletionChunk {
-  return { choices: [{ index: 0, delta: { content: text }, finish_reason: null }], usage: null } as unknown as ChatCompletionChunk;
 }
 
 /** The quote closing the text that opens at `open`, when the delta's object closes right after it; else -1. */

@@ -90,7 +90,8 @@ export class ChatStreamDecoder implements PivotStreamDecoder {
       // Most chunks carry one piece of text: read without parsing the whole chunk.
       const text = this.skimmer.read(data);
       if (text !== undefined) {
-        if (text !== '') events.push({ type: 'text', text });
+        // text after the finish is dropped, as it is from a parsed chunk
+        if (text !== '' && !this.finished) events.push({ type: 'text', text });
         continue;
       }
       let parsed: ChatCompletionChunk & { error?: { message?: unknown } };

@@ -1,12 +1,14 @@
-// Whatever chunks an upstream sends, the events form a stream an Anthropic client can hold:
-// message_start and ping first, blocks numbered 0,1,2… and strictly one at a time, every delta on the
+// Whatever chunks a chat upstream sends, the events ChatStreamDecoder and MessagesStreamEncoder make
+// of them form a stream an Anthropic client can hold: message_start and ping first, blocks numbered 0,1,2… and strictly one at a time, every delta on the
 // open block and of its kind, one message_delta after the last block, message_stop (or error) last.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import { MessagesStreamEncoder } from '../../../src/formats/messages/from-pivot.js';
 import type { MessagesStreamEvent } from '../../../src/upstreams/anthropic/types.js';
-import { ChatToMessagesStream } from '../../../src/upstreams/openai-chat/stream-to-messages.js';
+import { ChatStreamDecoder } from '../../../src/upstreams/openai-chat/from-upstream.js';
 import type { ChatCompletionChunk } from '../../../src/upstreams/openai-chat/types.js';
+import { eventsOfSse } from '../../formats/messages/sse-events.js';
 
 const piece = fc.constantFrom(undefined, null, '', 'a', ' b', '{"x":', '1}');
 const fragment = fc.record(
@@ -39,7 +41,10 @@ const chunk: fc.Arbitrary<ChatCompletionChunk> = fc
     usage: fc.option(usage, { nil: null }),
   })
   .map((c) => ({ id: 'chatcmpl-1', object: 'chat.completion.chunk' as const, ...c }) as ChatCompletionChunk);
+/** `[DONE]`; a broken upstream; a body that ends without `[DONE]`, which the stream tap fails too. */
 const ending = fc.constantFrom('end' as const, 'fail' as const, 'none' as const);
+
+const frameOf = (chunk: ChatCompletionChunk | '[DONE]') => Buffer.from(`data: ${typeof chunk === 'string' ? chunk : JSON.stringify(chunk)}\n\n`);
 
 const DELTA_OF = { text: 'text_delta', tool_use: 'input_json_delta', thinking: 'thinking_delta', redacted_thinking: '-' };
 
@@ -90,19 +95,17 @@ function assertWellFormed(events: MessagesStreamEvent[], failed: boolean): void 
 test('any chunk sequence, ended or failed, gives a well-formed event stream that keeps all text before the finish', () => {
   fc.assert(
     fc.property(fc.array(chunk, { maxLength: 12 }), ending, fc.array(chunk, { maxLength: 2 }), (chunks, end, after) => {
-      const stream = new ChatToMessagesStream({ id: 'msg_1', model: 'm', inputTokens: 7 });
-      const events = chunks.flatMap((c) => stream.push(c));
+      const decoder = new ChatStreamDecoder();
+      const encoder = new MessagesStreamEncoder({ id: 'msg_1', model: 'm', inputTokens: 7 });
+      const encode = (chunk: ChatCompletionChunk | '[DONE]') => decoder.push(frameOf(chunk)).reduce((sse, event) => sse + encoder.push(event), '');
+      const before = chunks.map(encode).join('');
       // a failure after message_delta lost only [DONE]: the message ends whole
-      const failed = end === 'fail' && !events.some((e) => e.type === 'message_delta');
-      if (end === 'fail') events.push(...stream.fail('boom'));
-      else events.push(...stream.end()); // 'none' ends on a clean EOF, the same call as [DONE]
-      assert.deepEqual(
-        after.flatMap((c) => stream.push(c)),
-        [],
-        'nothing after the end',
-      );
-      assert.deepEqual([...stream.end(), ...stream.fail('again')], []);
-      if (failed && chunks.length === 0) {
+      const failed = end !== 'end' && !before.includes('event: message_delta');
+      const last = end === 'end' ? encode('[DONE]') : decoder.end().reduce((sse, event) => sse + encoder.push(event), '') + encoder.fail('boom');
+      const events = eventsOfSse(before + last);
+      assert.equal(after.map(encode).join(''), '', 'nothing after the end');
+      assert.equal(encoder.push({ type: 'done' }) + encoder.fail('again'), '');
+      if (failed && before === '') {
         assert.deepEqual(
           events.map((e) => e.type),
           ['error'],

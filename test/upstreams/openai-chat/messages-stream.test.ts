@@ -1,27 +1,42 @@
-// Chat chunks as Messages stream events. A fixture's `upstream` is the stream as the gateway reads it:
-// chunk objects, "[DONE]" (end), {"fail": message} (a broken upstream); without either it ends cleanly
-// after the last chunk. Steps after the end are still fed, and must produce nothing.
+// A chat stream sent to a Messages caller through the pivot: ChatStreamDecoder's events written by
+// MessagesStreamEncoder. A fixture's `upstream` is the stream as the gateway reads it: chunk objects
+// (each framed as an SSE `data:` line), "[DONE]" (end), {"fail": message} (a broken upstream); without
+// either it ends cleanly after the last chunk. Steps after the end are still fed, and must produce
+// nothing. `usage` is the last usage the upstream reported before the end, as messages counts it.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { test } from 'node:test';
-import type { MessagesStreamEvent } from '../../../src/upstreams/anthropic/types.js';
-import { ChatToMessagesStream, formatSse } from '../../../src/upstreams/openai-chat/stream-to-messages.js';
+import { MessagesStreamEncoder, messagesUsageOfPivot } from '../../../src/formats/messages/from-pivot.js';
+import type { PivotEvent } from '../../../src/pivot/types.js';
+import type { MessagesStreamEvent, MessagesUsage } from '../../../src/upstreams/anthropic/types.js';
+import { ChatStreamDecoder } from '../../../src/upstreams/openai-chat/from-upstream.js';
 import type { ChatCompletionChunk } from '../../../src/upstreams/openai-chat/types.js';
+import { eventsOfSse } from '../../formats/messages/sse-events.js';
 
 type Step = ChatCompletionChunk | '[DONE]' | { fail: string };
 
-function run(steps: Step[]): { events: MessagesStreamEvent[]; usage: unknown } {
-  const stream = new ChatToMessagesStream({ id: 'msg_1', model: 'claude-sonnet-4-5', inputTokens: 20 });
-  const events: MessagesStreamEvent[] = [];
+function run(steps: Step[]): { events: MessagesStreamEvent[]; usage: MessagesUsage | null } {
+  const decoder = new ChatStreamDecoder();
+  const encoder = new MessagesStreamEncoder({ id: 'msg_1', model: 'claude-sonnet-4-5', inputTokens: 20 });
+  let sse = '';
+  let usage: MessagesUsage | null = null;
   let ended = false;
+  const write = (events: PivotEvent[]) => {
+    for (const event of events) {
+      // the stream tap reads nothing once the end is out (pipeline/translated-stream.ts)
+      if (event.type === 'usage' && !ended) usage = messagesUsageOfPivot(event.usage);
+      sse += encoder.push(event);
+      ended ||= event.type === 'done';
+    }
+  };
   for (const step of steps) {
-    if (step === '[DONE]') events.push(...stream.end());
-    else if ('fail' in step) events.push(...stream.fail(step.fail));
-    else events.push(...stream.push(step));
-    ended ||= typeof step === 'string' || 'fail' in step;
+    if (typeof step === 'object' && 'fail' in step) {
+      sse += encoder.fail(step.fail);
+      ended = true;
+    } else write(decoder.push(Buffer.from(`data: ${typeof step === 'string' ? step : JSON.stringify(step)}\n\n`)));
   }
-  if (!ended) events.push(...stream.end());
-  return { events, usage: stream.usage() ?? null };
+  if (!ended) write([...decoder.end(), { type: 'done' }]);
+  return { events: eventsOfSse(sse), usage };
 }
 
 async function translates(name: string) {
@@ -38,7 +53,7 @@ test("message_start shows the gateway's estimate of the prompt and message_delta
   const { events } = run(upstream);
   const start = events.find((event) => event.type === 'message_start');
   const delta = events.find((event) => event.type === 'message_delta');
-  assert.equal(start?.type === 'message_start' && start.message.usage.input_tokens, 20, 'the estimate the translator was given');
+  assert.equal(start?.type === 'message_start' && start.message.usage.input_tokens, 20, 'the estimate the encoder was given');
   const reported = upstream.at(-2).usage;
   assert.deepEqual(delta?.type === 'message_delta' && delta.usage, { input_tokens: reported.prompt_tokens, output_tokens: reported.completion_tokens });
 });
@@ -55,7 +70,7 @@ test('content and finish in one chunk: the content is kept and the finish waits 
 
 test('reasoning streams as a thinking block, closed before the text block', () => translates('stream-reasoning-then-text'));
 
-test('a stream ending without usage or finish ends the turn on the estimate and a token per generated chunk', () => translates('stream-ended-without-usage'));
+test('a stream ending without usage or finish ends the turn on the estimate and a token per generated delta', () => translates('stream-ended-without-usage'));
 
 test('[DONE] before the usage chunk sends the held finish on the estimate, and nothing follows message_stop', () => translates('stream-done-before-usage'));
 
@@ -67,21 +82,4 @@ test('an upstream that sends nothing still gets a whole, empty message', () => t
 
 test('a new id on tool call index 0 is a new block, and a tool turn finished with stop reports tool_use', () => translates('stream-calls-sharing-index-zero'));
 
-test('an event is framed with its type as the SSE event name', () => {
-  const frames = [{ type: 'ping' }, { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'a\nb' } }] as const;
-  assert.equal(
-    frames.map((event) => formatSse(event)).join(''),
-    'event: ping\ndata: {"type":"ping"}\n\n' +
-      'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a\\nb"}}\n\n',
-  );
-});
-
 test('a failure after finish and usage came ends the message whole instead of with an error', () => translates('stream-fails-after-usage'));
-
-test('a text delta is framed with the very bytes JSON.stringify gives the whole event, whatever its text', () => {
-  const texts = ['', 'plain', 'quote " and backslash \\', 'line\nbreak\ttab\r', 'control \u0001\u001f', 'é 中文 🚀', 'lone \ud800 surrogate', '</script>'];
-  for (const [index, text] of texts.entries()) {
-    const event = { type: 'content_block_delta', index, delta: { type: 'text_delta', text } } as const;
-    assert.equal(formatSse(event), `event: content_block_delta\ndata: ${JSON.stringify(event)}\n\n`, JSON.stringify(text));
-  }
-});

@@ -1,23 +1,26 @@
-// The translated messages stream as one Transform: chat SSE bytes in, messages events out, with the
-// meter, the failure rules (a 502 before anything went out, the messages error event after), the
+// A stream translated through the pivot as one Transform, shown on chat SSE bytes in and messages
+// events out (ChatStreamDecoder, MessagesStreamEncoder): the meter, the failure rules (a 502 before anything went out, the messages error event after), the
 // caller leaving, backpressure and the end-marker gate, all without an upstream or a gateway.
 import assert from 'node:assert/strict';
 import { PassThrough, type Readable } from 'node:stream';
 import { test } from 'node:test';
 import { DEFAULT_TOKENIZER } from '../../src/billing/tokens.js';
+import { MessagesStreamEncoder } from '../../src/formats/messages/from-pivot.js';
 import { holdEndMarkerForSettle } from '../../src/pipeline/end-marker-gate.js';
-import { TranslatedMeter, translateChatStream } from '../../src/upstreams/openai-chat/messages-stream.js';
-import { ChatToMessagesStream } from '../../src/upstreams/openai-chat/stream-to-messages.js';
-import { ChatStreamMeter } from '../../src/upstreams/openai-chat/usage.js';
+import { translatePivotStream } from '../../src/pipeline/translated-stream.js';
+import { ChatStreamDecoder } from '../../src/upstreams/openai-chat/from-upstream.js';
 import { PassThroughTap } from '../../src/upstreams/tap.js';
-import { pendingSettle } from './pending-settle.js';
+import { pendingSettle } from '../upstreams/pending-settle.js';
 
 function translated() {
   const upstream = new PassThrough();
   const controller = new AbortController();
-  const meter = new TranslatedMeter(new ChatStreamMeter(DEFAULT_TOKENIZER));
-  const translator = new ChatToMessagesStream({ id: 'msg_1', model: 'claude-test', inputTokens: 20 });
-  const body = translateChatStream(upstream, { translator, meter, signal: controller.signal });
+  const { body, meter } = translatePivotStream(upstream, {
+    decoder: new ChatStreamDecoder(),
+    encoder: new MessagesStreamEncoder({ id: 'msg_1', model: 'claude-test', inputTokens: 20 }),
+    tokenizer: DEFAULT_TOKENIZER,
+    signal: controller.signal,
+  });
   return { upstream, meter, body, controller };
 }
 
@@ -135,7 +138,7 @@ test('an upstream that ends without [DONE] fails the stream when nothing went ou
   const empty = translated();
   const emptyOut = readOut(empty.body);
   empty.upstream.end();
-  assert.match(String((await emptyOut).error?.message), /before \[DONE\]/);
+  assert.match(String((await emptyOut).error?.message), /before its end marker/);
 
   const cut = translated();
   const cutOut = readOut(cut.body);
