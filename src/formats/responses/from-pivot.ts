@@ -64,7 +64,12 @@ export function responseShell(ids: ResponseIds, body: ResponsesRequest): Respons
     temperature: body.temperature ?? 1,
     text: { format: text.format ?? { type: 'text' }, verbosity: text.verbosity ?? 'medium' },
     tool_choice: body.tool_choice ?? 'auto',
-    tools: (body.tools ?? []).map((tool) => ({ ...tool, description: tool.description ?? null, parameters: tool.parameters ?? null, strict: tool.strict ?? null })),
+    tools: (body.tools ?? []).map((tool) => ({
+      ...tool,
+      description: tool.description ?? null,
+      parameters: tool.parameters ?? null,
+      strict: tool.strict ?? null,
+    })),
     top_logprobs: typeof body.top_logprobs === 'number' ? body.top_logprobs : 0,
     top_p: body.top_p ?? 1,
     truncation: typeof body.truncation === 'string' ? body.truncation : 'disabled',
@@ -106,7 +111,14 @@ export function responseOf(answer: PivotResponse, ids: ResponseIds, body: Respon
     output.push({ type: 'message', id: itemId(ids, 'msg', output.length), status: 'completed', role: 'assistant', content });
   }
   for (const call of answer.toolCalls) {
-    const item: FunctionCallItem = { type: 'function_call', id: itemId(ids, 'fc', output.length), call_id: call.id, name: call.name, arguments: call.arguments, status: 'completed' };
+    const item: FunctionCallItem = {
+      type: 'function_call',
+      id: itemId(ids, 'fc', output.length),
+      call_id: call.id,
+      name: call.name,
+      arguments: call.arguments,
+      status: 'completed',
+    };
     output.push(item);
   }
   const last = output.at(-1);

@@ -97,8 +97,18 @@ export class ResponsesStreamEncoder implements PivotStreamEncoder {
       const index = this.output.length;
       const id = itemId(this.ids, 'msg', index);
       open = this.open = { kind: 'message', index, id, idJson: JSON.stringify(id), text: '' };
-      out += this.write({ type: 'response.output_item.added', output_index: index, item: { type: 'message', id, status: 'in_progress', role: 'assistant', content: [] } });
-      out += this.write({ type: 'response.content_part.added', item_id: id, output_index: index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
+      out += this.write({
+        type: 'response.output_item.added',
+        output_index: index,
+        item: { type: 'message', id, status: 'in_progress', role: 'assistant', content: [] },
+      });
+      out += this.write({
+        type: 'response.content_part.added',
+        item_id: id,
+        output_index: index,
+        content_index: 0,
+        part: { type: 'output_text', text: '', annotations: [] },
+      });
     }
     open.text += text;
     return `${out}event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":${this.sequence++},"item_id":${open.idJson},"output_index":${open.index},"content_index":0,"delta":${JSON.stringify(text)},"logprobs":[]}\n\n`;
