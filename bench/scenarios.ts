@@ -48,11 +48,13 @@ const chatBody = (content: string, stream: boolean) =>
   });
 const messagesBody = (model: string) => json({ model, max_tokens: 1024, stream: true, messages: [{ role: 'user', content: story(200) }] });
 /**
- * What the gateway sends upstream for messagesBody('sandbox-chat'), through the pivot
+ * What the gateway sends upstream for messagesBody('sandbox-chat') and geminiBody(), through the pivot
  * (formats/messages/to-pivot.ts, upstreams/openai-chat/to-upstream.ts; usage always asked for).
  */
 const translatedChatBody = () =>
   json({ model: 'sandbox-chat', messages: [{ role: 'user', content: story(200) }], max_tokens: 1024, stream: true, stream_options: { include_usage: true } });
+/** A Gemini API stream of the same story, for a model on an OpenAI-style channel: the gateway asks for translatedChatBody(). */
+const geminiBody = () => json({ contents: [{ role: 'user', parts: [{ text: story(200) }] }], generationConfig: { maxOutputTokens: 1024 } });
 const SPEECH_BODY = json({
   user: { uid: 'bench' },
   req_params: {
@@ -130,6 +132,14 @@ export function buildScenarios(gatewayKey: string): { defaults: Scenario[]; swee
     upstream: post('/v1/chat/completions', openAi, translatedChatBody(), 'data: [DONE]'),
     gateway: post('/v1/messages', { ...gatewayJson, ...anthropicVersion }, messagesBody('sandbox-chat'), 'message_stop'),
   };
+  const geminiTranslated: Scenario = {
+    name: 'gemini-translated-stream-c50',
+    connections: 50,
+    baseline: 'the chat completions stream the gateway itself asks the sandbox for (the translation is the difference)',
+    upstream: post('/v1/chat/completions', openAi, translatedChatBody(), 'data: [DONE]'),
+    // the last chunk carries the finish reason and the usage; Gemini's SSE has no end marker of its own
+    gateway: post('/v1beta/models/sandbox-chat:streamGenerateContent?alt=sse', gatewayJson, geminiBody(), '"finishReason"'),
+  };
   const speech: Scenario = {
     name: 'speech-stream-c50',
     connections: 50,
@@ -155,7 +165,17 @@ export function buildScenarios(gatewayKey: string): { defaults: Scenario[]; swee
     gateway: post('/v1/search', gatewayJson, json({ Type: 'web', Query: SEARCH_QUERY, Count: 10 }), '"LogId"'),
   };
 
-  const defaults = [plainChat(1), plainChat(50), plainChat(200), streamedChat(200, 1), streamedChat(200, 50), messagesTranslated, speech, search];
+  const defaults = [
+    plainChat(1),
+    plainChat(50),
+    plainChat(200),
+    streamedChat(200, 1),
+    streamedChat(200, 50),
+    messagesTranslated,
+    geminiTranslated,
+    speech,
+    search,
+  ];
   const sweep = [
     plainChat(1),
     plainChat(50),

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildScenarios, scenariosOfRun } from '../../bench/scenarios.js';
+import { pivotRequestOf as pivotRequestOfGemini } from '../../src/formats/gemini/to-pivot.js';
 import { pivotRequestOfMessages } from '../../src/formats/messages/to-pivot.js';
 import { chatRequestOf } from '../../src/upstreams/openai-chat/to-upstream.js';
 
@@ -19,6 +20,14 @@ test('the translated messages scenario baseline is the very chat stream the gate
   assert.deepEqual(JSON.parse(translated.upstream.body), { ...gatewaySends, stream: true, stream_options: { include_usage: true } });
   assert.equal(translated.upstream.endMarker, 'data: [DONE]');
   assert.equal(translated.gateway.endMarker, 'message_stop');
+});
+
+test('the translated Gemini scenario baseline is the very chat stream the gateway asks the sandbox for', () => {
+  const translated = scenario('gemini-translated-stream-c50');
+  const gatewaySends = chatRequestOf(pivotRequestOfGemini(JSON.parse(translated.gateway.body), { upstreamModel: 'sandbox-chat', stream: true }));
+  assert.equal(translated.upstream.path, '/v1/chat/completions');
+  assert.deepEqual(JSON.parse(translated.upstream.body), gatewaySends);
+  assert.equal(translated.gateway.path, '/v1beta/models/sandbox-chat:streamGenerateContent?alt=sse');
 });
 
 test('direct and floor of a chat scenario send the gateway its own body', () => {
