@@ -30,6 +30,7 @@ import { chatRoutes } from './routes/chat.js';
 import { consoleRoutes } from './routes/console.js';
 import { eraseRoutes } from './routes/erase.js';
 import { fileServeRoutes, fileUploadRoutes } from './routes/files.js';
+import { geminiRoutes } from './routes/gemini.js';
 import { healthRoutes } from './routes/health.js';
 import { imageRoutes } from './routes/images.js';
 import { messagesRoutes } from './routes/messages.js';
@@ -152,6 +153,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     await v1.register(chatRoutes, { pipeline, store });
     await v1.register(messagesRoutes, { pipeline, store });
     await v1.register(responsesRoutes, { pipeline, store });
+    await v1.register(geminiRoutes, { pipeline, store });
     await v1.register(speechRoutes, { pipeline, store });
     await v1.register(searchRoutes, { pipeline, store });
     // Multipart only where a file is uploaded: on any other route it is the wrong content type (400 naming it).

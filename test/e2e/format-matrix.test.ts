@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import Anthropic from '@anthropic-ai/sdk';
+import { GoogleGenAI } from '@google/genai';
 import OpenAI from 'openai';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -100,7 +101,36 @@ const responsesClient: InboundClient = {
   },
 };
 
-const CLIENTS = [chatClient, messagesClient, responsesClient];
+/** Google's SDK as its users call it; `apiVersion` v1 reaches the same calls under /v1/models. */
+const geminiClient = (apiVersion: 'v1beta' | 'v1'): InboundClient => ({
+  name: `Gemini API ${apiVersion} (@google/genai)`,
+  async ask(key, model, { text, stream, tools }) {
+    const ai = new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: gw.url, apiVersion } });
+    const params = {
+      model,
+      contents: text,
+      config: {
+        systemInstruction: 'You are terse.',
+        ...(tools && {
+          tools: [{ functionDeclarations: [{ name: weather.name, description: weather.description, parametersJsonSchema: weather.parameters }] }],
+        }),
+      },
+    };
+    let answer = '';
+    const calls: { name: string; arguments: Record<string, unknown> }[] = [];
+    let usage: { promptTokenCount?: number; candidatesTokenCount?: number; thoughtsTokenCount?: number } | undefined;
+    const chunks = stream ? await ai.models.generateContentStream(params) : [await ai.models.generateContent(params)];
+    for await (const chunk of chunks) {
+      answer += chunk.text ?? '';
+      for (const call of chunk.functionCalls ?? []) calls.push({ name: call.name ?? '', arguments: call.args ?? {} });
+      if (chunk.usageMetadata) usage = chunk.usageMetadata;
+    }
+    assert.ok(usage, 'the answer carries usage');
+    return { text: answer, toolCalls: calls, micros: bill(usage.promptTokenCount ?? 0, (usage.candidatesTokenCount ?? 0) + (usage.thoughtsTokenCount ?? 0)) };
+  },
+});
+
+const CLIENTS = [chatClient, messagesClient, responsesClient, geminiClient('v1beta'), geminiClient('v1')];
 
 describe('every inbound format on every upstream kind', () => {
   before(async () => {

@@ -15,6 +15,8 @@ export const BODY_EXAMPLES: Readonly<Record<string, unknown>> = {
   'POST /admin/accounts/{id}/test-credit': { ...CREDIT, note: 'Test funds' },
   'POST /v1/chat/completions': { model: 'sandbox-chat', messages: [{ role: 'user', content: 'Say hello in three languages.' }] },
   'POST /v1/messages': { model: 'sandbox-claude', max_tokens: 256, messages: [{ role: 'user', content: 'Say hello in three languages.' }] },
+  'POST /v1beta/models/{id}': { contents: [{ role: 'user', parts: [{ text: 'Say hello in three languages.' }] }] },
+  'POST /v1/models/{id}': { contents: [{ role: 'user', parts: [{ text: 'Say hello in three languages.' }] }] },
   'POST /v1/responses': { model: 'sandbox-chat', input: 'Say hello in three languages.' },
   'POST /v1/audio/speech': { model: 'sandbox-tts', input: 'Welcome to tollroute.', voice: 'alloy', response_format: 'mp3' },
   'POST /v1/audio/speech/unidirectional': { req_params: { text: 'Welcome to tollroute.', speaker: 'zh_female_shuangkuaisisi_moon_bigtts' } },
@@ -48,4 +50,6 @@ export const BODY_EXAMPLES: Readonly<Record<string, unknown>> = {
 export const PARAMETER_EXAMPLES: Readonly<Record<string, Record<string, string>>> = {
   'POST /v1/audio/speech/unidirectional': { model: 'sandbox-tts' },
   'POST /v1/messages': { 'anthropic-version': '2023-06-01' },
+  'POST /v1beta/models/{id}': { id: 'sandbox-chat:generateContent' },
+  'POST /v1/models/{id}': { id: 'sandbox-chat:generateContent' },
 };
