@@ -1,4 +1,6 @@
 // The built-in configuration: every model of DESIGN section 9, served by the sandbox upstream.
+import { SANDBOX_AWS_CREDENTIALS } from '../sandbox/bedrock-signature.js';
+import { sandboxServiceAccount } from '../sandbox/vertex-account.js';
 import type { ConfigInput } from './schema.js';
 
 const SANDBOX_KEY = 'sk-sandbox';
@@ -18,6 +20,21 @@ export function sandboxCatalogue(sandboxUrl: string): Pick<ConfigInput, 'channel
       'sandbox-anthropic': channel('anthropic'),
       // Azure OpenAI's deployment paths: the deployment is the model's upstream id.
       'sandbox-azure': { ...channel('azure'), api_version: '2024-10-21' },
+      // Bedrock Converse, SigV4 signed with the only credentials the sandbox accepts.
+      'sandbox-bedrock': {
+        kind: 'bedrock',
+        base_url: sandboxUrl,
+        region: 'us-east-1',
+        access_key_id: SANDBOX_AWS_CREDENTIALS.accessKeyId,
+        secret_access_key: SANDBOX_AWS_CREDENTIALS.secretAccessKey,
+      },
+      'sandbox-gemini': channel('gemini'),
+      // Vertex AI: the sandbox's own service account, its tokens from the sandbox's token endpoint.
+      'sandbox-vertex': {
+        kind: 'gemini',
+        base_url: sandboxUrl,
+        vertex: { project: 'sandbox-project', region: 'us-central1', service_account_json: JSON.stringify(sandboxServiceAccount(`${sandboxUrl}/token`)) },
+      },
       'sandbox-speech': { ...channel('speech'), app_id: 'sandbox-app', resource_id: 'volc.service_type.10029' },
       'sandbox-search': channel('search'),
       'sandbox-ark': channel('ark'),
@@ -30,6 +47,9 @@ export function sandboxCatalogue(sandboxUrl: string): Pick<ConfigInput, 'channel
       'sandbox-chat-noresponses': { type: 'chat', channel: 'sandbox-openai-noresponses', upstream_model: 'sandbox-chat', price: chatPrice },
       'sandbox-claude': { type: 'chat', channel: 'sandbox-anthropic', price: chatPrice },
       'sandbox-azure': { type: 'chat', channel: 'sandbox-azure', price: chatPrice },
+      'sandbox-bedrock': { type: 'chat', channel: 'sandbox-bedrock', price: chatPrice },
+      'sandbox-gemini': { type: 'chat', channel: 'sandbox-gemini', price: chatPrice },
+      'sandbox-vertex': { type: 'chat', channel: 'sandbox-vertex', price: chatPrice },
       'sandbox-tts': { type: 'tts', channel: 'sandbox-speech', price: { character: 100 } },
       'vendor-web-search': { type: 'search', channel: 'sandbox-search', price: { call: 5_000 } },
       'vendor-global-search': { type: 'search', channel: 'sandbox-search', search_edition: 'global', price: { call: 10_000 } },

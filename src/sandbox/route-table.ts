@@ -1,7 +1,9 @@
 import { audioRoute } from './audio.js';
 import { azureRoutes } from './azure.js';
+import { bedrockConverseRoute, bedrockConverseStreamRoute } from './bedrock.js';
 import { chatRoute } from './chat.js';
 import { eraseSubmitRoute, eraseTaskRoute } from './erase.js';
+import { geminiRoutes } from './gemini.js';
 import { imagesRoute } from './images.js';
 import { mediaRoute } from './media.js';
 import { messagesRoute } from './messages.js';
@@ -10,6 +12,7 @@ import { noResponsesRoute, responsesRoute } from './responses.js';
 import type { SandboxRoute } from './route.js';
 import { globalSearchRoute, webSearchRoute } from './search.js';
 import { speechRoute } from './speech.js';
+import { vertexTokenRoute } from './vertex-token.js';
 import { videoCreateRoute, videoDeleteRoute, videoGetRoute } from './video.js';
 
 /**
@@ -41,4 +44,8 @@ export const SANDBOX_ROUTES: readonly SandboxRoute[] = [
   webSearchRoute,
   globalSearchRoute,
   ...azureRoutes(chatRoute, responsesRoute),
+  ...geminiRoutes,
+  vertexTokenRoute,
+  bedrockConverseRoute,
+  bedrockConverseStreamRoute,
 ];

@@ -39,6 +39,8 @@ export interface SandboxRoute {
   readonly path: string;
   /** The body a `status` fault answers with when the rule gives none; OpenAI's error shape when absent. */
   readonly errorBody?: (status: number, message: string) => unknown;
+  /** The model a request names, for protocols that name it in the path (fault rules select on it); else the body's `model`. */
+  readonly modelOf?: (params: Readonly<Record<string, string>>) => string | undefined;
   /** Requests here start an async task (or generate, for images): only they take `task_outcome` rules. */
   readonly createsTask?: boolean;
   handle(ctx: SandboxContext): void | Promise<void>;

@@ -130,7 +130,7 @@ async function handleRequest(state: SandboxState, req: IncomingMessage, res: Ser
   const rule = state.faults.take({
     kind,
     path,
-    model: isRecord(body.json) ? body.json.model : undefined,
+    model: match?.route.modelOf?.(match.params) ?? (isRecord(body.json) ? body.json.model : undefined),
     apiKey: presentedKey(req.headers),
     createsTask: match?.route.createsTask === true,
   });

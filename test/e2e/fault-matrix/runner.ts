@@ -2,12 +2,13 @@
 // so a worker runs one cell at a time), and prints the table of families × faults.
 import type { TestGateway } from '../../helpers/gateway.js';
 import { healthy } from './calls.js';
+import { CHAT_FAMILIES } from './chat-families.js';
 import { CALLERS, type Caller, type Cell, cellName, FAULT_NAMES, FAULTS, type Family, type Fault } from './matrix.js';
 import { checkMoney, freshAccount, moneyBefore } from './money.js';
 import { SYNC_FAMILIES } from './sync-families.js';
 import { TASK_FAMILIES } from './task-families.js';
 
-export const FAMILIES: readonly Family[] = [...SYNC_FAMILIES, ...TASK_FAMILIES];
+export const FAMILIES: readonly Family[] = [...CHAT_FAMILIES, ...SYNC_FAMILIES, ...TASK_FAMILIES];
 
 /** A cell's outcome, as plain data: a shard process sends it to the test. */
 export interface CellResult {

@@ -1,9 +1,7 @@
-// The synchronous endpoint families: how each is called, what it answers to each fault, and what a
+// The synchronous endpoint families (the chat-like ones are in chat-families.ts): how each is called, what it answers to each fault, and what a
 // caller that leaves is billed. The rules are DESIGN §5's; each family says only where it differs.
 import assert from 'node:assert/strict';
 import { FormData } from 'undici';
-import { chatPromptTokens, messagesPromptTokens, responsesPromptTokens } from '../../../src/billing/estimates.js';
-import { DEFAULT_TOKENIZER } from '../../../src/billing/tokens.js';
 import type { TestGateway } from '../../helpers/gateway.js';
 import { makeWav } from '../../helpers/wav.js';
 import {
@@ -22,11 +20,7 @@ import {
 import { BEHAVIOUR, type CellContext, type Family, type Fault, type MoneyRule, RELEASED, TIMING } from './matrix.js';
 import { chargeOf } from './money.js';
 
-const MAX_TOKENS = 50;
-const PROMPT = '[[words:12]] fault matrix';
-const MESSAGES = [{ role: 'user', content: PROMPT }];
 const SPEECH_TEXT = 'One. Two. Three. Four. Five. Six.';
-const counting = (id: string) => ({ id, config: { tokenizer: DEFAULT_TOKENIZER, image_input_tokens: 1_600, max_output_tokens: 4_096 } });
 const UPSTREAM_FAILED = { status: 502, body: { error: 'upstream provider error', type: 'server_error' } };
 const ONE_PIECE = 'answered in one piece: there is no stream to break';
 
@@ -152,7 +146,7 @@ async function prepareSync(spec: SyncSpec, { gw, accountId, key, fault, caller }
   return { completedMicros: String(completedMicros) };
 }
 
-const syncFamily = (spec: SyncSpec): Family => ({
+export const syncFamily = (spec: SyncSpec): Family => ({
   name: spec.name,
   notApplicable: (fault) => (!spec.protocol && !spec.framedUpstream && (fault === 'drop' || fault === 'error') ? ONE_PIECE : undefined),
   prepare: (ctx) => prepareSync(spec, ctx),
@@ -160,31 +154,6 @@ const syncFamily = (spec: SyncSpec): Family => ({
   slow: (fault) => fault === 'hang',
 });
 
-/**
- * A token stream the caller left mid-way: the prompt as the gateway counts it, plus the output
- * delivered, never the output cap. An upstream that reports its input at the start (messages'
- * message_start) is billed its own count, the one the caller was shown.
- */
-const tokensLeft =
-  (prompt: number, { inputShownAtStart = false } = {}) =>
-  (units: Record<string, number>, first: string) => {
-    const shown = inputShownAtStart ? sseEvents(first)[0]?.data?.message?.usage?.input_tokens : prompt;
-    assert.equal(typeof shown, 'number', `the input count the caller was shown: ${first.slice(0, 300)}`);
-    assert.equal(units.input_token, shown, `billed ${JSON.stringify(units)}`);
-    assert.ok((units.output_token ?? 0) >= 0 && (units.output_token ?? 0) <= MAX_TOKENS, `billed ${JSON.stringify(units)}`);
-  };
-/**
- * A translated stream the caller left: its prompt as the upstream reported it at the stream's start
- * (the caller's format had no place to show it then), its output at most the cap.
- */
-const upstreamPromptLeft = (prompt: number) => (units: Record<string, number>) => {
-  assert.equal(units.input_token, prompt, `billed ${JSON.stringify(units)}`);
-  assert.ok((units.output_token ?? 0) >= 0 && (units.output_token ?? 0) <= MAX_TOKENS, `billed ${JSON.stringify(units)}`);
-};
-/** The messages sandbox's count of MESSAGES: one for the message, one per word (src/sandbox/messages.ts). */
-const MESSAGES_SANDBOX_PROMPT = 1 + PROMPT.split(' ').length;
-/** message_start, content_block_start, ping: what the messages sandbox sends before its first text. */
-const MESSAGES_EVENTS_BEFORE_TEXT = 3;
 /** Speech without subtitles: what its audio covered cannot be measured, so the text is billed, what the whole call costs. */
 const textLeft = (characters: number) => (units: Record<string, number>) => assert.deepEqual(units, { character: characters });
 /**
@@ -197,14 +166,6 @@ const coveredLeft = (sourceMs: number, translatedWords: number) => (units: Recor
   assert.ok(input >= 25 && input <= Math.ceil(sourceMs / 40), `billed ${JSON.stringify(units)}`);
   assert.ok(output >= 0 && output <= translatedWords, `billed ${JSON.stringify(units)}`);
 };
-
-const chatBody = (stream: boolean, model = 'sandbox-chat') => ({ model, messages: MESSAGES, max_tokens: MAX_TOKENS, stream });
-const messagesBody = (model: string, stream: boolean) => ({ model, messages: MESSAGES, max_tokens: MAX_TOKENS, stream });
-const responsesBody = (stream: boolean) => ({ model: 'sandbox-chat', input: PROMPT, max_output_tokens: MAX_TOKENS, stream });
-const ANTHROPIC = { 'anthropic-version': '2023-06-01' };
-const chatPrompt = chatPromptTokens({ messages: MESSAGES }, counting('sandbox-chat'));
-const messagesPrompt = (model: string) => messagesPromptTokens({ messages: MESSAGES }, counting(model));
-const responsesPrompt = responsesPromptTokens({ input: PROMPT }, counting('sandbox-chat'));
 
 const translation = (mode: 's2t' | 's2s', ms: number) => (gw: TestGateway) =>
   postForm(gw, '/v1/audio/translations', () => {
@@ -221,62 +182,6 @@ const S2S_MS = 3_000;
 const S2S_FAULT_AFTER_FRAMES = AST_FRAMES_BEFORE_AUDIO + 5;
 
 export const SYNC_FAMILIES: Family[] = [
-  syncFamily({ name: 'chat completions', kind: 'chat', send: (gw) => postJson(gw, '/v1/chat/completions', chatBody(false)) }),
-  syncFamily({
-    name: 'chat completions, stream',
-    kind: 'chat',
-    protocol: 'chat',
-    leftBill: tokensLeft(chatPrompt),
-    send: (gw) => postJson(gw, '/v1/chat/completions', chatBody(true)),
-  }),
-  syncFamily({
-    name: 'messages, translated to chat',
-    kind: 'chat',
-    send: (gw) => postJson(gw, '/v1/messages', messagesBody('sandbox-chat', false), ANTHROPIC),
-  }),
-  syncFamily({
-    name: 'messages, translated to chat, stream',
-    kind: 'chat',
-    protocol: 'messages',
-    translated: true,
-    leftBill: tokensLeft(messagesPrompt('sandbox-chat')),
-    // the translator skips a chunk it cannot read; the stream then ends without [DONE] having sent nothing
-    failsBeforeFirstByte: ['malformed'],
-    send: (gw) => postJson(gw, '/v1/messages', messagesBody('sandbox-chat', true), ANTHROPIC),
-  }),
-  syncFamily({
-    name: 'chat completions, translated to messages',
-    kind: 'messages',
-    send: (gw) => postJson(gw, '/v1/chat/completions', chatBody(false, 'sandbox-claude')),
-  }),
-  syncFamily({
-    name: 'chat completions, translated to messages, stream',
-    kind: 'messages',
-    protocol: 'chat',
-    translated: true,
-    leftBill: upstreamPromptLeft(MESSAGES_SANDBOX_PROMPT),
-    // the translator skips an event it cannot read; the stream then ends without message_stop having sent nothing
-    failsBeforeFirstByte: ['malformed'],
-    // message_start, content_block_start and ping carry no chat chunk: the fault falls after the text began
-    behaviour: { drop: { drop_after_chunks: MESSAGES_EVENTS_BEFORE_TEXT + 2 }, error: { error_after_chunks: MESSAGES_EVENTS_BEFORE_TEXT + 2 } },
-    send: (gw) => postJson(gw, '/v1/chat/completions', chatBody(true, 'sandbox-claude')),
-  }),
-  syncFamily({ name: 'messages, native', kind: 'messages', send: (gw) => postJson(gw, '/v1/messages', messagesBody('sandbox-claude', false), ANTHROPIC) }),
-  syncFamily({
-    name: 'messages, native, stream',
-    kind: 'messages',
-    protocol: 'messages',
-    leftBill: tokensLeft(messagesPrompt('sandbox-claude'), { inputShownAtStart: true }),
-    send: (gw) => postJson(gw, '/v1/messages', messagesBody('sandbox-claude', true), ANTHROPIC),
-  }),
-  syncFamily({ name: 'responses', kind: 'responses', send: (gw) => postJson(gw, '/v1/responses', responsesBody(false)) }),
-  syncFamily({
-    name: 'responses, stream',
-    kind: 'responses',
-    protocol: 'responses',
-    leftBill: tokensLeft(responsesPrompt),
-    send: (gw) => postJson(gw, '/v1/responses', responsesBody(true)),
-  }),
   syncFamily({
     name: 'speech, line stream',
     kind: 'speech',
