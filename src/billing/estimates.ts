@@ -76,7 +76,7 @@ export interface GeminiPrompt {
   systemInstruction?: unknown;
   tools?: unknown;
   toolConfig?: unknown;
-  generationConfig?: { responseSchema?: unknown; responseJsonSchema?: unknown } | null;
+  generationConfig?: { responseSchema?: unknown; responseJsonSchema?: unknown; [field: string]: unknown } | null;
 }
 
 /** A Gemini API request's input: the system instruction, the contents and the tools and schemas. */

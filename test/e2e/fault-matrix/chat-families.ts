@@ -1,7 +1,7 @@
 // The chat-like families of the fault matrix: chat completions, messages and responses, each
 // passed through and translated through the pivot onto another kind of upstream.
 import assert from 'node:assert/strict';
-import { chatPromptTokens, messagesPromptTokens, responsesPromptTokens } from '../../../src/billing/estimates.js';
+import { chatPromptTokens, geminiPromptTokens, messagesPromptTokens, responsesPromptTokens } from '../../../src/billing/estimates.js';
 import { DEFAULT_TOKENIZER } from '../../../src/billing/tokens.js';
 import { postJson, sseEvents } from './calls.js';
 import type { Family } from './matrix.js';
@@ -44,6 +44,14 @@ const ANTHROPIC = { 'anthropic-version': '2023-06-01' };
 const chatPrompt = chatPromptTokens({ messages: MESSAGES }, counting('sandbox-chat'));
 const messagesPrompt = (model: string) => messagesPromptTokens({ messages: MESSAGES }, counting(model));
 const responsesPrompt = responsesPromptTokens({ input: PROMPT }, counting('sandbox-chat'));
+const geminiBody = { contents: [{ role: 'user', parts: [{ text: PROMPT }] }], generationConfig: { maxOutputTokens: MAX_TOKENS } };
+const geminiPrompt = geminiPromptTokens(geminiBody, counting('sandbox-chat'));
+const geminiCall = (model: string, stream: boolean) => `/v1beta/models/${model}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`;
+/** Faults after the text began on a messages upstream: message_start, content_block_start and ping carry no text. */
+const AFTER_MESSAGES_TEXT_BEGAN = {
+  drop: { drop_after_chunks: MESSAGES_EVENTS_BEFORE_TEXT + 2 },
+  error: { error_after_chunks: MESSAGES_EVENTS_BEFORE_TEXT + 2 },
+};
 
 export const CHAT_FAMILIES: Family[] = [
   syncFamily({ name: 'chat completions', kind: 'chat', send: (gw) => postJson(gw, '/v1/chat/completions', chatBody(false)) }),
@@ -82,8 +90,7 @@ export const CHAT_FAMILIES: Family[] = [
     leftBill: upstreamPromptLeft(MESSAGES_SANDBOX_PROMPT),
     // the translator skips an event it cannot read; the stream then ends without message_stop having sent nothing
     failsBeforeFirstByte: ['malformed'],
-    // message_start, content_block_start and ping carry no chat chunk: the fault falls after the text began
-    behaviour: { drop: { drop_after_chunks: MESSAGES_EVENTS_BEFORE_TEXT + 2 }, error: { error_after_chunks: MESSAGES_EVENTS_BEFORE_TEXT + 2 } },
+    behaviour: AFTER_MESSAGES_TEXT_BEGAN,
     send: (gw) => postJson(gw, '/v1/chat/completions', chatBody(true, 'sandbox-claude')),
   }),
   syncFamily({ name: 'messages, native', kind: 'messages', send: (gw) => postJson(gw, '/v1/messages', messagesBody('sandbox-claude', false), ANTHROPIC) }),
@@ -101,5 +108,39 @@ export const CHAT_FAMILIES: Family[] = [
     protocol: 'responses',
     leftBill: tokensLeft(responsesPrompt),
     send: (gw) => postJson(gw, '/v1/responses', responsesBody(true)),
+  }),
+  syncFamily({
+    name: 'responses, translated to messages',
+    kind: 'messages',
+    send: (gw) => postJson(gw, '/v1/responses', { ...responsesBody(false), model: 'sandbox-claude' }),
+  }),
+  syncFamily({
+    name: 'responses, translated to messages, stream',
+    kind: 'messages',
+    protocol: 'responses',
+    translated: true,
+    leftBill: upstreamPromptLeft(MESSAGES_SANDBOX_PROMPT),
+    failsBeforeFirstByte: ['malformed'],
+    behaviour: AFTER_MESSAGES_TEXT_BEGAN,
+    send: (gw) => postJson(gw, '/v1/responses', { ...responsesBody(true), model: 'sandbox-claude' }),
+  }),
+  syncFamily({ name: 'Gemini API, native', kind: 'gemini', send: (gw) => postJson(gw, geminiCall('sandbox-gemini', false), geminiBody) }),
+  syncFamily({
+    name: 'Gemini API, native, stream',
+    kind: 'gemini',
+    protocol: 'gemini',
+    leftBill: tokensLeft(geminiPrompt),
+    send: (gw) => postJson(gw, geminiCall('sandbox-gemini', true), geminiBody),
+  }),
+  syncFamily({ name: 'Gemini API, translated to chat', kind: 'chat', send: (gw) => postJson(gw, geminiCall('sandbox-chat', false), geminiBody) }),
+  syncFamily({
+    name: 'Gemini API, translated to chat, stream',
+    kind: 'chat',
+    protocol: 'gemini',
+    translated: true,
+    leftBill: tokensLeft(geminiPrompt),
+    // the translator skips a chunk it cannot read; the stream then ends without [DONE] having sent nothing
+    failsBeforeFirstByte: ['malformed'],
+    send: (gw) => postJson(gw, geminiCall('sandbox-chat', true), geminiBody),
   }),
 ];

@@ -30,6 +30,8 @@ const PROTOCOLS = {
   messages: { events: sseEvents, isError: (e: StreamEvent) => e.event === 'error' },
   // the upstream's own error is followed by response.failed, its terminal event
   responses: { events: sseEvents, isError: (e: StreamEvent) => e.event === 'error', trailer: 'response.failed' },
+  // the Gemini API's SSE: an `error` object as the last event
+  gemini: { events: sseEvents, isError: (e: StreamEvent) => typeof e.data === 'object' && e.data !== null && 'error' in e.data },
   speech: { events: lineEvents, isError: (e: StreamEvent) => e.data?.code === 55_000_000 },
   /** Audio has no error event: a broken stream is cut. */
   audio: undefined,
