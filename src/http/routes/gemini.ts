@@ -7,6 +7,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { geminiPromptTokens, outputTokenCap, promptTokensOffLoop, tokenEstimate } from '../../billing/estimates.js';
 import { MESSAGES, notFound } from '../../errors.js';
 import { geminiFormats } from '../../formats/gemini/format.js';
+import { geminiModelOf } from '../../formats/gemini/models.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import { callThroughPivot, type InboundFormat } from '../../pipeline/pivot-call.js';
 import type { ResolvedModel } from '../../pipeline/types.js';
@@ -65,16 +66,6 @@ async function countTokens(request: FastifyRequest, model: ResolvedModel) {
   return { totalTokens: await promptTokensOffLoop(model, (counting) => geminiPromptTokens(counted, model, counting)) };
 }
 
-const modelView = ({ id, config }: { id: string; config: ResolvedModel['config'] }) => ({
-  name: `models/${id}`,
-  baseModelId: id,
-  version: '1',
-  displayName: id,
-  outputTokenLimit: config.max_output_tokens,
-  inputTokenLimit: config.context_window,
-  supportedGenerationMethods: ['generateContent', 'streamGenerateContent', 'countTokens'],
-});
-
 export const geminiRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }> = async (app, deps) => {
   const { pipeline } = deps;
   const handlers = {
@@ -100,11 +91,11 @@ export const geminiRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store
       },
     });
   }
-  // GET /v1/models stays the OpenAI list: the Gemini list is under /v1beta only.
+  // GET /v1/models stays the OpenAI list, unless the caller sends the Gemini API's key header (models.ts).
   app.get('/v1beta/models', { schema: GeminiListModelsSchema, config: { keyInQuery: true }, ...serializedAsBuilt }, async (request) => {
     const caller = requireCaller(request);
     await pipeline.admit(caller, request.log);
-    return { models: pipeline.catalogueFor(caller.livemode).list('chat').map(modelView) };
+    return { models: pipeline.catalogueFor(caller.livemode).list('chat').map(geminiModelOf) };
   });
   app.get('/v1beta/models/:id', { schema: GeminiGetModelSchema, config: { keyInQuery: true }, ...serializedAsBuilt }, async (request) => {
     const caller = requireCaller(request);
@@ -115,6 +106,6 @@ export const geminiRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store
       .list('chat')
       .find((model) => model.id === id);
     if (!found) throw notFound(`no chat model named ${id}`);
-    return modelView(found);
+    return geminiModelOf(found);
   });
 };

@@ -1,6 +1,8 @@
-// GET /v1/models: the configured catalogue, OpenAI's list shape plus `model_type`.
+// GET /v1/models: the configured catalogue, OpenAI's list shape plus `model_type` (the Gemini API's
+// shape for a caller with its key header).
 import type { FastifyPluginAsync } from 'fastify';
 import { notFound } from '../../errors.js';
+import { asksForGeminiShape, geminiModelOf } from '../../formats/gemini/models.js';
 import type { Catalogue } from '../../pipeline/catalogue.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import { requireCaller } from '../auth.js';
@@ -24,14 +26,16 @@ export const modelRoutes: FastifyPluginAsync<{ pipeline: Pipeline }> = async (ap
     ...serializedAsBuilt,
     handler: async (request) => {
       const { type } = request.query as { type?: string };
+      // Google's SDK lists models here (its default API version is v1), with its own key header
+      if (asksForGeminiShape(request.headers)) return { models: catalogue.list('chat').map(geminiModelOf) };
       return { object: 'list', data: catalogue.list(type).map(modelView) };
     },
   });
   app.get('/v1/models/:id', { schema: GetModelSchema, ...serializedAsBuilt }, async (request) => {
-    const { id } = request.params as { id: string };
+    const id = (request.params as { id: string }).id.replace(/^models\//, '');
     const found = catalogue.list().find((m) => m.id === id);
     if (!found) throw notFound(`no model named ${id}`);
-    return modelView(found);
+    return asksForGeminiShape(request.headers) ? geminiModelOf(found) : modelView(found);
   });
 };
 

@@ -24,7 +24,15 @@ export const ListModelsSchema = {
   summary: 'The catalogue, in OpenAI’s list shape plus model_type.',
   querystring: { type: 'object', properties: { type: { type: 'string', enum: [...MODEL_TYPES], description: 'Only models of this type.' } } },
   response: {
-    200: { description: 'The models.', type: 'object', properties: { object: { type: 'string', enum: ['list'] }, data: { type: 'array', items: Model } } },
+    200: {
+      description: 'The models; for a caller that sends `x-goog-api-key` (Google’s SDK), `models` instead: the chat models in the Gemini API’s shape.',
+      type: 'object',
+      properties: {
+        object: { type: 'string', enum: ['list'] },
+        data: { type: 'array', items: Model },
+        models: { type: 'array', items: { type: 'object' } },
+      },
+    },
     ...errorResponses(400, 401, 429, 503),
   },
 };
