@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { setTimeout as delay } from 'node:timers/promises';
-import { malformedBody, malformedChunk, type StreamFraming } from './malformed.js';
+import { malformedBody, malformedChunk, malformedFrame, type StreamFraming } from './malformed.js';
 
 /** The fault rule's behaviours that shape an answer once the handler writes it (faults.ts documents each). */
 export interface ReplyFaults {
@@ -39,16 +39,19 @@ export const midStreamErrorMessage = (sent: number) => `sandbox fault: error aft
 export interface StreamAnswer {
   readonly status?: number;
   readonly headers: OutgoingHttpHeaders;
-  /** Made one at a time; the last one is the protocol's end marker (`[DONE]`, `message_stop`…). */
-  readonly chunks: Iterable<string>;
+  /**
+   * Made one at a time; the last one is the protocol's end marker (`[DONE]`, `message_stop`…). Text, or
+   * for a binary protocol (Bedrock's event stream) one whole frame per Buffer.
+   */
+  readonly chunks: Iterable<string | Buffer>;
   /** The protocol's own mid-stream error, sent by an `error_after_chunks` fault after `sent` chunks. */
-  readonly errorChunk: (sent: number) => string;
+  readonly errorChunk: (sent: number) => string | Buffer;
 }
 
 interface ChunkPlace {
   readonly last: boolean;
   readonly framing: StreamFraming;
-  readonly errorChunk: (sent: number) => string;
+  readonly errorChunk: (sent: number) => string | Buffer;
 }
 
 /**
@@ -126,10 +129,11 @@ export class Reply {
   }
 
   /** Writes one chunk, or what a fault sends in its place; false once the stream is over for any reason. */
-  private async streamChunk(chunk: string, { last, framing, errorChunk }: ChunkPlace): Promise<boolean> {
+  private async streamChunk(chunk: string | Buffer, { last, framing, errorChunk }: ChunkPlace): Promise<boolean> {
     if (!(await this.pace())) return false;
     const { malformed, errorAfterChunks, dropAfterChunks } = this.faults;
-    if (malformed) return this.endWith(malformedChunk(chunk, framing));
+    // a binary frame one byte short: its length prefix promises a byte that never comes
+    if (malformed) return this.endWith(typeof chunk === 'string' ? malformedChunk(chunk, framing) : malformedFrame(chunk));
     // `last`: a faulted stream never sends its end marker, however short it is
     if (errorAfterChunks !== undefined && (this.sent >= errorAfterChunks || last)) return this.endWith(errorChunk(this.sent));
     if (dropAfterChunks !== undefined && last) return this.cut();
@@ -149,7 +153,7 @@ export class Reply {
     return this.open;
   }
 
-  private async write(chunk: string): Promise<boolean> {
+  private async write(chunk: string | Buffer): Promise<boolean> {
     this.sent += 1;
     if (this.sent === this.faults.dropAfterChunks) {
       this.res.write(chunk);
@@ -165,7 +169,7 @@ export class Reply {
   }
 
   /** The last chunk of a stream a fault ends early: a clean end of the HTTP body, without the end marker. */
-  private endWith(chunk: string): false {
+  private endWith(chunk: string | Buffer): false {
     this.sent += 1;
     this.res.end(chunk);
     return false;

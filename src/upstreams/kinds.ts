@@ -2,6 +2,7 @@
 // serving channel's kind, and never names a kind's wire format itself.
 import type { ChannelConfig } from '../config/schema.js';
 import { anthropicAdapter } from './anthropic/adapter.js';
+import { bedrockAdapter } from './bedrock/client.js';
 import { geminiAdapter } from './gemini/adapter.js';
 import { openAiChatAdapter } from './openai-chat/adapter.js';
 import type { PivotUpstreamAdapter } from './pivot-adapter.js';
@@ -11,6 +12,7 @@ const ADAPTERS: Partial<Record<ChannelConfig['kind'], PivotUpstreamAdapter>> = {
   azure: openAiChatAdapter,
   anthropic: anthropicAdapter,
   gemini: geminiAdapter,
+  bedrock: bedrockAdapter,
 };
 
 export function pivotAdapterFor(kind: ChannelConfig['kind']): PivotUpstreamAdapter {

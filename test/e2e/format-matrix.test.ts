@@ -9,7 +9,7 @@ import OpenAI from 'openai';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 /** One chat model per upstream kind in the built-in catalogue, all priced 2 and 8 micros a token. */
-const MODELS = ['sandbox-chat', 'sandbox-claude', 'sandbox-azure', 'sandbox-gemini', 'sandbox-vertex'];
+const MODELS = ['sandbox-chat', 'sandbox-claude', 'sandbox-azure', 'sandbox-gemini', 'sandbox-vertex', 'sandbox-bedrock'];
 const bill = (input: number, output: number) => input * 2 + output * 8;
 const ANSWER = 'Sandbox says: what is a toll road';
 const weather = { name: 'get_weather', description: 'Current weather', parameters: { type: 'object', properties: { query: { type: 'string' } } } };

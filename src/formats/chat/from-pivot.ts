@@ -24,7 +24,8 @@ export function chatUsageOf(usage: PivotUsage) {
     prompt_tokens: usage.input,
     completion_tokens: usage.output,
     total_tokens: usage.input + usage.output,
-    prompt_tokens_details: { cached_tokens: usage.cacheRead ?? 0 },
+    // cache_write_tokens only when some were written: OpenAI's own usage has none, its look-alikes do
+    prompt_tokens_details: { cached_tokens: usage.cacheRead ?? 0, ...(usage.cacheWrite && { cache_write_tokens: usage.cacheWrite }) },
     completion_tokens_details: { reasoning_tokens: usage.reasoning ?? 0 },
   };
 }
