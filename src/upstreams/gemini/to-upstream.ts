@@ -82,7 +82,9 @@ function partsOf(message: PivotMessage, at: string): Part[] {
     case 'user':
       return message.content.map((part, j) => partOf(part, `${at}.content[${j}]`));
     case 'tool':
-      return [{ functionResponse: { id: message.toolCallId, name: message.name, response: responseOf(message.content, message.isError === true) } }];
+      return [
+        { functionResponse: { id: message.toolCallId, name: message.name, response: responseOf(message.content, message.isError === true, `${at}.content`) } },
+      ];
     case 'assistant': {
       const parts: Part[] = [];
       // thoughts go back only with the signature Gemini gave them; its own reading of them needs it
@@ -122,7 +124,10 @@ function partOf(part: PivotPart, at: string): Part {
 }
 
 /** A tool result as the object functionResponse carries: a JSON object result as it is, anything else as its text. */
-function responseOf(content: PivotPart[], isError: boolean): Record<string, unknown> {
+function responseOf(content: PivotPart[], isError: boolean, at: string): Record<string, unknown> {
+  // an image or file in a result would be lost from the object: refused, never dropped
+  const nonText = content.findIndex((part) => part.type !== 'text');
+  if (nonText >= 0) throw untranslatable(`${at}[${nonText}]`, "a tool result carries text only to this model's upstream (Gemini)");
   const text = content.map((part) => (part.type === 'text' ? part.text : '')).join('');
   if (!isError) {
     try {
