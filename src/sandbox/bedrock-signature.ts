@@ -2,9 +2,12 @@
 // fixed credentials and the request's own X-Amz-Date, and compares. Smithy's signer, as AWS's SDKs use.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { Sha256 } from '@aws-crypto/sha256-js';
+import { Hash } from '@smithy/hash-node';
 import { HttpRequest } from '@smithy/protocol-http';
 import { SignatureV4 } from '@smithy/signature-v4';
+
+/** SHA-256 from Node's own crypto (OpenSSL), as the AWS SDK signs in Node: far cheaper than a JavaScript digest. */
+const NODE_SHA256 = Hash.bind(null, 'sha256');
 
 /** The only credentials the sandbox's Bedrock accepts (the built-in catalogue's sandbox-bedrock channel has them). */
 export const SANDBOX_AWS_CREDENTIALS = Object.freeze({ accessKeyId: 'SANDBOXACCESSKEYID', secretAccessKey: 'sandbox-secret-access-key' });
@@ -63,7 +66,7 @@ export async function refusedSignature(request: ReceivedRequest, service: string
   }
   // applyChecksum as the client chose it: the signer adds x-amz-content-sha256 to the signed headers only then
   const applyChecksum = signedNames.includes('x-amz-content-sha256');
-  const signer = new SignatureV4({ service, region: region as string, credentials: SANDBOX_AWS_CREDENTIALS, sha256: Sha256, applyChecksum });
+  const signer = new SignatureV4({ service, region: region as string, credentials: SANDBOX_AWS_CREDENTIALS, sha256: NODE_SHA256, applyChecksum });
   const [, year, month, dayOfMonth, hours, minutes, seconds] = date;
   const signingDate = new Date(`${year}-${month}-${dayOfMonth}T${hours}:${minutes}:${seconds}Z`);
   const expected = await signer.sign(
