@@ -1,5 +1,6 @@
 // The HTTP bench: start the targets, measure each scenario, print the report, write the results.
 import { statSync } from 'node:fs';
+import { signedBedrockBaseline } from './bedrock-baseline.js';
 import { describeRun, type RunEnvironment, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
 import { type MeasureSettings, ScenarioMeasurer, type ScenarioResult } from './measure.js';
 import type { BenchOptions } from './options.js';
@@ -16,7 +17,7 @@ import {
   targetsSummary,
   targetsTable,
 } from './report.js';
-import { type SweepGroup, scenariosOfRun, TARGETS, type TargetName } from './scenarios.js';
+import { BEDROCK_CHAT_BODY, type SweepGroup, scenariosOfRun, TARGETS, type TargetName } from './scenarios.js';
 import { buildDist, startTargets } from './targets.js';
 import { makeWorkDir, removeWorkDir } from './work-dir.js';
 import { findWrk, wrkLoad } from './wrk.js';
@@ -51,7 +52,8 @@ export async function runHttpBench(options: BenchOptions, interrupted: Promise<n
   try {
     const targets = await startTargets(workDir, interrupted);
     try {
-      const { chosen, warmUp, sweepGroups } = scenariosOfRun(targets.gatewayKey, options);
+      const bedrockBaseline = await signedBedrockBaseline(targets.urls.direct, BEDROCK_CHAT_BODY);
+      const { chosen, warmUp, sweepGroups } = scenariosOfRun(targets.gatewayKey, options, bedrockBaseline);
       const environment = runEnvironment();
       const settings: MeasureSettings = { ...options, wrk, workDir };
       const out = (line: string) => process.stdout.write(`${line}\n`);

@@ -197,8 +197,8 @@ export function checkTargets(results: ScenarioResult[]): TargetCheck[] {
   addedOverDirect('chat-plain-c1', 'p50Ms', 'p50', C1_ADDED_P50_MS);
   addedOverDirect('chat-plain-c1', 'p99Ms', 'p99', C1_ADDED_P99_MS);
   addedOverDirect('chat-stream-200w-c1', 'ttfbMs', 'TTFB', STREAM_ADDED_TTFB_MS);
-  for (const scenario of ['chat-stream-200w-c50', 'messages-translated-stream-c50', 'gemini-translated-stream-c50', 'speech-stream-c50'])
-    rpsAgainstFloor(scenario);
+  const streams = ['chat-stream-200w-c50', 'messages-translated-stream-c50', 'gemini-translated-stream-c50', 'chat-bedrock-stream-c50', 'speech-stream-c50'];
+  for (const scenario of streams) rpsAgainstFloor(scenario);
   return checks;
 }
 

@@ -55,6 +55,8 @@ const translatedChatBody = () =>
   json({ model: 'sandbox-chat', messages: [{ role: 'user', content: story(200) }], max_tokens: 1024, stream: true, stream_options: { include_usage: true } });
 /** A Gemini API stream of the same story, for a model on an OpenAI-style channel: the gateway asks for translatedChatBody(). */
 const geminiBody = () => json({ contents: [{ role: 'user', parts: [{ text: story(200) }] }], generationConfig: { maxOutputTokens: 1024 } });
+/** A chat stream of the same story on the Bedrock channel (no max_tokens: the gateway sends the model's cap). */
+export const BEDROCK_CHAT_BODY = json({ model: 'sandbox-bedrock', stream: true, messages: [{ role: 'user', content: story(200) }] });
 const SPEECH_BODY = json({
   user: { uid: 'bench' },
   req_params: {
@@ -90,15 +92,19 @@ export function defaultScenario(gatewayKey: string, name: string): Scenario {
  * every one of its kind, whatever `only` picks. A proxy that has served streams and audio costs
  * more a plain call (the floor about 10 %, the gateway no more), so a run of some scenarios measures them as the whole bench does.
  */
-export function scenariosOfRun(gatewayKey: string, { sweep, only }: { sweep: boolean; only: string[] }) {
-  const { defaults, sweep: sweepScenarios, sweepGroups } = buildScenarios(gatewayKey);
+export function scenariosOfRun(gatewayKey: string, { sweep, only }: { sweep: boolean; only: string[] }, bedrockBaseline?: BenchRequest) {
+  const { defaults, sweep: sweepScenarios, sweepGroups } = buildScenarios(gatewayKey, bedrockBaseline);
   const warmUp = sweep ? sweepScenarios : defaults;
   const chosen = warmUp.filter((s) => only.length === 0 || only.includes(s.name));
   if (chosen.length === 0) throw new Error(`no scenario named ${only.join(', ')}`);
   return { chosen, warmUp, sweepGroups };
 }
 
-export function buildScenarios(gatewayKey: string): { defaults: Scenario[]; sweep: Scenario[]; sweepGroups: SweepGroup[] } {
+/**
+ * `bedrockBaseline`: the signed upstream request of the chat stream on Bedrock (bedrock-baseline.ts),
+ * which only a run with its sandbox can make; without it that scenario is left out.
+ */
+export function buildScenarios(gatewayKey: string, bedrockBaseline?: BenchRequest): { defaults: Scenario[]; sweep: Scenario[]; sweepGroups: SweepGroup[] } {
   const sandboxJson = { 'content-type': 'application/json' };
   const gatewayJson = { 'content-type': 'application/json', authorization: `Bearer ${gatewayKey}` };
   const openAi = { ...sandboxJson, authorization: `Bearer ${SANDBOX_KEY}` };
@@ -140,6 +146,17 @@ export function buildScenarios(gatewayKey: string): { defaults: Scenario[]; swee
     // the last chunk carries the finish reason and the usage; Gemini's SSE has no end marker of its own
     gateway: post('/v1beta/models/sandbox-chat:streamGenerateContent?alt=sse', gatewayJson, geminiBody(), '"finishReason"'),
   };
+  const chatOnBedrock: Scenario[] = bedrockBaseline
+    ? [
+        {
+          name: 'chat-bedrock-stream-c50',
+          connections: 50,
+          baseline: 'the signed Converse stream the gateway itself asks the sandbox for (the translation and the event-stream decoding are the difference)',
+          upstream: bedrockBaseline,
+          gateway: post('/v1/chat/completions', gatewayJson, BEDROCK_CHAT_BODY, 'data: [DONE]'),
+        },
+      ]
+    : [];
   const speech: Scenario = {
     name: 'speech-stream-c50',
     connections: 50,
@@ -173,6 +190,7 @@ export function buildScenarios(gatewayKey: string): { defaults: Scenario[]; swee
     streamedChat(200, 50),
     messagesTranslated,
     geminiTranslated,
+    ...chatOnBedrock,
     speech,
     search,
   ];

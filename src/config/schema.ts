@@ -22,7 +22,7 @@ export const KINDS_FOR_TYPE: Record<(typeof MODEL_TYPES)[number], readonly (type
   ast: ['ast'],
 };
 
-const ChannelSchema = z
+export const ChannelSchema = z
   .object({
     kind: z.enum(CHANNEL_KINDS),
     base_url: z.string().url(),

@@ -2,9 +2,14 @@
 // they make the upstream call the gateway makes, so the sandbox does the same work for all three.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { buildScenarios, scenariosOfRun } from '../../bench/scenarios.js';
+import { request } from 'undici';
+import { signedBedrockBaseline } from '../../bench/bedrock-baseline.js';
+import { BEDROCK_CHAT_BODY, buildScenarios, scenariosOfRun } from '../../bench/scenarios.js';
+import { pivotRequestOfChat } from '../../src/formats/chat/to-pivot.js';
 import { pivotRequestOf as pivotRequestOfGemini } from '../../src/formats/gemini/to-pivot.js';
 import { pivotRequestOfMessages } from '../../src/formats/messages/to-pivot.js';
+import { startSandbox } from '../../src/sandbox/server.js';
+import { converseRequestOf } from '../../src/upstreams/bedrock/to-upstream.js';
 import { chatRequestOf } from '../../src/upstreams/openai-chat/to-upstream.js';
 
 const scenario = (name: string) => {
@@ -49,4 +54,35 @@ test('a run of some scenarios measures those and warms the targets with every sc
 
 test('a run naming no scenario of its kind is refused', () => {
   assert.throws(() => scenariosOfRun('tr-test', { sweep: false, only: ['no-such-scenario'] }), /no scenario named no-such-scenario/);
+});
+
+test('the chat stream on Bedrock is measured against the signed Converse stream the gateway sends, and left out without one', async () => {
+  const baseline = await signedBedrockBaseline('http://127.0.0.1:18081', BEDROCK_CHAT_BODY);
+  const scenarios = buildScenarios('tr-test', baseline).defaults;
+  const bedrock = scenarios.find((s) => s.name === 'chat-bedrock-stream-c50');
+  assert.ok(bedrock);
+  assert.equal(bedrock.upstream.path, '/model/sandbox-bedrock/converse-stream');
+  assert.equal(bedrock.upstream.headers.Host, '127.0.0.1:18081');
+  assert.match(bedrock.upstream.headers.authorization ?? '', /^AWS4-HMAC-SHA256 Credential=SANDBOXACCESSKEYID\//);
+  const gatewaySends = converseRequestOf({ ...pivotRequestOfChat(JSON.parse(BEDROCK_CHAT_BODY), { upstreamModel: 'sandbox-bedrock' }), maxTokens: 4096 });
+  assert.deepEqual(JSON.parse(bedrock.upstream.body), gatewaySends);
+  assert.equal(
+    buildScenarios('tr-test').defaults.some((s) => s.name === 'chat-bedrock-stream-c50'),
+    false,
+  );
+});
+
+test('the signed Converse baseline is answered by the sandbox, again and again, as the load sends it', async () => {
+  const sandbox = await startSandbox({ port: 0 });
+  try {
+    const baseline = await signedBedrockBaseline(sandbox.url, BEDROCK_CHAT_BODY);
+    for (let i = 0; i < 2; i++) {
+      const answer = await request(`${sandbox.url}${baseline.path}`, { method: 'POST', headers: baseline.headers, body: baseline.body });
+      const bytes = Buffer.from(await answer.body.arrayBuffer());
+      assert.equal(answer.statusCode, 200, bytes.toString('utf8').slice(0, 300));
+      assert.ok(bytes.includes(baseline.endMarker), 'the stream reaches its metadata event');
+    }
+  } finally {
+    await sandbox.close();
+  }
 });
