@@ -41,7 +41,8 @@ const chatBody = (stream: boolean, model = 'sandbox-chat') => ({ model, messages
 const messagesBody = (model: string, stream: boolean) => ({ model, messages: MESSAGES, max_tokens: MAX_TOKENS, stream });
 const responsesBody = (stream: boolean) => ({ model: 'sandbox-chat', input: PROMPT, max_output_tokens: MAX_TOKENS, stream });
 const ANTHROPIC = { 'anthropic-version': '2023-06-01' };
-const chatPrompt = chatPromptTokens({ messages: MESSAGES }, counting('sandbox-chat'));
+const chatPromptOf = (model: string) => chatPromptTokens({ messages: MESSAGES }, counting(model));
+const chatPrompt = chatPromptOf('sandbox-chat');
 const messagesPrompt = (model: string) => messagesPromptTokens({ messages: MESSAGES }, counting(model));
 const responsesPrompt = responsesPromptTokens({ input: PROMPT }, counting('sandbox-chat'));
 const geminiBody = { contents: [{ role: 'user', parts: [{ text: PROMPT }] }], generationConfig: { maxOutputTokens: MAX_TOKENS } };
@@ -142,5 +143,32 @@ export const CHAT_FAMILIES: Family[] = [
     // the translator skips a chunk it cannot read; the stream then ends without [DONE] having sent nothing
     failsBeforeFirstByte: ['malformed'],
     send: (gw) => postJson(gw, geminiCall('sandbox-chat', true), geminiBody),
+  }),
+  syncFamily({
+    name: 'chat completions on Azure',
+    kind: 'azure',
+    send: (gw) => postJson(gw, '/v1/chat/completions', chatBody(false, 'sandbox-azure')),
+  }),
+  syncFamily({
+    name: 'chat completions on Azure, stream',
+    kind: 'azure',
+    protocol: 'chat',
+    leftBill: tokensLeft(chatPromptOf('sandbox-azure')),
+    send: (gw) => postJson(gw, '/v1/chat/completions', chatBody(true, 'sandbox-azure')),
+  }),
+  syncFamily({
+    name: 'chat completions, translated to Bedrock',
+    kind: 'bedrock',
+    send: (gw) => postJson(gw, '/v1/chat/completions', chatBody(false, 'sandbox-bedrock')),
+  }),
+  syncFamily({
+    name: 'chat completions, translated to Bedrock, stream',
+    kind: 'bedrock',
+    protocol: 'chat',
+    translated: true,
+    leftBill: tokensLeft(chatPromptOf('sandbox-bedrock')),
+    // the decoder refuses a frame whose checksum fails: the stream fails before anything was sent
+    failsBeforeFirstByte: ['malformed'],
+    send: (gw) => postJson(gw, '/v1/chat/completions', chatBody(true, 'sandbox-bedrock')),
   }),
 ];
