@@ -25,6 +25,10 @@ describe('failover across channel kinds', () => {
             { channel: 'sandbox-openai', priority: 0 },
             { channel: 'sandbox-anthropic', priority: 1 },
           ]),
+          'openai-then-bedrock': routed([
+            { channel: 'sandbox-openai', priority: 0 },
+            { channel: 'sandbox-bedrock', priority: 1 },
+          ]),
           'claude-then-openai': routed([
             { channel: 'sandbox-anthropic', priority: 0 },
             { channel: 'sandbox-openai', priority: 1 },
@@ -86,6 +90,34 @@ describe('failover across channel kinds', () => {
     assert.equal(text, ANSWER);
     const usage = chunks.find((chunk) => chunk.usage)?.usage;
     assert.deepEqual(await sent(), ['chat /v1/chat/completions', 'messages /v1/messages']);
+    assert.deepEqual(await billOf(accountId), {
+      rows: 1,
+      kinds: ['hold', 'settle'],
+      balance: 1_000_000 - (usage.prompt_tokens * 2 + usage.completion_tokens * 8),
+    });
+  });
+
+  test('a streamed chat call whose OpenAI channel fails is sent to the Bedrock channel as a signed Converse stream, billed once', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+    await gw.sandboxControl('POST', '/__sandbox/faults', { kind: 'chat', status: 502 });
+    const response = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'openai-then-bedrock',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: 'what is a toll road' }],
+      }),
+    });
+    assert.equal(response.status, 200);
+    const chunks = (await response.text())
+      .split('\n\n')
+      .filter((event) => event.startsWith('data: {'))
+      .map((event) => JSON.parse(event.slice(6)));
+    assert.equal(chunks.map((chunk) => chunk.choices[0]?.delta?.content ?? '').join(''), ANSWER);
+    const usage = chunks.find((chunk) => chunk.usage)?.usage;
+    assert.deepEqual(await sent(), ['chat /v1/chat/completions', 'bedrock /model/mixed/converse-stream']);
     assert.deepEqual(await billOf(accountId), {
       rows: 1,
       kinds: ['hold', 'settle'],
