@@ -1,5 +1,5 @@
 // The built-in configuration: every model of DESIGN section 9, served by the sandbox upstream.
-import { SANDBOX_AWS_CREDENTIALS } from '../sandbox/bedrock-signature.js';
+import { SANDBOX_AWS_CREDENTIALS } from '../sandbox/bedrock-credentials.js';
 import { sandboxServiceAccount } from '../sandbox/vertex-account.js';
 import type { ConfigInput } from './schema.js';
 

@@ -5,12 +5,10 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Hash } from '@smithy/hash-node';
 import { HttpRequest } from '@smithy/protocol-http';
 import { SignatureV4 } from '@smithy/signature-v4';
+import { SANDBOX_AWS_CREDENTIALS } from './bedrock-credentials.js';
 
 /** SHA-256 from Node's own crypto (OpenSSL), as the AWS SDK signs in Node: far cheaper than a JavaScript digest. */
 const NODE_SHA256 = Hash.bind(null, 'sha256');
-
-/** The only credentials the sandbox's Bedrock accepts (the built-in catalogue's sandbox-bedrock channel has them). */
-export const SANDBOX_AWS_CREDENTIALS = Object.freeze({ accessKeyId: 'SANDBOXACCESSKEYID', secretAccessKey: 'sandbox-secret-access-key' });
 
 /** Why a request is refused, in AWS's terms: the `x-amzn-errortype` and the message. */
 export interface SignatureRefusal {

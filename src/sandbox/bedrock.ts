@@ -1,6 +1,5 @@
-import { EventStreamCodec, type MessageHeaders } from '@smithy/eventstream-codec';
+import type { EventStreamCodec, MessageHeaders } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
-import { refusedSignature } from './bedrock-signature.js';
 import { midStreamErrorMessage } from './reply.js';
 import type { SandboxContext, SandboxRoute } from './route.js';
 import { hashOf, isRecord, MAX_REPLY_WORDS, type PlannedReply, planReply, requestedWords, type ToolChoice, wordPieces, words } from './text.js';
@@ -9,7 +8,7 @@ import { hashOf, isRecord, MAX_REPLY_WORDS, type PlannedReply, planReply, reques
 // rules in text.ts: the conversation a gateway would send as chat completions gets the same text and
 // the same token counts there. A stream is binary event stream frames, made by Smithy's codec.
 
-export { SANDBOX_AWS_CREDENTIALS } from './bedrock-signature.js';
+export { SANDBOX_AWS_CREDENTIALS } from './bedrock-credentials.js';
 
 type Block = Record<string, unknown>;
 
@@ -33,7 +32,16 @@ const bedrockErrorBody = (_status: number, message: string) => ({ message });
 
 const ERROR_TYPES: Record<number, string> = { 400: 'ValidationException', 403: 'AccessDeniedException', 429: 'ThrottlingException' };
 
-const codec = new EventStreamCodec(toUtf8, fromUtf8);
+/**
+ * The codec and the signature check load with the first Bedrock request, not with the sandbox: the
+ * embedded sandbox starts with every `npm start`, and most runs never call Bedrock.
+ */
+let codec: EventStreamCodec | undefined;
+async function loadBedrockTools() {
+  const [{ EventStreamCodec }, { refusedSignature }] = await Promise.all([import('@smithy/eventstream-codec'), import('./bedrock-signature.js')]);
+  codec ??= new EventStreamCodec(toUtf8, fromUtf8);
+  return refusedSignature;
+}
 
 export const bedrockConverseRoute: SandboxRoute = {
   kind: 'bedrock',
@@ -54,6 +62,7 @@ export const bedrockConverseStreamRoute: SandboxRoute = {
 async function answerConverse(ctx: SandboxContext, stream: boolean): Promise<void> {
   const refuse = (status: number, message: string, type = ERROR_TYPES[status] ?? 'InternalServerException') =>
     ctx.reply.json(status, bedrockErrorBody(status, message), { 'x-amzn-errortype': type });
+  const refusedSignature = await loadBedrockTools();
   const refusal = await refusedSignature({ method: ctx.method, path: ctx.path, query: ctx.query, headers: ctx.headers, body: ctx.rawBody }, 'bedrock');
   if (refusal) return refuse(403, refusal.message, refusal.type);
   const request = parseConverseRequest(ctx.body);
@@ -172,7 +181,7 @@ function stopReason(plan: PlannedReply): string {
 function frame(headers: Record<string, string>, payload: unknown): Buffer {
   const typed: MessageHeaders = { ':content-type': { type: 'string', value: 'application/json' } };
   for (const [name, value] of Object.entries(headers)) typed[name] = { type: 'string', value };
-  const bytes = codec.encode({ headers: typed, body: fromUtf8(JSON.stringify(payload)) });
+  const bytes = codec!.encode({ headers: typed, body: fromUtf8(JSON.stringify(payload)) });
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 

@@ -2,17 +2,23 @@
 // serving channel's kind, and never names a kind's wire format itself.
 import type { ChannelConfig } from '../config/schema.js';
 import { anthropicAdapter } from './anthropic/adapter.js';
-import { bedrockAdapter } from './bedrock/client.js';
 import { geminiAdapter } from './gemini/adapter.js';
 import { openAiChatAdapter } from './openai-chat/adapter.js';
 import type { PivotUpstreamAdapter } from './pivot-adapter.js';
+
+/** Bedrock's signer and event-stream codec load with its first call, not with every gateway's start. */
+const bedrock = () => import('./bedrock/client.js').then((module) => module.bedrockAdapter);
+const lazyBedrockAdapter: PivotUpstreamAdapter = {
+  complete: async (...args) => (await bedrock()).complete(...args),
+  openStream: async (...args) => (await bedrock()).openStream(...args),
+};
 
 const ADAPTERS: Partial<Record<ChannelConfig['kind'], PivotUpstreamAdapter>> = {
   openai: openAiChatAdapter,
   azure: openAiChatAdapter,
   anthropic: anthropicAdapter,
   gemini: geminiAdapter,
-  bedrock: bedrockAdapter,
+  bedrock: lazyBedrockAdapter,
 };
 
 export function pivotAdapterFor(kind: ChannelConfig['kind']): PivotUpstreamAdapter {

@@ -4,7 +4,7 @@
 // refreshed by google-auth-library (one client per channel, so a token serves every call until
 // shortly before it expires).
 import { readFileSync } from 'node:fs';
-import { gaxios, JWT } from 'google-auth-library';
+import type { JWT } from 'google-auth-library';
 import type { ChannelConfig } from '../../config/schema.js';
 import type { Upstream } from '../pool.js';
 
@@ -29,16 +29,25 @@ interface ServiceAccount {
   token_uri?: string;
 }
 
-const tokenClients = new WeakMap<NonNullable<ChannelConfig['vertex']>, JWT>();
+const tokenClients = new WeakMap<NonNullable<ChannelConfig['vertex']>, Promise<JWT>>();
 
 /**
  * The account's own token endpoint (`token_uri`): google-auth-library posts its JWT grant to
  * Google's, so its transport is told to send that request to the account's instead (the same for a
  * real account, a private endpoint or the sandbox's).
  */
-function tokenClientOf(vertex: NonNullable<ChannelConfig['vertex']>): JWT {
+function tokenClientOf(vertex: NonNullable<ChannelConfig['vertex']>): Promise<JWT> {
   let client = tokenClients.get(vertex);
-  if (client) return client;
+  if (!client) {
+    client = newTokenClient(vertex);
+    tokenClients.set(vertex, client);
+  }
+  return client;
+}
+
+/** google-auth-library loads with the first Vertex call, not with the gateway: most never make one. */
+async function newTokenClient(vertex: NonNullable<ChannelConfig['vertex']>): Promise<JWT> {
+  const { gaxios, JWT } = await import('google-auth-library');
   const text = vertex.service_account_json ?? readFileSync(vertex.service_account_file!, 'utf8');
   const account = JSON.parse(text) as ServiceAccount;
   const transporter = new gaxios.Gaxios();
@@ -51,16 +60,14 @@ function tokenClientOf(vertex: NonNullable<ChannelConfig['vertex']>): JWT {
       },
     });
   }
-  client = new JWT({ email: account.client_email, key: account.private_key, scopes: [CLOUD_PLATFORM], transporter });
-  tokenClients.set(vertex, client);
-  return client;
+  return new JWT({ email: account.client_email, key: account.private_key, scopes: [CLOUD_PLATFORM], transporter });
 }
 
 /** The headers that authenticate a call: the key, or a current OAuth token. */
 export async function geminiAuthHeaders(upstream: Upstream): Promise<Record<string, string>> {
   const vertex = upstream.channel.vertex;
   if (!vertex) return upstream.channel.api_key ? { 'x-goog-api-key': upstream.channel.api_key } : {};
-  const { token } = await tokenClientOf(vertex).getAccessToken();
+  const { token } = await (await tokenClientOf(vertex)).getAccessToken();
   if (!token) throw new Error('the Vertex AI service account gave no access token');
   return { authorization: `Bearer ${token}` };
 }
