@@ -1,6 +1,6 @@
 // An Anthropic message, whole or streamed, read into the pivot (chat-formats.md §1.3–1.5). Pure.
-import type { PivotEvent, PivotFinish, PivotResponse, PivotStreamDecoder, PivotUsage } from '../../pivot/types.js';
-import { parseSseEvent, SseFramer } from '../sse.js';
+import type { PivotEvent, PivotFinish, PivotResponse, PivotUsage } from '../../pivot/types.js';
+import { SseJsonDecoder } from '../sse-json-decoder.js';
 import type { NativeUsage } from './usage.js';
 
 /** Messages counts the uncached prompt in input_tokens; the pivot's input is the whole prompt. */
@@ -63,37 +63,12 @@ export function pivotResponseOfMessage(message: {
  * The messages event stream as pivot events. message_start reports the prompt, message_delta the
  * cumulative totals (each replaces the last), message_stop ends it.
  */
-export class MessagesStreamDecoder implements PivotStreamDecoder {
-  private readonly framer = new SseFramer();
+export class MessagesStreamDecoder extends SseJsonDecoder<Record<string, unknown>> {
   private usage: NativeUsage = {};
   /** The stream's block index → the pivot's call index, for tool_use blocks. */
   private readonly calls = new Map<number, number>();
 
-  push(chunk: Buffer): PivotEvent[] {
-    return this.read(this.framer.push(chunk));
-  }
-
-  end(): PivotEvent[] {
-    return this.read(this.framer.end());
-  }
-
-  private read(frames: { raw: string }[]): PivotEvent[] {
-    const events: PivotEvent[] = [];
-    for (const { raw } of frames) {
-      const { data } = parseSseEvent(raw);
-      if (!data.startsWith('{')) continue;
-      let event: Record<string, unknown>;
-      try {
-        event = JSON.parse(data);
-      } catch {
-        continue; // a malformed event carries nothing a caller could use
-      }
-      this.readEvent(event, events);
-    }
-    return events;
-  }
-
-  private readEvent(event: Record<string, unknown>, events: PivotEvent[]): void {
+  protected readEvent(event: Record<string, unknown>, events: PivotEvent[]): void {
     switch (event.type) {
       case 'message_start': {
         const usage = (event.message as { usage?: NativeUsage } | undefined)?.usage;

@@ -1,9 +1,7 @@
 // A pivot request as an Anthropic Messages request (chat-formats.md §1.2). Pure.
 import { type PivotMessage, type PivotPart, type PivotRequest, type PivotToolChoice, untranslatable } from '../../pivot/types.js';
+import { argumentsObjectOf, thinkingBudgetOf } from '../pivot-writing.js';
 import type { ContentBlockParam, CustomTool, MessageParam, MessagesRequest, ToolChoice } from './types.js';
-
-/** Thinking budgets for OpenAI's effort levels; Anthropic's least is 1 024 tokens. */
-const BUDGET_OF_EFFORT = { minimal: 1_024, low: 2_048, medium: 8_192, high: 24_576 } as const;
 
 /** Messages asks for max_tokens on every call: the caller's pivot carries the model's cap when it named none. */
 export function messagesRequestOf(request: PivotRequest): MessagesRequest {
@@ -28,7 +26,7 @@ export function messagesRequestOf(request: PivotRequest): MessagesRequest {
   // Messages has no JSON mode: a forced tool could stand in, but its answer would be a tool call, not text
   if (request.responseFormat) throw untranslatable('response_format', "this model's upstream (Anthropic messages) has no JSON mode");
   if (request.reasoning) {
-    const budget = request.reasoning.budgetTokens ?? BUDGET_OF_EFFORT[request.reasoning.effort ?? 'medium'];
+    const budget = thinkingBudgetOf(request.reasoning);
     // the budget must stay under max_tokens, or Anthropic refuses the call
     if (budget >= request.maxTokens) throw untranslatable('max_tokens', `must exceed the thinking budget (${budget} tokens) on this model's upstream`);
     out.thinking = { type: 'enabled', budget_tokens: budget };
@@ -83,7 +81,8 @@ function blocksOf(message: PivotMessage): ContentBlockParam[] {
         if (reasoning.signature) blocks.push({ type: 'thinking', thinking: reasoning.text, signature: reasoning.signature });
       }
       for (const part of message.content) if (part.type === 'text' && part.text !== '') blocks.push({ type: 'text', text: part.text });
-      for (const call of message.toolCalls ?? []) blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: inputOf(call.arguments, call.name) });
+      for (const call of message.toolCalls ?? [])
+        blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: argumentsObjectOf(call.arguments, call.name) });
       return blocks;
     }
   }
@@ -105,16 +104,4 @@ function blockOf(part: PivotPart): ContentBlockParam {
       if (part.mediaType !== 'application/pdf') throw untranslatable('file', `${part.mediaType} files cannot be sent to this model's upstream (PDF only)`);
       return { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: part.data }, ...(part.name && { title: part.name }) };
   }
-}
-
-/** A tool call's arguments as the object Messages wants; a call whose arguments are not one cannot be sent back. */
-function inputOf(args: string, name: string): Record<string, unknown> {
-  if (args.trim() === '') return {};
-  try {
-    const input: unknown = JSON.parse(args);
-    if (input !== null && typeof input === 'object' && !Array.isArray(input)) return input as Record<string, unknown>;
-  } catch {
-    // refused below
-  }
-  throw untranslatable('tool_calls', `the arguments of the call to ${name} are not a JSON object, which this model's upstream requires`);
 }

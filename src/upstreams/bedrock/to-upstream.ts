@@ -1,5 +1,6 @@
 // A pivot request as a Bedrock Converse body (the model id and streaming are the path's). Pure.
 import { type PivotMessage, type PivotPart, type PivotRequest, type PivotToolChoice, untranslatable } from '../../pivot/types.js';
+import { argumentsObjectOf, jsonObjectOf, thinkingBudgetOf } from '../pivot-writing.js';
 import type { ContentBlock, ConverseRequest, ImageFormat, MediaBlock, Message, ToolChoice, ToolConfig, ToolResultContent } from './types.js';
 
 const UPSTREAM = "this model's upstream (Bedrock Converse)";
@@ -11,9 +12,6 @@ const IMAGE_FORMATS: Record<string, ImageFormat> = {
   'image/gif': 'gif',
   'image/webp': 'webp',
 };
-
-/** Thinking budgets for OpenAI's effort levels, as the Anthropic kind reads them (Anthropic's least is 1 024). */
-const BUDGET_OF_EFFORT = { minimal: 1_024, low: 2_048, medium: 8_192, high: 24_576 } as const;
 
 export function converseRequestOf(request: PivotRequest): ConverseRequest {
   const messages = messagesOf(request.messages);
@@ -47,7 +45,7 @@ function additionalFieldsOf(request: PivotRequest): Record<string, unknown> | un
   const fields: Record<string, unknown> = {};
   if (request.topK !== undefined) fields.top_k = request.topK;
   if (request.reasoning) {
-    const budget = request.reasoning.budgetTokens ?? BUDGET_OF_EFFORT[request.reasoning.effort ?? 'medium'];
+    const budget = thinkingBudgetOf(request.reasoning);
     // the budget must stay under maxTokens, or the model refuses the call
     if (request.maxTokens !== undefined && budget >= request.maxTokens) {
       throw untranslatable('max_tokens', `must exceed the thinking budget (${budget} tokens) on ${UPSTREAM}`);
@@ -135,7 +133,8 @@ function blocksOf(message: PivotMessage, at: string, documents: { count: number 
         // Converse refuses a blank text block
         if (part.text !== '') blocks.push({ text: part.text });
       });
-      for (const call of message.toolCalls ?? []) blocks.push({ toolUse: { toolUseId: call.id, name: call.name, input: inputOf(call.arguments, call.name) } });
+      for (const call of message.toolCalls ?? [])
+        blocks.push({ toolUse: { toolUseId: call.id, name: call.name, input: argumentsObjectOf(call.arguments, call.name, UPSTREAM) } });
       return blocks;
     }
   }
@@ -178,22 +177,4 @@ function documentNameOf(name: string | undefined, nth: number): string {
     .trim()
     .slice(0, 200);
   return cleaned === '' ? `document-${nth}` : cleaned;
-}
-
-function jsonObjectOf(text: string): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    if (value !== null && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
-  } catch {
-    // not JSON
-  }
-  return undefined;
-}
-
-/** A tool call's arguments as the object toolUse wants; a call whose arguments are not one cannot be sent back. */
-function inputOf(args: string, name: string): Record<string, unknown> {
-  if (args.trim() === '') return {};
-  const input = jsonObjectOf(args);
-  if (input) return input;
-  throw untranslatable('tool_calls', `the arguments of the call to ${name} are not a JSON object, which ${UPSTREAM} requires`);
 }

@@ -4,6 +4,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { countTokens } from '../../billing/tokens.js';
 import { JsonText } from '../../json-text.js';
+import { tokensOfPivot } from '../../pipeline/translated-stream.js';
 import type { CallArgs, MeteredAnswer, ResolvedModel } from '../../pipeline/types.js';
 import { postForText, postJson } from '../http.js';
 import type { TokenUsage } from '../openai-chat/usage.js';
@@ -11,13 +12,11 @@ import { parseSseEvent, SseFramer } from '../sse.js';
 import { TokenStreamMeter } from '../stream-meter.js';
 import { feedTap, PassThroughTap } from '../tap.js';
 import { geminiAuthHeaders, geminiPath } from './endpoint.js';
+import { pivotUsageOf } from './from-upstream.js';
 import type { GenerateContentRequest, GenerateContentResponse, UsageMetadata } from './types.js';
 
-/** Every prompt token (cached ones included) and every generated one (thoughts included). */
-export const geminiTokens = (usage: UsageMetadata): TokenUsage => ({
-  input_token: usage.promptTokenCount ?? 0,
-  output_token: (usage.candidatesTokenCount ?? 0) + (usage.thoughtsTokenCount ?? 0),
-});
+/** The units a Gemini usage bills, read as every other kind's: through the pivot's usage. */
+const geminiTokens = (usage: UsageMetadata): TokenUsage => tokensOfPivot(pivotUsageOf(usage));
 
 function answerText(response: GenerateContentResponse): string {
   let text = '';

@@ -1,7 +1,7 @@
 // Gemini's streamGenerateContent (`?alt=sse`) read into pivot events. Each `data:` is one whole
 // GenerateContentResponse holding the next piece of the answer; a function call comes whole in one.
-import type { PivotEvent, PivotStreamDecoder } from '../../pivot/types.js';
-import { parseSseEvent, SseFramer } from '../sse.js';
+import type { PivotEvent } from '../../pivot/types.js';
+import { SseJsonDecoder } from '../sse-json-decoder.js';
 import { finishOf, pivotUsageOf, readPart } from './from-upstream.js';
 import type { GenerateContentResponse } from './types.js';
 
@@ -9,40 +9,23 @@ import type { GenerateContentResponse } from './types.js';
  * The stream has no end marker: the chunk with a finishReason is the last of the answer, so `done`
  * is said at the body's end only when one came; a body that ends without one was cut short.
  */
-export class GeminiSseDecoder implements PivotStreamDecoder {
-  private readonly framer = new SseFramer();
+export class GeminiSseDecoder extends SseJsonDecoder<GenerateContentResponse & { error?: { message?: unknown } }> {
   private calls = 0;
   private finished = false;
 
-  push(chunk: Buffer): PivotEvent[] {
-    return this.read(this.framer.push(chunk));
-  }
-
-  end(): PivotEvent[] {
-    const events = this.read(this.framer.end());
+  override end(): PivotEvent[] {
+    const events = super.end();
     if (this.finished) events.push({ type: 'done' });
     return events;
   }
 
-  private read(frames: { raw: string }[]): PivotEvent[] {
-    const events: PivotEvent[] = [];
-    for (const { raw } of frames) {
-      const { data } = parseSseEvent(raw);
-      if (!data.startsWith('{')) continue;
-      let chunk: GenerateContentResponse & { error?: { message?: unknown } };
-      try {
-        chunk = JSON.parse(data);
-      } catch {
-        continue; // a malformed chunk carries nothing a caller could use
-      }
-      if (chunk.error) {
-        const message = chunk.error.message;
-        events.push({ type: 'error', message: typeof message === 'string' ? message : 'upstream error' });
-        continue;
-      }
-      this.readChunk(chunk, events);
+  protected readEvent(chunk: GenerateContentResponse & { error?: { message?: unknown } }, events: PivotEvent[]): void {
+    if (chunk.error) {
+      const message = chunk.error.message;
+      events.push({ type: 'error', message: typeof message === 'string' ? message : 'upstream error' });
+      return;
     }
-    return events;
+    this.readChunk(chunk, events);
   }
 
   private readChunk(chunk: GenerateContentResponse, events: PivotEvent[]): void {

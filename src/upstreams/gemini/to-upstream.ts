@@ -1,9 +1,7 @@
 // A pivot request as a Gemini generateContent request (the Gemini API and Vertex AI alike). Pure.
 import { type PivotMessage, type PivotPart, type PivotRequest, type PivotToolChoice, untranslatable } from '../../pivot/types.js';
+import { argumentsObjectOf, jsonObjectOf, thinkingBudgetOf } from '../pivot-writing.js';
 import type { Content, GenerateContentRequest, GenerationConfig, Part, ToolConfig } from './types.js';
-
-/** Thinking budgets for the pivot's effort levels (Gemini 2.5 takes a budget; 0 turns thinking off where it may be). */
-const BUDGET_OF_EFFORT = { minimal: 0, low: 2_048, medium: 8_192, high: 24_576 } as const;
 
 /** Media types of images by URL, read from the URL's extension: Gemini's fileData needs one. */
 const IMAGE_TYPES: Record<string, string> = {
@@ -49,7 +47,8 @@ function generationConfigOf(request: PivotRequest): GenerationConfig {
     if (request.responseFormat.type === 'json_schema') config.responseJsonSchema = request.responseFormat.schema;
   }
   if (request.reasoning) {
-    const budget = request.reasoning.budgetTokens ?? BUDGET_OF_EFFORT[request.reasoning.effort ?? 'medium'];
+    // Gemini 2.5 takes a budget; 0 turns thinking off where the model allows it
+    const budget = thinkingBudgetOf(request.reasoning, 0);
     config.thinkingConfig = { thinkingBudget: budget, includeThoughts: budget > 0 };
   }
   return config;
@@ -95,7 +94,8 @@ function partsOf(message: PivotMessage, at: string): Part[] {
         else parts.push({ text: reasoning.text, thought: true, thoughtSignature: reasoning.signature });
       }
       for (const part of message.content) if (part.type === 'text' && part.text !== '') parts.push({ text: part.text });
-      for (const call of message.toolCalls ?? []) parts.push({ functionCall: { id: call.id, name: call.name, args: argsOf(call.arguments, call.name) } });
+      for (const call of message.toolCalls ?? [])
+        parts.push({ functionCall: { id: call.id, name: call.name, args: argumentsObjectOf(call.arguments, call.name) } });
       // a signature that came on a part of its own (the turn's first function call, from-upstream.ts)
       // goes back on that part: Gemini refuses a thinking turn's calls without it
       if (bareSignature) {
@@ -129,24 +129,6 @@ function responseOf(content: PivotPart[], isError: boolean, at: string): Record<
   const nonText = content.findIndex((part) => part.type !== 'text');
   if (nonText >= 0) throw untranslatable(`${at}[${nonText}]`, "a tool result carries text only to this model's upstream (Gemini)");
   const text = content.map((part) => (part.type === 'text' ? part.text : '')).join('');
-  if (!isError) {
-    try {
-      const value: unknown = JSON.parse(text);
-      if (value !== null && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
-    } catch {
-      // not JSON: sent as text below
-    }
-  }
-  return isError ? { error: text } : { content: text };
-}
-
-function argsOf(args: string, name: string): Record<string, unknown> {
-  if (args.trim() === '') return {};
-  try {
-    const value: unknown = JSON.parse(args);
-    if (value !== null && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
-  } catch {
-    // refused below
-  }
-  throw untranslatable('tool_calls', `the arguments of the call to ${name} are not a JSON object, which this model's upstream requires`);
+  if (isError) return { error: text };
+  return jsonObjectOf(text) ?? { content: text };
 }

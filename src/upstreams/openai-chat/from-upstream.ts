@@ -1,6 +1,6 @@
 // An OpenAI chat completion, whole or streamed, read into the pivot (chat-formats.md §3.5–3.8). Pure.
-import type { PivotEvent, PivotFinish, PivotResponse, PivotStreamDecoder, PivotToolCall, PivotUsage } from '../../pivot/types.js';
-import { parseSseEvent, SseFramer } from '../sse.js';
+import type { PivotEvent, PivotFinish, PivotResponse, PivotToolCall, PivotUsage } from '../../pivot/types.js';
+import { SseJsonDecoder } from '../sse-json-decoder.js';
 import { TextChunkSkimmer } from './chunk-skim.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatToolCallFragment, ChatUsage } from './types.js';
 
@@ -62,8 +62,7 @@ export function pivotResponseOfChat(completion: ChatCompletion): PivotResponse {
  * The chat SSE stream as pivot events: `[DONE]` is the end; each call's fragments keep the call's
  * own index, counted across the stream (servers that number every call 0 give each new id a new one).
  */
-export class ChatStreamDecoder implements PivotStreamDecoder {
-  private readonly framer = new SseFramer();
+export class ChatStreamDecoder extends SseJsonDecoder<ChatCompletionChunk & { error?: { message?: unknown } }> {
   private readonly skimmer = new TextChunkSkimmer();
   /** The upstream's tool_calls index → the pivot's call index, and the call's id. */
   private readonly calls = new Map<number, { index: number; id: string | undefined }>();
@@ -71,41 +70,19 @@ export class ChatStreamDecoder implements PivotStreamDecoder {
   private nextCall = 0;
   private finished = false;
 
-  push(chunk: Buffer): PivotEvent[] {
-    return this.read(this.framer.push(chunk));
-  }
-
-  end(): PivotEvent[] {
-    return this.read(this.framer.end());
-  }
-
-  private read(frames: { raw: string }[]): PivotEvent[] {
-    const events: PivotEvent[] = [];
-    for (const { raw } of frames) {
-      const { data } = parseSseEvent(raw);
-      if (data === '[DONE]') {
-        events.push({ type: 'done' });
-        continue;
-      }
-      // Most chunks carry one piece of text: read without parsing the whole chunk.
-      const text = this.skimmer.read(data);
-      if (text !== undefined) {
-        // text after the finish is dropped, as it is from a parsed chunk
-        if (text !== '' && !this.finished) events.push({ type: 'text', text });
-        continue;
-      }
-      let parsed: ChatCompletionChunk & { error?: { message?: unknown } };
-      try {
-        parsed = JSON.parse(data);
-      } catch {
-        continue; // a malformed line carries nothing a caller could use
-      }
-      this.readChunk(parsed, events);
+  /** `[DONE]` ends the stream; most chunks carry one piece of text, read without parsing the whole chunk. */
+  protected override readData(data: string, events: PivotEvent[]): void {
+    if (data === '[DONE]') {
+      events.push({ type: 'done' });
+      return;
     }
-    return events;
+    const text = this.skimmer.read(data);
+    if (text === undefined) return super.readData(data, events);
+    // text after the finish is dropped, as it is from a parsed chunk
+    if (text !== '' && !this.finished) events.push({ type: 'text', text });
   }
 
-  private readChunk(chunk: ChatCompletionChunk & { error?: { message?: unknown } }, events: PivotEvent[]): void {
+  protected readEvent(chunk: ChatCompletionChunk & { error?: { message?: unknown } }, events: PivotEvent[]): void {
     if (chunk.error) {
       events.push({ type: 'error', message: typeof chunk.error.message === 'string' ? chunk.error.message : 'upstream error' });
       return;
