@@ -6,13 +6,31 @@ const positiveInt = z.number().int().positive();
 const micros = z.number().int().nonnegative();
 
 export const CHANNEL_KINDS = ['openai', 'anthropic', 'gemini', 'bedrock', 'azure', 'speech', 'search', 'ark', 'minutes', 'erase', 'ast'] as const;
-export const MODEL_TYPES = ['chat', 'search', 'minutes', 'video', 'erase', 'image', 'tts', 'ast'] as const;
+export const MODEL_TYPES = [
+  'chat',
+  'embedding',
+  'transcription',
+  'moderation',
+  'rerank',
+  'search',
+  'minutes',
+  'video',
+  'erase',
+  'image',
+  'tts',
+  'ast',
+] as const;
 // Token prices are per million tokens (so cheap models stay integers); every other unit is per unit.
 export const PRICE_UNITS = ['input_token', 'output_token', 'call', 'character', 'second', 'image'] as const;
 
 /** Which channel kinds can serve a model of each type. */
 export const KINDS_FOR_TYPE: Record<(typeof MODEL_TYPES)[number], readonly (typeof CHANNEL_KINDS)[number][]> = {
   chat: ['openai', 'anthropic', 'gemini', 'bedrock', 'azure'],
+  embedding: ['openai', 'azure', 'gemini'],
+  transcription: ['openai', 'azure'],
+  moderation: ['openai'],
+  // Cohere's and Jina's /v1/rerank, which vLLM, Jina and most OpenAI-compatible hosts serve too.
+  rerank: ['openai'],
   search: ['search'],
   minutes: ['minutes'],
   video: ['ark'],
@@ -102,6 +120,11 @@ const ModelSchema = z
     tokenizer: z.enum(TOKENIZERS).default(DEFAULT_TOKENIZER),
     // Input tokens an image part of a prompt is held for.
     image_input_tokens: positiveInt.default(1_600),
+    // Batches: the percentage off the model's prices for a call run as a line of a batch.
+    batch_discount: z.number().int().min(0).max(100).default(0),
+    // Images answered at once: a price per image by size ("1024x1024") or size and quality
+    // ("1024x1024/hd"), in place of `price.image` for the images it names.
+    image_prices: z.record(z.string().regex(/^\d+x\d+(\/[a-z]+)?$/, 'expected "<width>x<height>" or "<width>x<height>/<quality>"'), micros).optional(),
     // A fixed hold amount, overriding the estimate.
     hold_micros: micros.optional(),
     // service-minutes: the chat model that writes the summary and chapters.

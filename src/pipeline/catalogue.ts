@@ -7,6 +7,10 @@ import type { ResolvedModel } from './types.js';
 
 const TYPE_NAMES: Record<ModelType, string> = {
   chat: 'a chat',
+  embedding: 'an embedding',
+  transcription: 'a transcription',
+  moderation: 'a moderation',
+  rerank: 'a rerank',
   search: 'a search',
   minutes: 'a minutes',
   video: 'a video',

@@ -15,6 +15,7 @@ import type { StoreHealth } from '../store/health.js';
 import { UnwrittenHoldError } from '../store/hot-ledger/types.js';
 import type { Store } from '../store/open.js';
 import { made, unansweredBill } from './bill.js';
+import { pricedForCall } from './call-price.js';
 import { callerLeft } from './caller-left.js';
 import type { Catalogue } from './catalogue.js';
 import { firstData, holdCommitted } from './first-answer.js';
@@ -151,7 +152,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   async function run<Body>(endpoint: MeteredEndpoint<Body>, request: MeteredRequest<Body>, log: PipelineLogger): Promise<MeteredAnswer> {
     requireWritableStore();
     // Before anything is held: a test key without a sandbox is refused here with a 503.
-    const model = catalogueFor(request.caller.livemode).resolve(request.modelId, endpoint.modelType);
+    const model = pricedForCall(catalogueFor(request.caller.livemode).resolve(request.modelId, endpoint.modelType), endpoint, request);
     requireModelAllowed(request.caller.limits, request.modelId, model.id);
     const admitting = endpoint.admitsBeforeBody ? undefined : admitNow(request.caller, log);
     if (admitting) await admitting; // (no await when decided at once: an await of nothing still waits a turn)

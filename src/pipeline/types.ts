@@ -120,6 +120,8 @@ export interface MeteredEndpoint<Body> {
    * Undefined when the body names its own cap, which is never lowered.
    */
   withOutputCap?(body: Body): ((tokens: number) => Body) | undefined;
+  /** The prices this request is billed at, where it picks among the model's (an image's size and quality); default the model's `price`. */
+  price?(body: Body, model: ModelConfig): ModelConfig['price'];
   call(args: CallArgs<Body>): Promise<MeteredAnswer>;
 }
 
@@ -132,6 +134,8 @@ export interface MeteredRequest<Body> {
   /** The caller's x-request-id, kept beside it. */
   clientRequestId?: string | null;
   signal: AbortSignal;
+  /** A line of a batch: billed at the model's batch price (its `batch_discount` off every unit price). */
+  batchLine?: boolean;
   /**
    * Puts the hold's end into the request's own log line when that line is still to be written (one
    * line per call); false when it went out already (a caller who left mid-stream), and the pipeline

@@ -29,6 +29,10 @@ export const unavailableTestCatalogue: Catalogue = {
 function sandboxModelFor(type: ModelType, liveChannelKind: string | undefined): string {
   if (type === 'chat') return liveChannelKind === 'anthropic' ? 'sandbox-claude' : 'sandbox-chat';
   const ids: Record<Exclude<ModelType, 'chat'>, string> = {
+    embedding: 'sandbox-embedding',
+    transcription: 'sandbox-transcribe',
+    moderation: 'sandbox-moderation',
+    rerank: 'sandbox-rerank',
     search: 'vendor-web-search',
     minutes: 'vendor-minutes',
     video: 'sandbox-video',
