@@ -34,6 +34,7 @@ import { geminiRoutes } from './routes/gemini.js';
 import { healthRoutes } from './routes/health.js';
 import { imageRoutes } from './routes/images.js';
 import { messagesRoutes } from './routes/messages.js';
+import { messagesCountTokensRoutes } from './routes/messages-count-tokens.js';
 import { minutesRoutes } from './routes/minutes.js';
 import { modelRoutes } from './routes/models.js';
 import { responsesRoutes } from './routes/responses.js';
@@ -152,6 +153,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     await v1.register(modelRoutes, { pipeline });
     await v1.register(chatRoutes, { pipeline, store });
     await v1.register(messagesRoutes, { pipeline, store });
+    await v1.register(messagesCountTokensRoutes, { pipeline });
     await v1.register(responsesRoutes, { pipeline, store });
     await v1.register(geminiRoutes, { pipeline, store });
     await v1.register(speechRoutes, { pipeline, store });

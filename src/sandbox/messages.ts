@@ -68,6 +68,24 @@ export const messagesRoute: SandboxRoute = {
   handle: answerMessages,
 };
 
+/** Anthropic's count_tokens: the input tokens the same request would be billed for, counted as answerMessages counts them. */
+export const messagesCountTokensRoute: SandboxRoute = {
+  kind: 'count_tokens',
+  method: 'POST',
+  path: '/v1/messages/count_tokens',
+  errorBody: anthropicErrorForStatus,
+  handle: countMessageTokens,
+};
+
+function countMessageTokens(ctx: SandboxContext): void {
+  const refuse = (status: number, message: string) => ctx.reply.json(status, anthropicErrorForStatus(status, message));
+  if (!headerValue(ctx.headers, 'x-api-key')) return refuse(401, 'x-api-key header is required');
+  // the call takes no max_tokens; the parser of a messages request asks for one
+  const request = parseMessagesRequest(isRecord(ctx.body) ? { ...ctx.body, max_tokens: 1 } : ctx.body);
+  if (typeof request === 'string') return refuse(400, request);
+  ctx.reply.json(200, { input_tokens: inputTokens(request) });
+}
+
 async function answerMessages(ctx: SandboxContext): Promise<void> {
   const refuse = (status: number, message: string) => ctx.reply.json(status, anthropicErrorForStatus(status, message));
   if (!headerValue(ctx.headers, 'x-api-key')) return refuse(401, 'x-api-key header is required');

@@ -6,7 +6,7 @@ import { eraseSubmitRoute, eraseTaskRoute } from './erase.js';
 import { geminiRoutes } from './gemini.js';
 import { imagesRoute } from './images.js';
 import { mediaRoute } from './media.js';
-import { messagesRoute } from './messages.js';
+import { messagesCountTokensRoute, messagesRoute } from './messages.js';
 import { larkQueryRoute, larkSubmitRoute, recognitionQueryRoute, recognitionSubmitRoute } from './minutes.js';
 import { noResponsesRoute, responsesRoute } from './responses.js';
 import type { SandboxRoute } from './route.js';
@@ -25,6 +25,7 @@ const withoutResponses = (route: SandboxRoute): SandboxRoute => ({ ...route, pat
 export const SANDBOX_ROUTES: readonly SandboxRoute[] = [
   chatRoute,
   messagesRoute,
+  messagesCountTokensRoute,
   responsesRoute,
   withoutResponses(chatRoute),
   noResponsesRoute,

@@ -15,6 +15,7 @@ export const BODY_EXAMPLES: Readonly<Record<string, unknown>> = {
   'POST /admin/accounts/{id}/test-credit': { ...CREDIT, note: 'Test funds' },
   'POST /v1/chat/completions': { model: 'sandbox-chat', messages: [{ role: 'user', content: 'Say hello in three languages.' }] },
   'POST /v1/messages': { model: 'sandbox-claude', max_tokens: 256, messages: [{ role: 'user', content: 'Say hello in three languages.' }] },
+  'POST /v1/messages/count_tokens': { model: 'sandbox-claude', messages: [{ role: 'user', content: 'Say hello in three languages.' }] },
   'POST /v1beta/models/{id}': { contents: [{ role: 'user', parts: [{ text: 'Say hello in three languages.' }] }] },
   'POST /v1/models/{id}': { contents: [{ role: 'user', parts: [{ text: 'Say hello in three languages.' }] }] },
   'POST /v1/responses': { model: 'sandbox-chat', input: 'Say hello in three languages.' },

@@ -1,7 +1,7 @@
 // POST /v1/messages: the messages format's required fields; the rest is checked by the translator
 // or passed to a messages-native upstream as the caller sent it.
 import { ANTHROPIC_VERSION } from '../../upstreams/anthropic/client.js';
-import { METERED_ERRORS } from './errors.js';
+import { errorResponses, METERED_ERRORS } from './errors.js';
 import { headers, IdempotencyKeyHeader } from './headers.js';
 
 /** `then` applies to a block or source whose `type` is `type`. */
@@ -131,3 +131,29 @@ export const MessagesSchema = {
     ...METERED_ERRORS,
   },
 };
+
+/** The messages request without its output cap and stream flag: what count_tokens counts. */
+const { max_tokens: _, stream: __, ...countedProperties } = MessagesBody.properties;
+
+export const MessagesCountTokensSchema = {
+  tags: ['chat'],
+  summary: "The input tokens of a messages request (the Anthropic SDK's messages.countTokens), on any chat model.",
+  description:
+    "Free, and rate-limited as every call. Asked of the upstream where it counts (a messages-native channel; a gemini channel through its countTokens), else counted by the gateway's tokenizer, the count its holds use.",
+  body: {
+    ...MessagesBody,
+    description: 'A messages request without `max_tokens` and `stream`.',
+    required: ['model', 'messages'],
+    properties: countedProperties,
+  },
+  docsOnly: { headers: headers({ 'anthropic-version': VersionHeader, 'vendor-version': VersionHeader }) },
+  response: {
+    200: {
+      description: 'The count.',
+      type: 'object',
+      required: ['input_tokens'],
+      properties: { input_tokens: { type: 'integer', description: 'The input tokens of the request.' } },
+    },
+    ...errorResponses(400, 401, 429, 500, 502, 503),
+  },
+} as const;

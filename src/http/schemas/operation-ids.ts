@@ -42,6 +42,7 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
   'GET /v1/models/{id}': 'getModel',
   'POST /v1/chat/completions': 'createChatCompletion',
   'POST /v1/messages': 'createMessage',
+  'POST /v1/messages/count_tokens': 'countMessageTokens',
   'POST /v1beta/models/{id}': 'geminiModelCall',
   'POST /v1/models/{id}': 'geminiModelCallV1',
   'GET /v1beta/models': 'geminiListModels',
