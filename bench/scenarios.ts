@@ -182,6 +182,15 @@ export function buildScenarios(gatewayKey: string, bedrockBaseline?: BenchReques
     gateway: post('/v1/search', gatewayJson, json({ Type: 'web', Query: SEARCH_QUERY, Count: 10 }), '"LogId"'),
   };
 
+  // base64, as the openai SDKs ask by default; the gateway passes the body through (its model is the channel's)
+  const embeddingsBody = json({ model: 'sandbox-embedding', input: SEARCH_QUERY, encoding_format: 'base64' });
+  const embeddings: Scenario = {
+    name: 'embeddings-c50',
+    connections: 50,
+    upstream: post('/v1/embeddings', openAi, embeddingsBody, '"prompt_tokens"'),
+    gateway: post('/v1/embeddings', gatewayJson, embeddingsBody, '"prompt_tokens"'),
+  };
+
   const defaults = [
     plainChat(1),
     plainChat(50),
@@ -193,6 +202,7 @@ export function buildScenarios(gatewayKey: string, bedrockBaseline?: BenchReques
     ...chatOnBedrock,
     speech,
     search,
+    embeddings,
   ];
   const sweep = [
     plainChat(1),

@@ -5,6 +5,8 @@ import path from 'node:path';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { channelsAdmin } from './admin/channels.js';
 import { createReloader, type Reload } from './admin/reload.js';
+import { createBatchLineAuth } from './batches/line-auth.js';
+import { createBatchRunner } from './batches/runner.js';
 import { createInstance } from './billing/instance.js';
 import { createProgressRecorder } from './billing/progress.js';
 import { createSettlements } from './billing/settlements.js';
@@ -194,7 +196,19 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
     log: logger,
     onReloaded: options.onReloaded,
   });
-  const app = await buildServer({ config, store, pipeline, tasks, keys, metrics, logger, health, channels, reload });
+  // Batches run in this process, each line through the routes above as the batch's key (batches/).
+  const batchLines = createBatchLineAuth(store);
+  keys.batchLine = batchLines.resolve;
+  const batches = createBatchRunner({
+    store,
+    auth: batchLines,
+    instanceId: instance.id,
+    deadAfterMs: config.recovery.dead_after_ms,
+    filesDir: storedFilesDir(config.data_dir),
+    fileTtlMs: config.files.ttl_ms,
+    log: logger,
+  });
+  const app = await buildServer({ config, store, pipeline, tasks, keys, metrics, logger, health, channels, reload, batches });
 
   // Ends a previous run left waiting first, then the holds of instances that died.
   await settlements.replayJournal();
@@ -221,10 +235,14 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
       engine.start();
       webhooks.start();
       fileSweeper.start();
+      batches.start(app);
       return url;
     },
     async close() {
       await metricsServer?.close();
+      // Before the server closes: running batch lines go through it. One still running after the
+      // grace period is failed as interrupted by the next start (batches/runner.ts).
+      await batches.stop(config.limits.shutdown_grace_ms);
       let timer: NodeJS.Timeout | undefined;
       const grace = new Promise<void>((resolve) => {
         timer = setTimeout(() => {

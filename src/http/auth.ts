@@ -1,6 +1,7 @@
 // Authentication hooks: API keys for /v1, the admin token for /admin.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { BATCH_LINE_HEADER } from '../batches/line-auth.js';
 import { isExpired } from '../billing/key-limits.js';
 import { auth, forbidden, rateLimited } from '../errors.js';
 import type { AuthFailureLimit } from '../limits/auth-failures.js';
@@ -12,6 +13,8 @@ declare module 'fastify' {
     caller: Caller | null;
     /** The caller's own x-request-id, when it sent a well-formed one. */
     clientRequestId: string | null;
+    /** A line of a batch, sent by the batch runner (batches/line-auth.ts): billed at the batch price. */
+    batchLine: boolean;
   }
 }
 
@@ -73,6 +76,16 @@ export function apiKeyHook(keys: KeyResolver) {
   // turn of the microtask queue; only a key the store must be asked about waits.
   return function authenticate(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) {
     let verdict: Caller | undefined | Promise<Caller | undefined>;
+    // A batch's line, sent by the runner: its internal credential decides (a wrong one is an invalid key).
+    const batchLine = request.headers[BATCH_LINE_HEADER];
+    if (batchLine !== undefined) {
+      const resolving = typeof batchLine === 'string' && keys.batchLine ? keys.batchLine(batchLine) : Promise.resolve(undefined);
+      resolving.then((caller) => {
+        if (caller) request.batchLine = true;
+        done(admit(request, caller));
+      }, done);
+      return;
+    }
     try {
       const key = presentedKey(request);
       // No key, or not one of ours, never reaches the store: a plain 401, not counted against the address.

@@ -22,6 +22,8 @@ export interface KeyResolver {
   refreshAccounts(accountIds: readonly string[]): void;
   /** Failed authentications per client address; absent when not limited. */
   failures?: AuthFailureLimit;
+  /** A batch line's internal credential (batches/line-auth.ts) → the batch's key as a caller; set by the gateway. */
+  batchLine?: (credential: string) => Promise<Caller | undefined>;
 }
 
 /** What one store lookup found: counted, so an operator sees how often keys reach the database. */

@@ -126,6 +126,8 @@ export function meteredHandler<Body>(deps: { pipeline: Pipeline; store: Store },
         clientRequestId: request.clientRequestId,
         signal: callSignals.signal,
         addToLogLine: addToLogLine(request),
+        // A line of a batch (batches/line-auth.ts): billed at the model's batch price.
+        ...(request.batchLine && { batchLine: true }),
       };
       return { callSignals, running: deps.pipeline.run(route, metered, request.log) };
     };

@@ -48,9 +48,17 @@ function securityOf(url: string): Security {
 
 const TAGS = [
   { name: 'chat', description: 'Chat completions, messages and responses: billed on the upstream’s token usage, streamed as it arrives.' },
-  { name: 'audio', description: 'Speech synthesis and speech translation.' },
+  { name: 'embeddings', description: 'Embedding vectors on OpenAI, Azure and Gemini upstreams, billed on the input tokens.' },
+  { name: 'moderations', description: 'Content moderation, billed per call.' },
+  { name: 'rerank', description: 'Documents ranked by relevance to a query (the Cohere and Jina shape), billed per call or per token.' },
+  { name: 'images', description: 'Images generated or edited and answered at once, billed per image; they join the account’s gallery.' },
+  { name: 'audio', description: 'Speech synthesis, speech translation and transcription.' },
   { name: 'search', description: 'Web and global search, billed per call.' },
   { name: 'tasks', description: 'Images, videos, subtitle erase and meeting minutes: created at once, finished in the background, polled or called back.' },
+  {
+    name: 'batches',
+    description: 'Batches of calls from a JSONL file, run by the gateway on any upstream at the batch price, each line held and settled on its own.',
+  },
   { name: 'files', description: 'Uploads served back at an unguessable URL, and the account’s generated images and videos.' },
   { name: 'models', description: 'The catalogue.' },
   { name: 'account', description: 'The key’s own account: balance, usage, spend, keys, tasks, webhooks; also with the console’s session cookie.' },

@@ -6,6 +6,7 @@ import multipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { ChannelsAdmin } from '../admin/channels.js';
 import type { Reload } from '../admin/reload.js';
+import type { BatchRunner } from '../batches/runner.js';
 import type { Config } from '../config/schema.js';
 import { unavailable } from '../errors.js';
 import type { Pipeline } from '../pipeline/metered-call.js';
@@ -26,21 +27,28 @@ import { lazyRequestLoggers } from './request-logger.js';
 import { accountRoutes } from './routes/account.js';
 import { adminRoutes } from './routes/admin.js';
 import { assetRoutes } from './routes/assets.js';
+import { batchRoutes } from './routes/batches.js';
 import { chatRoutes } from './routes/chat.js';
+import { completionsRoutes } from './routes/completions.js';
 import { consoleRoutes } from './routes/console.js';
+import { embeddingsRoutes } from './routes/embeddings.js';
 import { eraseRoutes } from './routes/erase.js';
 import { fileServeRoutes, fileUploadRoutes } from './routes/files.js';
 import { geminiRoutes } from './routes/gemini.js';
 import { healthRoutes } from './routes/health.js';
 import { imageRoutes } from './routes/images.js';
+import { imagesSyncRoutes } from './routes/images-sync.js';
 import { messagesRoutes } from './routes/messages.js';
 import { messagesCountTokensRoutes } from './routes/messages-count-tokens.js';
 import { minutesRoutes } from './routes/minutes.js';
 import { modelRoutes } from './routes/models.js';
+import { moderationsRoutes } from './routes/moderations.js';
+import { rerankRoutes } from './routes/rerank.js';
 import { responsesRoutes } from './routes/responses.js';
 import { searchRoutes } from './routes/search.js';
 import { signInRoutes, signOutRoutes } from './routes/session.js';
 import { speechRoutes } from './routes/speech.js';
+import { transcriptionRoutes } from './routes/transcriptions.js';
 import { translationRoutes } from './routes/translations.js';
 import { videoRoutes } from './routes/videos.js';
 import { registerServerTiming } from './server-timing.js';
@@ -60,6 +68,8 @@ export interface ServerDeps {
   channels: ChannelsAdmin;
   /** POST /admin/reload: the configuration file read again (admin/reload.ts). */
   reload: Reload;
+  /** The batch runner, woken by a new or cancelled batch (batches/runner.ts). */
+  batches?: Pick<BatchRunner, 'wake'>;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -100,6 +110,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   });
   app.decorateRequest('caller', null);
   app.decorateRequest('clientRequestId', null);
+  app.decorateRequest('batchLine', false);
   app.decorateRequest('consoleSession', null);
 
   let closing = false;
@@ -152,6 +163,10 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     v1.addHook('onRequest', requireMultipartBoundary);
     await v1.register(modelRoutes, { pipeline });
     await v1.register(chatRoutes, { pipeline, store });
+    await v1.register(completionsRoutes, { pipeline, store });
+    await v1.register(moderationsRoutes, { pipeline, store });
+    await v1.register(rerankRoutes, { pipeline, store });
+    await v1.register(embeddingsRoutes, { pipeline, store });
     await v1.register(messagesRoutes, { pipeline, store });
     await v1.register(messagesCountTokensRoutes, { pipeline });
     await v1.register(responsesRoutes, { pipeline, store });
@@ -162,13 +177,16 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     await v1.register(async (uploads) => {
       await uploads.register(multipart, { limits: { fileSize: config.limits.upload_limit_bytes, files: 1, fields: 20, parts: 21 }, throwFileSizeLimit: true });
       await uploads.register(translationRoutes, { pipeline, store, dataDir: config.data_dir, uploadLimitBytes: config.limits.upload_limit_bytes });
+      await uploads.register(transcriptionRoutes, { pipeline, store, dataDir: config.data_dir, uploadLimitBytes: config.limits.upload_limit_bytes });
       await uploads.register(fileUploadRoutes, fileDeps);
     });
     await v1.register(imageRoutes, taskDeps);
+    await v1.register(imagesSyncRoutes, { ...fileDeps, allowPrivateUrls: config.network.allow_private_urls });
     await v1.register(videoRoutes, taskDeps);
     await v1.register(eraseRoutes, taskDeps);
     await v1.register(minutesRoutes, taskDeps);
     await v1.register(assetRoutes, { store, pipeline });
+    await v1.register(batchRoutes, { store, pipeline, runner: deps.batches });
   });
   // The account API: a key as above, or the console's session cookie. Its own scope, so cookies are
   // parsed here alone and the metered calls above authenticate exactly as before, by key only.

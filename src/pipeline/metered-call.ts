@@ -154,7 +154,8 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     // Before anything is held: a test key without a sandbox is refused here with a 503.
     const model = pricedForCall(catalogueFor(request.caller.livemode).resolve(request.modelId, endpoint.modelType), endpoint, request);
     requireModelAllowed(request.caller.limits, request.modelId, model.id);
-    const admitting = endpoint.admitsBeforeBody ? undefined : admitNow(request.caller, log);
+    // A batch's lines are bounded by the runner's concurrency, not the key's per-minute limit.
+    const admitting = endpoint.admitsBeforeBody || request.batchLine ? undefined : admitNow(request.caller, log);
     if (admitting) await admitting; // (no await when decided at once: an await of nothing still waits a turn)
 
     const estimating = endpoint.estimate(request.body, model);

@@ -8,7 +8,7 @@ import { isRecord } from './text.js';
 
 const NO_KEY = openAiError('Access denied due to missing subscription key: send it in the api-key header', 'invalid_request_error', '401');
 
-function azureRoute(openAi: SandboxRoute, path: string): SandboxRoute {
+export function azureRoute(openAi: SandboxRoute, path: string): SandboxRoute {
   const byDeployment = path.includes('/:deployment/');
   // Every path but the v1 ones is versioned.
   const needsVersion = !path.startsWith('/openai/v1/');

@@ -30,31 +30,39 @@ function generateImages(ctx: SandboxContext): void {
   const request = parseImagesRequest(ctx.body);
   if (typeof request === 'string') return ctx.reply.json(400, openAiError(request, 'invalid_request_error'));
   if (ctx.fault?.task_outcome === 'failed') return ctx.reply.json(400, CONTENT_POLICY_ERROR);
-  const hash = hashOf(ctx.body);
+  answerImages(ctx, request, hashOf(ctx.body));
+}
+
+/**
+ * The images answer, generations' and edits' (image-edits.ts): n PNGs by URL or inline, and usage
+ * for per-token models, whose input counts the images sent to edit (`imageTokens`).
+ */
+export function answerImages(ctx: SandboxContext, request: ImagesRequest, hash: string, imageTokens = 0): void {
   const data = Array.from({ length: request.n }, (_, i) =>
     request.b64 ? { b64_json: PNG_BYTES.toString('base64') } : { url: ctx.media.put(ctx.baseUrl, `image-${hash}-${i + 1}.png`, pngFile()) },
   );
   // only per-token models (gpt-image-*) report usage; per-image ones (dall-e) send none
   if (!request.model.includes('token')) return ctx.reply.json(200, { created: SANDBOX_CREATED, data });
-  const input = words(request.prompt).length;
+  const text = words(request.prompt).length;
+  const input = text + imageTokens;
   const output = TOKENS_PER_IMAGE * request.n;
   const usage = {
     input_tokens: input,
-    input_tokens_details: { text_tokens: input, image_tokens: 0 },
+    input_tokens_details: { text_tokens: text, image_tokens: imageTokens },
     output_tokens: output,
     total_tokens: input + output,
   };
   ctx.reply.json(200, { created: SANDBOX_CREATED, data, usage });
 }
 
-interface ImagesRequest {
+export interface ImagesRequest {
   model: string;
   prompt: string;
   n: number;
   b64: boolean;
 }
 
-function parseImagesRequest(body: unknown): ImagesRequest | string {
+export function parseImagesRequest(body: unknown): ImagesRequest | string {
   if (!isRecord(body)) return 'body: expected a JSON object';
   const { model = 'dall-e-2', prompt, n = 1, response_format: format } = body;
   if (typeof model !== 'string' || model === '') return 'model: expected a non-empty string';

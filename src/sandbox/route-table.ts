@@ -2,16 +2,22 @@ import { audioRoute } from './audio.js';
 import { azureRoutes } from './azure.js';
 import { bedrockConverseRoute, bedrockConverseStreamRoute } from './bedrock.js';
 import { chatRoute } from './chat.js';
+import { azureCompletionsRoutes, completionsRoute } from './completions.js';
+import { azureEmbeddingsRoutes, embeddingsRoute, withGeminiEmbeddings } from './embeddings.js';
 import { eraseSubmitRoute, eraseTaskRoute } from './erase.js';
 import { geminiRoutes } from './gemini.js';
+import { imageEditsRoute } from './image-edits.js';
 import { imagesRoute } from './images.js';
 import { mediaRoute } from './media.js';
 import { messagesCountTokensRoute, messagesRoute } from './messages.js';
 import { larkQueryRoute, larkSubmitRoute, recognitionQueryRoute, recognitionSubmitRoute } from './minutes.js';
+import { moderationsRoute } from './moderations.js';
+import { rerankRoute } from './rerank.js';
 import { noResponsesRoute, responsesRoute } from './responses.js';
 import type { SandboxRoute } from './route.js';
 import { globalSearchRoute, webSearchRoute } from './search.js';
 import { speechRoute } from './speech.js';
+import { azureTranscriptionsRoutes, transcriptionsRoute } from './transcriptions.js';
 import { vertexTokenRoute } from './vertex-token.js';
 import { videoCreateRoute, videoDeleteRoute, videoGetRoute } from './video.js';
 
@@ -33,6 +39,7 @@ export const SANDBOX_ROUTES: readonly SandboxRoute[] = [
   videoGetRoute,
   videoDeleteRoute,
   imagesRoute,
+  imageEditsRoute,
   larkSubmitRoute,
   larkQueryRoute,
   recognitionSubmitRoute,
@@ -45,8 +52,16 @@ export const SANDBOX_ROUTES: readonly SandboxRoute[] = [
   webSearchRoute,
   globalSearchRoute,
   ...azureRoutes(chatRoute, responsesRoute),
-  ...geminiRoutes,
+  embeddingsRoute,
+  ...azureEmbeddingsRoutes,
+  transcriptionsRoute,
+  ...azureTranscriptionsRoutes,
+  ...geminiRoutes.map(withGeminiEmbeddings),
   vertexTokenRoute,
   bedrockConverseRoute,
   bedrockConverseStreamRoute,
+  completionsRoute,
+  ...azureCompletionsRoutes,
+  moderationsRoute,
+  rerankRoute,
 ];

@@ -2,7 +2,8 @@
 import { type Insertable, type Kysely, type Selectable, sql } from 'kysely';
 import type { DB, FilesTable } from './schema.js';
 
-export type FileRow = Selectable<FilesTable>;
+/** A file as serving and the quota read it; its `purpose` is read by the Batch API alone (store/batches.ts). */
+export type FileRow = Omit<Selectable<FilesTable>, 'purpose'>;
 
 const COLUMNS = ['id', 'account_id', 'filename', 'content_type', 'bytes', 'storage_path', 'created_at', 'expires_at'] as const;
 

@@ -1,5 +1,6 @@
 // Schema changes, in order, inline so the built package needs no migration folder on disk.
 import { type DatabaseIntrospector, type Kysely, type Migration, Migrator, sql } from 'kysely';
+import { addBatches } from './batch-tables.js';
 import type { MigrationDb } from './migration-db.js';
 import type { DB } from './schema.js';
 import { rebuildForFewerPages, rebuildHoldsWithoutRowid, rebuildRecentUsageUnkeyed } from './sqlite-pages.js';
@@ -33,6 +34,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '021_sqlite_holds_without_rowid': { up: (db) => (dialect === 'sqlite' ? rebuildHoldsWithoutRowid(db) : Promise.resolve()) },
     '022_sqlite_recent_usage_unkeyed': { up: (db) => (dialect === 'sqlite' ? rebuildRecentUsageUnkeyed(db) : Promise.resolve()) },
     '023_account_suspension': { up: (db) => addAccountSuspension(db) },
+    '024_batches': { up: (db) => addBatches(db) },
   };
 }
 

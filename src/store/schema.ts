@@ -208,6 +208,63 @@ export interface FilesTable {
   created_at: number;
   /** Served and counted against the quota until then; the sweep deletes it after. */
   expires_at: number;
+  /** What the file is for, as the upload named it (`batch`: a batch's input; `batch_output`); null when it named none. */
+  purpose: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** A batch of metered calls run in the background (batches/runner.ts); its lines are in `batch_lines`. */
+export interface BatchesTable {
+  id: string;
+  account_id: string;
+  /** The key that created it: its lines run as that key (its limits, its test or live mode). */
+  key_id: string;
+  livemode: number;
+  endpoint: string;
+  input_file_id: string;
+  completion_window: string;
+  /** in_progress, finalizing, completed, expired, cancelling, cancelled (failed and validating: refused at creation). */
+  status: string;
+  /** JSON object, or null. */
+  metadata: string | null;
+  callback_url: string | null;
+  output_file_id: string | null;
+  error_file_id: string | null;
+  created_at: number;
+  in_progress_at: number | null;
+  expires_at: number;
+  finalizing_at: number | null;
+  completed_at: number | null;
+  expired_at: number | null;
+  cancelling_at: number | null;
+  cancelled_at: number | null;
+  /** The instance finishing the batch (writing its files) and until when; another takes over after. */
+  lease_owner: string | null;
+  lease_until: number | null;
+}
+
+/** One request of a batch: pending → running → succeeded or failed (or cancelled, never run). */
+export interface BatchLinesTable {
+  batch_id: string;
+  line_no: number;
+  account_id: string;
+  custom_id: string;
+  url: string;
+  /** The request body, as JSON text. */
+  body: string;
+  status: string;
+  /** The instance that runs (or ran) it. */
+  owner: string | null;
+  started_at: number | null;
+  finished_at: number | null;
+  /** The gateway's id of the line's call. */
+  request_id: string | null;
+  status_code: number | null;
+  /** The answer's body, as JSON text. */
+  response: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
 }
 
 /** A one-time sign-in link to the account console: only the token's hash is kept. */
@@ -251,6 +308,8 @@ export interface DB {
   tasks: TasksTable;
   webhook_outbox: WebhookOutboxTable;
   files: FilesTable;
+  batches: BatchesTable;
+  batch_lines: BatchLinesTable;
   assets: AssetsTable;
   console_login_links: ConsoleLoginLinksTable;
   console_sessions: ConsoleSessionsTable;

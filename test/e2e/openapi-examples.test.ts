@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
+import { PNG_BYTES } from '../../src/sandbox/media.js';
 import { ADMIN_TOKEN, eventually, startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { type DocumentedOperation, fetchDocument, operationsOf, schemaValidator } from '../helpers/openapi.js';
 import { type Receiver, startReceiver } from '../helpers/receiver.js';
@@ -48,8 +49,17 @@ describe('OpenAPI request-body examples', () => {
     const video = await gw.call(owner.key, 'POST', '/v1/videos/generations', exampleOf('POST /v1/videos/generations'));
     assert.equal(video.status, 200, JSON.stringify(video.body));
     await eventually(async () => (await gw.call(owner.key, 'GET', `/v1/videos/generations/${video.body.id}`)).body.status === 'succeeded');
+    // A batch names an input file of the account: a JSONL of one chat line, uploaded for it.
+    const batchFile = new FormData();
+    batchFile.append('purpose', 'batch');
+    const line = { custom_id: 'one', method: 'POST', url: '/v1/chat/completions', body: exampleOf('POST /v1/chat/completions') };
+    batchFile.append('file', new Blob([`${JSON.stringify(line)}\n`]), 'in.jsonl');
+    const uploaded = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${owner.key}` }, body: batchFile });
+    assert.equal(uploaded.status, 201);
+    const inputFileId = ((await uploaded.json()) as { id: string }).id;
     // And the test event goes to a receiver of this test, never to the example's outside host.
     const bodyIds: Record<string, object> = {
+      'POST /v1/batches': { input_file_id: inputFileId },
       'POST /v1/videos/erase-subtitle': { video_task_id: video.body.id },
       'POST /v1/account/webhook-secret/test': { url: receiver.url },
     };
@@ -96,8 +106,9 @@ describe('OpenAPI request-body examples', () => {
   });
 });
 
-/** A second of WAV audio under the file name the example gives. */
+/** A second of WAV audio under the file name the example gives; a PNG for an image's name. */
 function wavFile(name: string, filename: string): Part {
+  if (filename.endsWith('.png')) return { name, filename, contentType: 'image/png', head: PNG_BYTES, bytes: PNG_BYTES.length };
   const wav = makeWav({ ms: 1_000 });
   return { name, filename, contentType: filename.endsWith('.wav') ? 'audio/wav' : 'text/plain', head: wav, bytes: wav.length };
 }

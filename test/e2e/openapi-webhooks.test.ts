@@ -72,4 +72,30 @@ describe('OpenAPI webhooks', () => {
     assert.equal(check(payloadSchema('webhookTest'), delivery.payload), undefined, delivery.rawBody);
     for (const name of documentedHeaders('webhookTest')) assert.ok(delivery.headers[name], `${name} was sent`);
   });
+
+  test('a finished batch’s delivered callback is valid against the batchEnded schema', async () => {
+    const { key } = await gw.account();
+    const form = new FormData();
+    form.append('purpose', 'batch');
+    const line = {
+      custom_id: 'one',
+      method: 'POST',
+      url: '/v1/chat/completions',
+      body: { model: 'sandbox-chat', messages: [{ role: 'user', content: 'hi' }] },
+    };
+    form.append('file', new Blob([`${JSON.stringify(line)}\n`]), 'in.jsonl');
+    const uploaded = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    const { id: inputFileId } = (await uploaded.json()) as { id: string };
+    const batch = { input_file_id: inputFileId, endpoint: '/v1/chat/completions', completion_window: '24h', callback_url: receiver.url };
+    const created = await gw.call(key, 'POST', '/v1/batches', batch);
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const delivery = await eventually(() => receiver.deliveries.find((d) => d.payload.data?.id === created.body.id), 10_000);
+    assert.equal(delivery.payload.type, 'batch.completed');
+    assert.equal(check(payloadSchema('batchEnded'), delivery.payload), undefined, delivery.rawBody);
+    assert.deepEqual(undocumented('batchEnded', delivery.payload), []);
+    assert.deepEqual(
+      Object.keys(delivery.payload.data).filter((field) => !(field in payloadSchema('batchEnded').properties.data.properties)),
+      [],
+    );
+  });
 });

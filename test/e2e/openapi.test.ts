@@ -138,11 +138,13 @@ describe('OpenAPI document and reference page', () => {
     assert.deepEqual(video.required, ['model', 'content']);
   });
 
-  /** The metered calls: every POST of the chat, audio, search and tasks areas (counting tokens is free: never a 402). */
+  /** The metered calls: every POST of the areas that call upstreams (counting tokens is free: never a 402). */
   const meteredPosts = () =>
     operations().filter(
       ({ method, path, operation }) =>
-        method === 'post' && ['chat', 'audio', 'search', 'tasks'].includes(operation.tags[0]) && path !== '/v1/messages/count_tokens',
+        method === 'post' &&
+        ['chat', 'embeddings', 'moderations', 'rerank', 'images', 'audio', 'search', 'tasks'].includes(operation.tags[0]) &&
+        path !== '/v1/messages/count_tokens',
     );
   const takesHeader = (operation: any, name: string) => (operation.parameters ?? []).some((p: any) => p.in === 'header' && p.name === name);
 

@@ -38,6 +38,7 @@ const EVERY_MIGRATION = [
   '021_sqlite_holds_without_rowid',
   '022_sqlite_recent_usage_unkeyed',
   '023_account_suspension',
+  '024_batches',
 ].map((name) => ({ name }));
 
 const appliedMigrations = (store: Store) =>

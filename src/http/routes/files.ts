@@ -6,6 +6,7 @@
 import { type FileHandle, open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyPluginAsync } from 'fastify';
+import { fileUpload } from '../../batches/upload-purpose.js';
 import type { Config } from '../../config/schema.js';
 import { invalidRequest, notFound } from '../../errors.js';
 import { storedFilesDir } from '../../files/leftovers.js';
@@ -21,7 +22,7 @@ import { runIdempotent } from '../idempotency.js';
 import { requireNoNul } from '../nul-guard.js';
 import { FileDeleteSchema, FileServeSchema, FileUploadSchema } from '../schemas/files.js';
 import { serializedAsBuilt } from '../serialized-as-built.js';
-import { admitUpload, endUnreadUpload, firstFilePart, spoolFile, tooLarge } from '../uploads.js';
+import { admitUpload, endUnreadUpload, spoolFile, tooLarge } from '../uploads.js';
 
 export interface FilesDeps {
   store: Store;
@@ -57,8 +58,10 @@ export const fileUploadRoutes: FastifyPluginAsync<FilesDeps> = async (app, deps)
     try {
       // A full quota is refused before the body; otherwise the upload may take what room is left.
       if (room.freeBytes() <= 0) throw quotaFull(files.max_bytes_per_account);
-      const part = await firstFilePart(request);
-      if (!part) throw invalidRequest('file field is required');
+      // The file, and its `purpose` (OpenAI's Files API; `batch` for a batch's input) before or after it.
+      const upload = await fileUpload(request);
+      if (!upload) throw invalidRequest('file field is required');
+      const { part } = upload;
       if (part.fieldname !== 'file') throw invalidRequest(`${part.fieldname}: unexpected field; send the upload as file`);
       requireNoNul('filename', part.filename);
       requireNoNul('file: Content-Type', part.mimetype);
@@ -71,6 +74,7 @@ export const fileUploadRoutes: FastifyPluginAsync<FilesDeps> = async (app, deps)
         reserve: (bytes) => (room.take(bytes) ? undefined : quotaFull(files.max_bytes_per_account)),
       });
       spooledPath = spooled.path;
+      const purpose = await upload.purpose();
       const id = path.basename(spooled.path);
       const filename = part.filename || 'file';
       // Idempotency-Key: the same upload again answers the first file, and keeps one copy.
@@ -89,6 +93,7 @@ export const fileUploadRoutes: FastifyPluginAsync<FilesDeps> = async (app, deps)
             storage_path: spooled.path,
             created_at: now,
             expires_at: now + files.ttl_ms,
+            purpose,
           };
           // Checked again as the row goes in: uploads on other instances share the room left too.
           const outcome = await storeFileWithinQuota(deps.store, { row, quotaBytes: files.max_bytes_per_account, now });
@@ -104,10 +109,11 @@ export const fileUploadRoutes: FastifyPluginAsync<FilesDeps> = async (app, deps)
               filename,
               created_at: new Date(row.created_at).toISOString(),
               expires_at: new Date(row.expires_at).toISOString(),
+              ...(purpose !== null && { purpose, status: 'processed' }),
             },
           };
         },
-        { filename, bytes: spooled.bytes, sha256: spooled.sha256 },
+        { filename, bytes: spooled.bytes, sha256: spooled.sha256, ...(purpose !== null && { purpose }) },
       );
     } finally {
       if (!kept && spooledPath) await rm(spooledPath, { force: true });

@@ -1,9 +1,9 @@
 // Async image generation: POST creates a task (answered at once), GET reads it. Generated images
 // join the account's gallery (GET /v1/assets?kind=image).
 import type { FastifyPluginAsync } from 'fastify';
-import { countTokens } from '../../billing/tokens.js';
 import type { TaskRow } from '../../store/tasks.js';
 import type { ImageTaskRequest } from '../../tasks/kinds/image.js';
+import { imagesEstimate } from '../../upstreams/openai-images/units.js';
 import { ImagesAsyncSchema, ImageTaskSchema } from '../schemas/tasks.js';
 import { serializedAsBuilt } from '../serialized-as-built.js';
 import { type TaskRouteDeps, taskCreateHandler, taskReadHandler } from '../task-handler.js';
@@ -42,13 +42,8 @@ export const imageRoutes: FastifyPluginAsync<TaskRouteDeps> = async (app, deps) 
       normalise: (body) => body as ImagesAsyncRequest,
       modelOf: (request) => request.model,
       callbackUrlOf: (request) => request.callback_url,
-      // Per image, and for per-token models (priced on tokens) the prompt and each image's output
-      // at the model's output maximum: the hold covers either way of pricing.
-      estimate: (request, model) => ({
-        image: request.n ?? 1,
-        input_token: countTokens(request.prompt, model.config.tokenizer),
-        output_token: (request.n ?? 1) * model.config.max_output_tokens,
-      }),
+      // Per image, and per token for per-token models (units.ts).
+      estimate: (request, model) => imagesEstimate(request, model.config),
       view: (task) => ({ id: task.id, status: 'queued', model: task.model, created_at: seconds(task.created_at) }),
     }),
   });

@@ -10,7 +10,14 @@ const tags = ['files'];
 const UploadForm = {
   type: 'object',
   required: ['file'],
-  properties: { file: { type: 'string', format: 'binary', description: 'The file; its name and type are kept.' } },
+  properties: {
+    file: { type: 'string', format: 'binary', description: 'The file; its name and type are kept.' },
+    purpose: {
+      type: 'string',
+      enum: ['batch', 'user_data', 'assistants', 'vision', 'fine-tune', 'evals'],
+      description: '`batch` for a batch’s input (JSONL); optional.',
+    },
+  },
 } as const;
 
 export const FileUploadSchema = {
@@ -31,6 +38,11 @@ export const FileUploadSchema = {
         filename: { type: 'string' },
         created_at: instant,
         expires_at: instant,
+        purpose: {
+          type: 'string',
+          description: 'The purpose the upload named (OpenAI’s Files API); absent when it named none. `batch`: a batch’s input file.',
+        },
+        status: { type: 'string', enum: ['processed'], description: 'With purpose: the file is ready.' },
       },
     },
     ...errorResponses(400, 401, 402, 409, 413, 422, 429, 500, 503),

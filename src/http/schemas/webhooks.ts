@@ -2,6 +2,7 @@
 // the account's test event. The headers are those src/webhooks/send.ts signs every POST with; the
 // payloads those src/tasks/webhook-payload.ts and src/webhooks/test-event.ts write.
 import { WEBHOOK_HEADERS } from '../../webhooks/sign.js';
+import { Batch } from './batches.js';
 
 const dateTime = (description: string) => ({ type: 'string', format: 'date-time', description });
 
@@ -67,6 +68,19 @@ export const TestEventPayload = {
   },
 } as const;
 
+export const BatchEndedPayload = {
+  type: 'object',
+  required: ['event_id', 'type', 'livemode', 'created_at', 'data'],
+  additionalProperties: false,
+  properties: {
+    event_id: EventId,
+    type: { type: 'string', enum: ['batch.completed', 'batch.expired', 'batch.cancelled'] },
+    livemode: { type: 'boolean', description: 'false for a batch made with a test key.' },
+    created_at: { type: 'integer', description: 'When the batch ended, in Unix seconds.' },
+    data: { ...Batch, description: 'The batch as GET /v1/batches/{id} answers it, its output and error files written.' },
+  },
+} as const;
+
 const callback = (tag: string, summary: string, description: string, operationId: string, payload: object) => ({
   post: {
     operationId,
@@ -88,6 +102,13 @@ export const WEBHOOKS = {
     'Sent once the task succeeded or failed and its charge is settled; retried on the schedule of `webhooks.retry_delays_ms` until the receiver answers 2xx, then dropped (the account can redeliver it).',
     'taskFinishedWebhook',
     TaskFinishedPayload,
+  ),
+  batchEnded: callback(
+    'batches',
+    'A batch ended (completed, expired or cancelled): POSTed to the callback_url it was created with.',
+    'Sent once every line has ended and the output and error files are written; retried as a task’s is.',
+    'batchEndedWebhook',
+    BatchEndedPayload,
   ),
   webhookTest: callback(
     'account',

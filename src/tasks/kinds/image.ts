@@ -1,8 +1,8 @@
 // Async image generation: the engine runs the upstream's synchronous images call itself, so a
 // caller never holds a connection open for a slow generation.
-import type { Units } from '../../billing/prices.js';
 import { UpstreamHttpError } from '../../upstreams/http.js';
 import { generateImages, type ImagesResult } from '../../upstreams/openai-images/client.js';
+import { imagesUnits } from '../../upstreams/openai-images/units.js';
 import type { TaskError, TaskKindHandler } from '../types.js';
 
 export interface ImageTaskRequest {
@@ -50,9 +50,7 @@ export function imageHandler({ publicUrl }: { publicUrl: string }): TaskKindHand
         throw error;
       }
       const urls = result.data.map((image) => image.url).filter((url): url is string => typeof url === 'string');
-      // Per image, and per token too for models that report tokens.
-      const units: Units = { image: result.data.length };
-      if (result.usage) Object.assign(units, { input_token: result.usage.input_tokens ?? 0, output_token: result.usage.output_tokens ?? 0 });
+      const units = imagesUnits(result);
       return {
         state: 'succeeded',
         result: { created: result.created, data: result.data, ...(result.usage && { usage: result.usage }) },

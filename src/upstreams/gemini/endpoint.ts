@@ -8,7 +8,7 @@ import type { JWT } from 'google-auth-library';
 import type { ChannelConfig } from '../../config/schema.js';
 import type { Upstream } from '../pool.js';
 
-export type GeminiVerb = 'generateContent' | 'streamGenerateContent' | 'countTokens';
+export type GeminiVerb = 'generateContent' | 'streamGenerateContent' | 'countTokens' | 'embedContent' | 'batchEmbedContents';
 
 const CLOUD_PLATFORM = 'https://www.googleapis.com/auth/cloud-platform';
 /** Where google-auth-library sends its JWT grant unless told otherwise. */

@@ -3,7 +3,7 @@
 // deployment is the model's upstream id), or its v1 path, and the key in `api-key`.
 import type { Upstream } from '../pool.js';
 
-export type OpenAiOperation = 'chat/completions' | 'responses';
+export type OpenAiOperation = 'chat/completions' | 'responses' | 'embeddings' | 'completions' | 'moderations' | 'rerank';
 
 export function openAiPath(upstream: Upstream, operation: OpenAiOperation, model: string): string {
   const { channel } = upstream;

@@ -3,12 +3,24 @@
 import type { TestGateway } from '../../helpers/gateway.js';
 import { healthy } from './calls.js';
 import { CHAT_FAMILIES } from './chat-families.js';
+import { COMPLETIONS_FAMILIES } from './completions-families.js';
+import { EMBEDDINGS_FAMILIES } from './embeddings-family.js';
+import { IMAGES_SYNC_FAMILIES } from './images-sync-family.js';
 import { CALLERS, type Caller, type Cell, cellName, FAULT_NAMES, FAULTS, type Family, type Fault } from './matrix.js';
 import { checkMoney, freshAccount, moneyBefore } from './money.js';
 import { SYNC_FAMILIES } from './sync-families.js';
 import { TASK_FAMILIES } from './task-families.js';
+import { TRANSCRIPTION_FAMILIES } from './transcriptions-family.js';
 
-export const FAMILIES: readonly Family[] = [...CHAT_FAMILIES, ...SYNC_FAMILIES, ...TASK_FAMILIES];
+export const FAMILIES: readonly Family[] = [
+  ...CHAT_FAMILIES,
+  ...COMPLETIONS_FAMILIES,
+  ...SYNC_FAMILIES,
+  ...EMBEDDINGS_FAMILIES,
+  ...IMAGES_SYNC_FAMILIES,
+  ...TASK_FAMILIES,
+  ...TRANSCRIPTION_FAMILIES,
+];
 
 /** A cell's outcome, as plain data: a shard process sends it to the test. */
 export interface CellResult {
