@@ -102,10 +102,14 @@ test('tollroute.example.yaml documents a valid configuration', () => {
   assert.deepEqual([...new Set(Object.values(config.models).map((m) => m.type))].sort(), [
     'ast',
     'chat',
+    'embedding',
     'erase',
     'image',
     'minutes',
+    'moderation',
+    'rerank',
     'search',
+    'transcription',
     'tts',
     'video',
   ]);

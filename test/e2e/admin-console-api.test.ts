@@ -149,7 +149,7 @@ describe('the admin API behind the operator view', () => {
         name: 'sandbox-openai',
         kind: 'openai',
         origin: new URL(gw.sandbox.url).origin,
-        models: ['sandbox-chat', 'sandbox-image'],
+        models: ['sandbox-chat', 'sandbox-embedding', 'sandbox-image', 'sandbox-moderation', 'sandbox-rerank', 'sandbox-transcribe'],
         connections: { limit: 4096 },
         connection_wait_ms: 5_000,
       },
