@@ -206,6 +206,8 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
     deadAfterMs: config.recovery.dead_after_ms,
     filesDir: storedFilesDir(config.data_dir),
     fileTtlMs: config.files.ttl_ms,
+    linesPerAccount: config.batches.lines_per_account,
+    tickMs: config.batches.tick_ms,
     log: logger,
   });
   const app = await buildServer({ config, store, pipeline, tasks, keys, metrics, logger, health, channels, reload, batches });

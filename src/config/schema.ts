@@ -216,6 +216,12 @@ export const ConfigSchema = z
       })
       .strict()
       .default({}),
+    // Batches (docs/batches.md): lines of one account running at once, over all its batches and
+    // instances; and how often an idle instance looks for batch work.
+    batches: z
+      .object({ lines_per_account: positiveInt.default(4), tick_ms: positiveInt.default(250) })
+      .strict()
+      .default({}),
     // Crash recovery (DESIGN §3): instances heartbeat; the open holds of one silent for
     // dead_after_ms are ended by any instance's sweep, from the progress streams recorded.
     recovery: z
