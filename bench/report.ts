@@ -190,13 +190,14 @@ export function checkTargets(results: ScenarioResult[]): TargetCheck[] {
     });
   };
 
-  for (const scenario of ['chat-plain-c50', 'chat-plain-c200']) {
+  for (const scenario of ['chat-plain-c50', 'chat-plain-c200', 'chat-stream-64w-c50']) {
     rpsAgainstFloor(scenario);
     cpuAgainstFloor(scenario);
   }
   addedOverDirect('chat-plain-c1', 'p50Ms', 'p50', C1_ADDED_P50_MS);
   addedOverDirect('chat-plain-c1', 'p99Ms', 'p99', C1_ADDED_P99_MS);
   addedOverDirect('chat-stream-200w-c1', 'ttfbMs', 'TTFB', STREAM_ADDED_TTFB_MS);
+  addedOverDirect('chat-stream-64w-c1', 'ttfbMs', 'TTFB', STREAM_ADDED_TTFB_MS);
   const streams = ['chat-stream-200w-c50', 'messages-translated-stream-c50', 'gemini-translated-stream-c50', 'chat-bedrock-stream-c50', 'speech-stream-c50'];
   for (const scenario of streams) rpsAgainstFloor(scenario);
   rpsAgainstFloor('embeddings-c50');

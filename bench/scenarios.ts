@@ -197,6 +197,9 @@ export function buildScenarios(gatewayKey: string, bedrockBaseline?: BenchReques
     plainChat(200),
     streamedChat(200, 1),
     streamedChat(200, 50),
+    // Most chat and tool-call streams are short: a stream's fixed cost is spread over 64 words here, not 200.
+    streamedChat(64, 1),
+    streamedChat(64, 50),
     messagesTranslated,
     geminiTranslated,
     ...chatOnBedrock,
