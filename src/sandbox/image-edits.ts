@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { answerImages, CONTENT_POLICY_ERROR, parseImagesRequest } from './images.js';
-import { hasBearer, openAiError, openAiErrorForStatus, UNAUTHORIZED } from './openai-common.js';
+import { hasBearer, openAiErrorForStatus, readMultipartForm, refuseInvalid, UNAUTHORIZED } from './openai-common.js';
 import type { SandboxContext, SandboxRoute } from './route.js';
 
 // OpenAI images edits: a multipart form of one image (`image`) or several (`image[]`), an optional
@@ -30,36 +30,24 @@ function imageTypeOf(bytes: Buffer): ImageType | undefined {
   return undefined;
 }
 
-const invalid = (ctx: SandboxContext, message: string) => ctx.reply.json(400, openAiError(message, 'invalid_request_error'));
-
-async function readForm(ctx: SandboxContext): Promise<FormData | undefined> {
-  const contentType = ctx.headers['content-type'] ?? '';
-  if (!contentType.startsWith('multipart/form-data')) return undefined;
-  try {
-    return await new Response(new Uint8Array(ctx.rawBody), { headers: { 'content-type': contentType } }).formData();
-  } catch {
-    return undefined;
-  }
-}
-
 async function editImages(ctx: SandboxContext): Promise<void> {
   if (!hasBearer(ctx.headers)) return ctx.reply.json(401, UNAUTHORIZED);
-  const form = await readForm(ctx);
-  if (!form) return invalid(ctx, 'body: expected multipart/form-data');
+  const form = await readMultipartForm(ctx);
+  if (!form) return refuseInvalid(ctx, 'body: expected multipart/form-data');
   const images = [...form.getAll('image'), ...form.getAll('image[]')];
-  if (images.length === 0) return invalid(ctx, "image: required, one file (or several as 'image[]')");
-  if (images.length > MAX_EDIT_IMAGES) return invalid(ctx, `image: at most ${MAX_EDIT_IMAGES} images`);
+  if (images.length === 0) return refuseInvalid(ctx, "image: required, one file (or several as 'image[]')");
+  if (images.length > MAX_EDIT_IMAGES) return refuseInvalid(ctx, `image: at most ${MAX_EDIT_IMAGES} images`);
   const hash = createHash('sha256');
   for (const image of images) {
-    if (typeof image === 'string') return invalid(ctx, 'image: expected a file, not a text field');
+    if (typeof image === 'string') return refuseInvalid(ctx, 'image: expected a file, not a text field');
     const bytes = Buffer.from(await image.arrayBuffer());
     if (!imageTypeOf(bytes))
-      return invalid(ctx, `Invalid file 'image': unsupported mimetype. Supported file formats are 'image/jpeg', 'image/png', and 'image/webp'.`);
+      return refuseInvalid(ctx, `Invalid file 'image': unsupported mimetype. Supported file formats are 'image/jpeg', 'image/png', and 'image/webp'.`);
     hash.update(bytes);
   }
   const mask = form.get('mask');
   if (mask !== null) {
-    if (typeof mask === 'string' || imageTypeOf(Buffer.from(await mask.arrayBuffer())) !== 'png') return invalid(ctx, 'mask: expected a PNG file');
+    if (typeof mask === 'string' || imageTypeOf(Buffer.from(await mask.arrayBuffer())) !== 'png') return refuseInvalid(ctx, 'mask: expected a PNG file');
   }
   const text = (name: string) => {
     const value = form.get(name);
@@ -72,7 +60,7 @@ async function editImages(ctx: SandboxContext): Promise<void> {
     n: n === undefined ? undefined : Number(n),
     response_format: text('response_format'),
   });
-  if (typeof request === 'string') return invalid(ctx, request);
+  if (typeof request === 'string') return refuseInvalid(ctx, request);
   if (ctx.fault?.task_outcome === 'failed') return ctx.reply.json(400, CONTENT_POLICY_ERROR);
   hash.update(JSON.stringify([request.model, request.prompt, request.n]));
   answerImages(ctx, request, `edit-${hash.digest('hex').slice(0, 24)}`, TOKENS_PER_INPUT_IMAGE * images.length);

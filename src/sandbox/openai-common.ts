@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import type { SandboxContext } from './route.js';
 
 /** OpenAI's error object; all four fields are required by its spec, so `param` and `code` are null, not absent. */
 export interface OpenAiErrorBody {
@@ -22,3 +23,17 @@ export function hasBearer(headers: IncomingHttpHeaders): boolean {
 }
 
 export const UNAUTHORIZED = openAiError('Missing bearer token: send Authorization: Bearer <key>', 'invalid_request_error', 'invalid_api_key');
+
+/** A 400 in OpenAI's error body. */
+export const refuseInvalid = (ctx: SandboxContext, message: string) => ctx.reply.json(400, openAiError(message, 'invalid_request_error'));
+
+/** The body as a multipart form (OpenAI's uploads), or undefined when it is not one. */
+export async function readMultipartForm(ctx: SandboxContext): Promise<FormData | undefined> {
+  const contentType = ctx.headers['content-type'] ?? '';
+  if (!contentType.startsWith('multipart/form-data')) return undefined;
+  try {
+    return await new Response(new Uint8Array(ctx.rawBody), { headers: { 'content-type': contentType } }).formData();
+  } catch {
+    return undefined;
+  }
+}

@@ -1,6 +1,6 @@
 import { parseBuffer } from 'music-metadata';
 import { azureRoute } from './azure.js';
-import { hasBearer, openAiError, openAiErrorForStatus, UNAUTHORIZED } from './openai-common.js';
+import { hasBearer, openAiError, openAiErrorForStatus, readMultipartForm, refuseInvalid, UNAUTHORIZED } from './openai-common.js';
 import { mapChunks, midStreamErrorMessage, SSE_HEADERS, sseData } from './reply.js';
 import type { SandboxContext, SandboxRoute } from './route.js';
 
@@ -29,18 +29,6 @@ const NOT_AUDIO = "Invalid file format. Supported formats: ['flac', 'm4a', 'mp3'
 /** Input tokens a second of audio counts for, for the models that report tokens. */
 const TOKENS_PER_SECOND = 17;
 
-const invalid = (ctx: SandboxContext, message: string) => ctx.reply.json(400, openAiError(message, 'invalid_request_error'));
-
-async function readForm(ctx: SandboxContext): Promise<FormData | undefined> {
-  const contentType = ctx.headers['content-type'] ?? '';
-  if (!contentType.startsWith('multipart/form-data')) return undefined;
-  try {
-    return await new Response(new Uint8Array(ctx.rawBody), { headers: { 'content-type': contentType } }).formData();
-  } catch {
-    return undefined;
-  }
-}
-
 /** A WAV's length from its `fmt ` byte rate and `data` size; other formats by their header. */
 export async function audioMs(bytes: Buffer): Promise<number | undefined> {
   if (bytes.subarray(0, 4).toString('latin1') === 'RIFF' && bytes.subarray(8, 12).toString('latin1') === 'WAVE') {
@@ -64,20 +52,20 @@ export async function audioMs(bytes: Buffer): Promise<number | undefined> {
 
 async function answerTranscription(ctx: SandboxContext): Promise<void> {
   if (!hasBearer(ctx.headers)) return ctx.reply.json(401, UNAUTHORIZED);
-  const form = await readForm(ctx);
-  if (!form) return invalid(ctx, 'body: expected multipart/form-data');
+  const form = await readMultipartForm(ctx);
+  if (!form) return refuseInvalid(ctx, 'body: expected multipart/form-data');
   const text = (name: string) => {
     const value = form.get(name);
     return typeof value === 'string' ? value : undefined;
   };
   const model = ctx.params.deployment ?? text('model');
-  if (!model) return invalid(ctx, 'model: required');
+  if (!model) return refuseInvalid(ctx, 'model: required');
   const file = form.get('file');
-  if (file === null || typeof file === 'string') return invalid(ctx, 'file: required, an audio file');
+  if (file === null || typeof file === 'string') return refuseInvalid(ctx, 'file: required, an audio file');
   const ms = await audioMs(Buffer.from(await file.arrayBuffer()));
-  if (ms === undefined) return invalid(ctx, NOT_AUDIO);
+  if (ms === undefined) return refuseInvalid(ctx, NOT_AUDIO);
   const format = text('response_format') ?? 'json';
-  if (!FORMATS.includes(format)) return invalid(ctx, `response_format: must be one of ${FORMATS.join(', ')}`);
+  if (!FORMATS.includes(format)) return refuseInvalid(ctx, `response_format: must be one of ${FORMATS.join(', ')}`);
   const granularities = form.getAll('timestamp_granularities[]').map(String);
   const transcript = `transcribed speech of ${ms} ms`;
   const seconds = Math.max(1, Math.ceil(ms / 1000));

@@ -3,8 +3,8 @@
 // the object rebuilt only when the text cannot be changed in place.
 import { JsonText, withTopLevelString } from '../json-text.js';
 
-export function withPublicModel(text: string, answer: { model?: unknown }, publicModel: string): unknown {
-  if (typeof answer.model === 'string') {
+export function withPublicModel(text: string, answer: { model?: unknown } | null, publicModel: string): unknown {
+  if (typeof answer === 'object' && answer !== null && typeof answer.model === 'string') {
     const renamed = answer.model === publicModel ? text : withTopLevelString(text, 'model', answer.model, publicModel);
     if (renamed !== undefined) return new JsonText(renamed);
   }

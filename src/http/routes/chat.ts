@@ -5,14 +5,14 @@ import { chatPromptTokens, outputTokenCap, tokenEstimate } from '../../billing/e
 import { countTokens } from '../../billing/tokens.js';
 import { MESSAGES } from '../../errors.js';
 import { chatFormat } from '../../formats/chat/format.js';
-import { JsonText, withTopLevelString } from '../../json-text.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import { callThroughPivot } from '../../pipeline/pivot-call.js';
 import type { CallArgs, MeteredAnswer } from '../../pipeline/types.js';
 import type { Store } from '../../store/open.js';
 import { chatCompletionWithText, streamChatCompletion } from '../../upstreams/openai-chat/client.js';
-import type { ChatCompletion, ChatRequest } from '../../upstreams/openai-chat/types.js';
+import type { ChatRequest } from '../../upstreams/openai-chat/types.js';
 import { completionText, tokensOf } from '../../upstreams/openai-chat/usage.js';
+import { withPublicModel } from '../../upstreams/public-model.js';
 import { withFields } from '../../with-fields.js';
 import { meteredHandler } from '../metered-handler.js';
 import { ChatCompletionSchema } from '../schemas/chat.js';
@@ -36,7 +36,7 @@ async function callNative({ body, model, estimate, signal }: CallArgs<ChatReques
   // No usage (or a figure that is not sane): the gateway counts the answer.
   const counted = () => ({ input_token: estimate.input_token ?? 0, output_token: countTokens(completionText(completion), model.config.tokenizer) });
   const units = completion.usage ? tokensOf(completion.usage) : counted();
-  return { kind: 'json', body: publicAnswer(text, completion, model.id), units, counted };
+  return { kind: 'json', body: withPublicModel(text, completion, model.id), units, counted };
 }
 
 export const chatRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }> = async (app, deps) => {
@@ -62,16 +62,3 @@ export const chatRoutes: FastifyPluginAsync<{ pipeline: Pipeline; store: Store }
     }),
   });
 };
-
-/**
- * The answer as the caller sees it, with the public model id, not the channel's (streams too): the
- * upstream's own text, its model changed in place, so it is neither built again nor serialized
- * again; the object rebuilt when the text cannot be changed in place.
- */
-export function publicAnswer(text: string, completion: ChatCompletion, publicModel: string): unknown {
-  if (typeof completion === 'object' && completion !== null && typeof completion.model === 'string') {
-    const renamed = completion.model === publicModel ? text : withTopLevelString(text, 'model', completion.model, publicModel);
-    if (renamed !== undefined) return new JsonText(renamed);
-  }
-  return { ...completion, model: publicModel };
-}

@@ -3,8 +3,8 @@
 // vectors in another form than the caller asked for (some OpenAI-compatible hosts ignore
 // `encoding_format`, and the openai SDKs decode the base64 they ask for by default).
 import type { Units } from '../../billing/prices.js';
-import { JsonText, withTopLevelString } from '../../json-text.js';
 import { MalformedAnswerError } from '../malformed.js';
+import { withPublicModel } from '../public-model.js';
 import { encodedVector, floatsOfBase64 } from './encoding.js';
 import type { EmbeddingsAnswer } from './input.js';
 
@@ -32,12 +32,7 @@ const inForm = (embedding: unknown, format: 'float' | 'base64' | undefined) => (
 
 /** The answer the caller gets: `model` the public id, every vector in the form asked for. */
 export function publicEmbeddings(text: string, answer: EmbeddingsAnswer, publicModel: string, format: 'float' | 'base64' | undefined): unknown {
-  if (answer.data.every((item) => inForm(item?.embedding, format))) {
-    if (answer.model === publicModel) return new JsonText(text);
-    const renamed = typeof answer.model === 'string' ? withTopLevelString(text, 'model', answer.model, publicModel) : undefined;
-    if (renamed !== undefined) return new JsonText(renamed);
-    return { ...answer, model: publicModel };
-  }
+  if (answer.data.every((item) => inForm(item?.embedding, format))) return withPublicModel(text, answer, publicModel);
   const data = answer.data.map((item) => {
     const embedding = item?.embedding;
     const values = typeof embedding === 'string' ? floatsOfBase64(embedding) : Array.isArray(embedding) ? embedding : [];
