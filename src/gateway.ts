@@ -8,6 +8,8 @@ import { createReloader, type Reload } from './admin/reload.js';
 import { createBatchLineAuth } from './batches/line-auth.js';
 import { createBatchRunner } from './batches/runner.js';
 import { createInstance } from './billing/instance.js';
+import { createLowBalanceSweeper } from './billing/low-balance.js';
+import { createPriceBook } from './billing/price-book.js';
 import { createProgressRecorder } from './billing/progress.js';
 import { createSettlements } from './billing/settlements.js';
 import { loadTokenizers } from './billing/tokens.js';
@@ -122,6 +124,12 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
     metrics,
   });
   metrics.watchMoney({ storeWritable: () => health.ok, pendingSettlements: () => settlements.pending() });
+  const prices = createPriceBook({
+    db: store.db,
+    refreshMs: config.prices.refresh_ms,
+    onError: (err) => logger.warn({ err }, 'reading price changes failed; the next interval tries again'),
+  });
+  await prices.refresh(true);
   const pipeline = createPipeline({
     store,
     catalogue,
@@ -135,6 +143,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
     progress,
     instanceId: instance.id,
     routing: table.routing,
+    prices,
   });
   const handlers = {
     image: imageHandler({ publicUrl: config.public_url }),
@@ -179,6 +188,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
     spool: { dir: uploadSpoolDir(config.data_dir), maxAgeMs: config.limits.request_timeout_ms + 60_000 },
     expiredRows: (now) => deleteExpiredSignIns(store, now),
   });
+  const lowBalance = createLowBalanceSweeper({ store, intervalMs: config.low_balance.sweep_ms, log: logger });
   const channels = channelsAdmin({
     routes: () => table.current(),
     health: routeHealth,
@@ -237,6 +247,8 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
       engine.start();
       webhooks.start();
       fileSweeper.start();
+      lowBalance.start();
+      prices.start();
       batches.start(app);
       return url;
     },
@@ -262,7 +274,8 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
       await settlements.drain(config.limits.shutdown_grace_ms);
       settlements.stop();
       await instance.stop();
-      await Promise.allSettled([engine.stop(), webhooks.stop(), fileSweeper.stop(), keyUse.stop()]);
+      prices.stop();
+      await Promise.allSettled([engine.stop(), webhooks.stop(), fileSweeper.stop(), lowBalance.stop(), keyUse.stop()]);
       await Promise.allSettled([table.close(), limiter.close()]);
       await store.close();
     },

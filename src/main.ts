@@ -5,6 +5,7 @@ import { request } from 'undici';
 import { accountsCommand, type CallAdmin, channelsCommand, keysCommand } from './cli/admin.js';
 import { bufferedStdout } from './cli/log-destination.js';
 import { gatewayLogger } from './cli/logger.js';
+import { pricesCommand } from './cli/price-draft.js';
 import { serve } from './cli/serve.js';
 import { ConfigError, type LoadedConfig, loadConfig } from './config/load.js';
 import { PACKAGE_VERSION } from './package-version.js';
@@ -88,6 +89,7 @@ program
 program.addCommand(accountsCommand(callAdmin));
 program.addCommand(keysCommand(callAdmin));
 program.addCommand(channelsCommand(callAdmin));
+program.addCommand(pricesCommand());
 program
   .command('reload')
   .description('make the running gateway read its configuration file again (as SIGHUP does); a file that fails validation is refused, naming the field')

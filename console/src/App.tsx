@@ -3,24 +3,29 @@
 import { useEffect, useState } from 'preact/hooks';
 import { type Account, ApiError, api, SIGNED_OUT } from './api';
 import { Link } from './components/Link';
+import { LowBalanceBanner } from './components/LowBalanceBanner';
 import { Failure } from './components/Notice';
 import { Operator } from './pages/admin/Operator';
 import { Gallery } from './pages/Gallery';
 import { Keys } from './pages/Keys';
 import { Overview } from './pages/Overview';
+import { Prices } from './pages/Prices';
 import { Settings } from './pages/Settings';
 import { SignIn } from './pages/SignIn';
 import { Tasks } from './pages/Tasks';
+import { TopUps } from './pages/TopUps';
 import { Usage } from './pages/Usage';
 import { navigate, type Route, useRoute } from './router';
 
-const PAGES = { overview: Overview, keys: Keys, usage: Usage, tasks: Tasks, gallery: Gallery, settings: Settings } as const;
+const PAGES = { overview: Overview, keys: Keys, usage: Usage, tasks: Tasks, gallery: Gallery, topups: TopUps, prices: Prices, settings: Settings } as const;
 const NAV: [Exclude<Route, 'login' | 'admin'>, string][] = [
   ['overview', 'Overview'],
   ['keys', 'Keys'],
   ['usage', 'Usage'],
   ['tasks', 'Tasks'],
   ['gallery', 'Gallery'],
+  ['topups', 'Top-ups'],
+  ['prices', 'Models and prices'],
   ['settings', 'Settings'],
 ];
 
@@ -87,6 +92,7 @@ export function App() {
       </header>
       <main>
         <Failure message={error} />
+        {account && <LowBalanceBanner route={route} />}
         {account && (Page ? <Page /> : <p>No such page. Use the navigation above.</p>)}
       </main>
     </>

@@ -47,6 +47,18 @@ export interface Account {
   held_micros: number;
   overdraft_micros: number;
   created_at: string;
+  /** The low-balance threshold; null: none. */
+  low_balance_micros: number | null;
+  /** The funds (balance + held) are below the threshold now. */
+  balance_low: boolean;
+}
+
+/** The account's settings (GET and PATCH /v1/account/settings). */
+export interface AccountSettings {
+  low_balance_micros: number | null;
+  webhook_url: string | null;
+  balance_low: boolean;
+  low_balance_since: string | null;
 }
 
 /** A key's limits; null is no limit (for rpm: the gateway's default). */
@@ -73,6 +85,33 @@ export interface ApiKey extends KeyLimits {
 export interface Model {
   id: string;
   model_type: string;
+  /** Its prices under the caller's plan; absent where the gateway gives none. */
+  pricing?: ModelPricing;
+}
+
+/** A dimension a model is billed in, by OpenRouter's names. */
+export type PricingKey =
+  | 'prompt'
+  | 'completion'
+  | 'input_cache_read'
+  | 'input_cache_write'
+  | 'input_cache_write_1h'
+  | 'internal_reasoning'
+  | 'input_audio'
+  | 'output_audio'
+  | 'input_image'
+  | 'request'
+  | 'web_search'
+  | 'image'
+  | 'character'
+  | 'second';
+
+/** Decimal strings in the balance's unit (1 000 000 micros is 1) per token, request, search, image, character or second. */
+export type PricingRates = Partial<Record<PricingKey, string>>;
+
+/** A model's prices, only the dimensions it is billed in; `tiers` are its long-context prices. */
+export interface ModelPricing extends PricingRates {
+  tiers?: (PricingRates & { above_input_tokens: number })[];
 }
 
 export interface UsageRow {
@@ -114,6 +153,24 @@ export interface Page<T> {
   next_cursor: string | null;
 }
 
+/** A credit or debit of the account's ledger (GET /v1/account/topups). */
+export interface TopUp {
+  id: number;
+  kind: string;
+  amount_micros: number;
+  note: string | null;
+  /** What it was: the note, or `operator credit`. */
+  description: string;
+  created_at: string;
+}
+
+/** What redeeming a code answers (POST /v1/account/redemptions). */
+export interface Redemption {
+  amount_micros: number;
+  balance_micros: number;
+  batch_id: string;
+}
+
 export interface Spend {
   day?: string;
   model?: string;
@@ -136,6 +193,24 @@ export interface WebhookDelivery {
 }
 
 /** The receiver's answer to a test event, or why it could not be reached. */
+/** Whether the gateway takes cards (GET /v1/account/card-payments/options); every other field is null when it does not. */
+export interface CardOptions {
+  enabled: boolean;
+  currency: string | null;
+  micros_per_minor_unit: number | null;
+  min_amount_micros: number | null;
+  max_amount_micros: number | null;
+}
+
+/** A Stripe Checkout Session the gateway started (POST /v1/account/checkout-sessions): the browser goes to its url. */
+export interface CheckoutSession {
+  id: string;
+  url: string;
+  amount_micros: number;
+  amount_minor: number;
+  currency: string;
+}
+
 export interface TestEventResult {
   event_id: string;
   status_code?: number;

@@ -5,7 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 export const BASE = '/dashboard';
 
 // `admin` is the operator's view (pages/admin/): the admin token, not an account's session.
-export type Route = 'overview' | 'keys' | 'usage' | 'tasks' | 'gallery' | 'settings' | 'login' | 'admin';
+export type Route = 'overview' | 'keys' | 'usage' | 'tasks' | 'gallery' | 'topups' | 'prices' | 'settings' | 'login' | 'admin';
 
 const ROUTES: Record<string, Route> = {
   '': 'overview',
@@ -14,6 +14,8 @@ const ROUTES: Record<string, Route> = {
   usage: 'usage',
   tasks: 'tasks',
   gallery: 'gallery',
+  topups: 'topups',
+  prices: 'prices',
   settings: 'settings',
   admin: 'admin',
 };

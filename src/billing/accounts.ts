@@ -5,6 +5,7 @@ import { invalidRequest, notFound } from '../errors.js';
 import { type AccountRow, creditWithinLimit, findAccount, insertAccount } from '../store/accounts.js';
 import { newId } from '../store/ids.js';
 import { insertLedgerRow, sumLedger } from '../store/ledger-rows.js';
+import { clearRecovered } from '../store/low-balance.js';
 import type { Store } from '../store/open.js';
 import { ledgerRow, MAX_BALANCE_MICROS, requireMicros } from './movements.js';
 
@@ -48,6 +49,8 @@ export async function creditAccount(
       throw invalidRequest(`amount_micros: the balance would pass ${MAX_BALANCE_MICROS} micros, the most the store keeps exactly`);
     }
     await insertLedgerRow(trx, ledgerRow({ accountId, kind: 'credit', balanceDelta: amountMicros, note, now }));
+    // A credit back at or above the low-balance threshold ends the crossing now, not at the next sweep.
+    await clearRecovered(trx, { accountId });
     return account;
   });
 }

@@ -17,7 +17,7 @@ export function requireMicros(field: string, value: number, { min }: { min: numb
 /** A movement as the ledger's row; `now` is given (tests pin it to compare whole rows). */
 export function ledgerRow(m: {
   accountId: string;
-  kind: 'credit' | 'hold' | 'settle' | 'release';
+  kind: 'credit' | 'hold' | 'settle' | 'release' | 'debit';
   balanceDelta: number;
   heldDelta?: number;
   holdId?: string;

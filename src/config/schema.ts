@@ -1,6 +1,8 @@
 // The shape of tollroute.yaml. Every option is documented in tollroute.example.yaml.
 import { z } from 'zod';
 import { DEFAULT_TOKENIZER, TOKENIZERS } from '../billing/tokens.js';
+import { RedemptionConfigSchema } from './redemption-schema.js';
+import { StripeConfigSchema } from './stripe-schema.js';
 
 const positiveInt = z.number().int().positive();
 const micros = z.number().int().nonnegative();
@@ -21,7 +23,22 @@ export const MODEL_TYPES = [
   'ast',
 ] as const;
 // Token prices are per million tokens (so cheap models stay integers); every other unit is per unit.
-export const PRICE_UNITS = ['input_token', 'output_token', 'call', 'character', 'second', 'image'] as const;
+// The token units are disjoint: `input_token` is fresh text input, beside the cached reads, cache
+// writes, audio and image input; `output_token` is text output, beside reasoning and audio output.
+// A unit the model does not price apart is billed at the price it falls back to (billing/prices.ts).
+export const TOKEN_UNITS = [
+  'input_token',
+  'cached_input_token',
+  'cache_write_token',
+  'cache_write_1h_token',
+  'audio_input_token',
+  'image_input_token',
+  'output_token',
+  'reasoning_token',
+  'audio_output_token',
+] as const;
+// `call` is a fee per request (every model type), `web_search` per web search the upstream ran.
+export const PRICE_UNITS = [...TOKEN_UNITS, 'call', 'web_search', 'character', 'second', 'image'] as const;
 
 /** Which channel kinds can serve a model of each type. */
 export const KINDS_FOR_TYPE: Record<(typeof MODEL_TYPES)[number], readonly (typeof CHANNEL_KINDS)[number][]> = {
@@ -89,9 +106,25 @@ export const ChannelSchema = z
   })
   .strict();
 
-const PriceSchema = z
-  .object(Object.fromEntries(PRICE_UNITS.map((unit) => [unit, micros.optional()])) as Record<(typeof PRICE_UNITS)[number], z.ZodOptional<typeof micros>>)
-  .strict();
+const unitPrices = Object.fromEntries(PRICE_UNITS.map((unit) => [unit, micros.optional()])) as Record<
+  (typeof PRICE_UNITS)[number],
+  z.ZodOptional<typeof micros>
+>;
+
+// A long-context tier: past `above_input_tokens` of prompt (every input-side unit together), the
+// prices it gives replace the model's (Gemini's and Anthropic's long-context prices).
+const PriceTierSchema = z.object({ above_input_tokens: positiveInt, ...unitPrices }).strict();
+
+export const PriceSchema = z
+  .object({ ...unitPrices, tiers: z.array(PriceTierSchema).optional() })
+  .strict()
+  .superRefine((price, ctx) => {
+    const thresholds = (price.tiers ?? []).map((tier) => tier.above_input_tokens);
+    thresholds.forEach((threshold, i) => {
+      if (i > 0 && threshold <= thresholds[i - 1]!)
+        ctx.addIssue({ code: 'custom', path: ['tiers', i, 'above_input_tokens'], message: 'tiers must be listed by rising above_input_tokens' });
+    });
+  });
 
 /** One channel a model is served by: lower `priority` first, `weight` shares traffic within a priority. */
 const ModelRouteSchema = z
@@ -236,6 +269,12 @@ export const ConfigSchema = z
       })
       .strict()
       .default({}),
+    // Low-balance notices (billing/low-balance.ts): how often each instance looks for accounts
+    // whose funds crossed below their threshold, and for those back above it.
+    low_balance: z
+      .object({ sweep_ms: positiveInt.default(5_000) })
+      .strict()
+      .default({}),
     // The address callers (and upstreams fetching uploaded files) reach this gateway at.
     public_url: z.string().url().optional(),
     // The account console's sign-in: how long a one-time link may wait to be used, and how long a
@@ -303,6 +342,15 @@ export const ConfigSchema = z
         path: ['max_cooldown_ms'],
       })
       .default({}),
+    // Price plans and price changes (docs/prices.md) live in the store; each instance looks for a
+    // change this often, so a plan or a price change reaches every instance within it.
+    prices: z
+      .object({ refresh_ms: positiveInt.default(1_000) })
+      .strict()
+      .default({}),
+    // Top-ups by the account holder: redemption codes (docs/topups.md) and cards through Stripe Checkout.
+    redemption: RedemptionConfigSchema,
+    stripe: StripeConfigSchema,
     channels: z.record(z.string(), ChannelSchema).default({}),
     models: z.record(z.string(), ModelSchema).default({}),
   })
@@ -368,3 +416,5 @@ export type ChannelConfig = z.output<typeof ChannelSchema>;
 export type ModelConfig = z.output<typeof ModelSchema>;
 export type ModelType = (typeof MODEL_TYPES)[number];
 export type PriceUnit = (typeof PRICE_UNITS)[number];
+export type Price = z.output<typeof PriceSchema>;
+export type PriceTier = z.output<typeof PriceTierSchema>;

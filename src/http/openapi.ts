@@ -63,6 +63,7 @@ const TAGS = [
   { name: 'models', description: 'The catalogue.' },
   { name: 'account', description: 'The key’s own account: balance, usage, spend, keys, tasks, webhooks; also with the console’s session cookie.' },
   { name: 'admin', description: 'The operator’s API: accounts, credits, keys, ledger, usage.' },
+  { name: 'payments', description: 'Stripe’s signed webhook of card top-ups (no key: the signature is the credential).' },
   { name: 'operations', description: 'Health, metrics and this document.' },
 ];
 

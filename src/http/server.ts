@@ -14,6 +14,7 @@ import type { StoreHealth } from '../store/health.js';
 import { newId } from '../store/ids.js';
 import type { Store } from '../store/open.js';
 import type { SubmitDeps } from '../tasks/submit.js';
+import { cardPaymentsOf } from '../topups/stripe-client.js';
 import { apiKeyHook } from './auth.js';
 import { registerBodyTimeout } from './body-timeout.js';
 import { registerCors } from './cors.js';
@@ -48,6 +49,7 @@ import { responsesRoutes } from './routes/responses.js';
 import { searchRoutes } from './routes/search.js';
 import { signInRoutes, signOutRoutes } from './routes/session.js';
 import { speechRoutes } from './routes/speech.js';
+import { stripeWebhookRoutes } from './routes/stripe-webhook.js';
 import { transcriptionRoutes } from './routes/transcriptions.js';
 import { translationRoutes } from './routes/translations.js';
 import { videoRoutes } from './routes/videos.js';
@@ -156,6 +158,9 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     reload: deps.reload,
   });
   await app.register(fileServeRoutes, fileDeps);
+  // Card top-ups: Stripe's webhook is public (its signature is the credential), outside /v1.
+  const cards = cardPaymentsOf(config.stripe);
+  await app.register(stripeWebhookRoutes, { store, cards });
   // The console's pages are public files; what they show comes from the account API below.
   await app.register(consoleRoutes);
   await app.register(async (v1) => {
@@ -203,6 +208,8 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
         pipeline,
         keys,
         webhooks: { timeoutMs: config.webhooks.timeout_ms, allowPrivate: config.network.allow_private_urls },
+        redemption: config.redemption,
+        cards: { cards, publicUrl: config.public_url },
       });
     });
   });

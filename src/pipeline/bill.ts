@@ -1,7 +1,7 @@
 // What a call is billed, decided from how it ended (DESIGN §3 and §5). Pure functions: the
 // pipeline applies them, the tests read them as the rules.
 
-import { clampedFlag, priceMicros, saneUnits, type Units } from '../billing/prices.js';
+import { clampedFlag, priceMicros, saneUnits, type Units, withRequestFee } from '../billing/prices.js';
 import type { ModelConfig } from '../config/schema.js';
 import { withFields } from '../with-fields.js';
 import type { StreamMeter } from './types.js';
@@ -73,9 +73,18 @@ export function made(meter: StreamMeter, estimate: Units): Units {
  * tokenizer may count a prompt higher than the gateway's own count).
  */
 export function usageBounds(estimate: Units, model: ModelConfig): Units {
+  const prompt = Math.max(estimate.input_token ?? 0, model.context_window);
+  const output = estimate.output_token ?? model.max_output_tokens;
   return withFields(estimate, {
-    input_token: Math.max(estimate.input_token ?? 0, model.context_window),
-    output_token: estimate.output_token ?? model.max_output_tokens,
+    input_token: prompt,
+    cached_input_token: prompt,
+    cache_write_token: prompt,
+    cache_write_1h_token: prompt,
+    audio_input_token: prompt,
+    image_input_token: prompt,
+    output_token: output,
+    reasoning_token: output,
+    audio_output_token: output,
   });
 }
 
@@ -88,5 +97,6 @@ export function priceUsage(units: Units, estimate: Units, model: ModelConfig, co
   const sane = saneUnits(units, { bounds: usageBounds(estimate, model), fallback: counted ?? estimate });
   const flags = sane.clamped ? ['clamped'] : [];
   for (const unit in sane.replaced) flags.push(clampedFlag(unit, sane.replaced[unit as keyof Units]));
-  return { units: sane.units, chargeMicros: priceMicros(sane.units, model.price), flags };
+  const billed = withRequestFee(sane.units, model.price);
+  return { units: billed, chargeMicros: priceMicros(billed, model.price), flags };
 }

@@ -2,7 +2,8 @@
 // model → rate limit → estimate → HOLD → upstream → answer → SETTLE on real usage, or RELEASE.
 import { requireModelAllowed } from '../billing/key-limits.js';
 import { type HeldAtOnce, type HoldRequest, holdFundsAtOnce } from '../billing/ledger.js';
-import { priceMicros, type Units } from '../billing/prices.js';
+import type { PriceBook } from '../billing/price-book.js';
+import { holdMicros, type Units } from '../billing/prices.js';
 import type { ProgressRecorder } from '../billing/progress.js';
 import type { Settlements } from '../billing/settlements.js';
 import type { ModelConfig } from '../config/schema.js';
@@ -44,6 +45,8 @@ export interface PipelineDeps {
   callTimeoutMs: number;
   /** Orders a model's channels per call, and the health that takes failing ones out (routing/). */
   routing: Routing;
+  /** The prices each account pays: price changes and plans over the configured prices. */
+  prices: PriceBook;
 }
 
 export interface Routing {
@@ -72,6 +75,7 @@ export interface Pipeline {
   /** The rate limit of a key without its own rpm. */
   defaultRpm: number;
   routing: Routing;
+  prices: PriceBook;
 }
 
 const requireAllowed = (take: Take) => {
@@ -88,7 +92,7 @@ function unwrittenHoldAnswer(error: unknown): unknown {
   return error.cause ?? billing();
 }
 
-export const holdFor = (model: ModelConfig, estimate: Units) => model.hold_micros ?? priceMicros(estimate, model.price);
+export const holdFor = (model: ModelConfig, estimate: Units) => model.hold_micros ?? holdMicros(estimate, model.price);
 
 /** One warning per attempt that failed over to another, naming the channel, its key and why. */
 const logFailedAttempt =
@@ -152,7 +156,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
   async function run<Body>(endpoint: MeteredEndpoint<Body>, request: MeteredRequest<Body>, log: PipelineLogger): Promise<MeteredAnswer> {
     requireWritableStore();
     // Before anything is held: a test key without a sandbox is refused here with a 503.
-    const model = pricedForCall(catalogueFor(request.caller.livemode).resolve(request.modelId, endpoint.modelType), endpoint, request);
+    const model = pricedForCall(catalogueFor(request.caller.livemode).resolve(request.modelId, endpoint.modelType), endpoint, request, deps.prices);
     requireModelAllowed(request.caller.limits, request.modelId, model.id);
     // A batch's lines are bounded by the runner's concurrency, not the key's per-minute limit.
     const admitting = endpoint.admitsBeforeBody || request.batchLine ? undefined : admitNow(request.caller, log);
@@ -282,6 +286,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
     callTimeoutMs: deps.callTimeoutMs,
     instanceId: deps.instanceId,
     defaultRpm: deps.defaultRpm,
+    prices: deps.prices,
     routing,
     settled,
   };

@@ -3,7 +3,7 @@
 // sent upstream as the request's own cap, and told to the caller in a response header. Only a call
 // already refused reaches here: an ample balance costs nothing more.
 import type { HeldAtOnce } from '../billing/ledger.js';
-import { priceMicros, type Units } from '../billing/prices.js';
+import { holdMicros, type Units } from '../billing/prices.js';
 import type { ModelConfig } from '../config/schema.js';
 import { GatewayError, insufficientBalance } from '../errors.js';
 
@@ -13,7 +13,7 @@ import { GatewayError, insufficientBalance } from '../errors.js';
  * so its rounding is the hold's own.
  */
 export function affordableOutputTokens(estimate: Units, price: ModelConfig['price'], availableMicros: number, cap: number): number {
-  const costs = (tokens: number) => priceMicros({ ...estimate, output_token: tokens }, price);
+  const costs = (tokens: number) => holdMicros({ ...estimate, output_token: tokens }, price);
   if (costs(1) > availableMicros) return 0;
   let low = 1; // affordable
   let high = cap; // the largest still possible
@@ -59,9 +59,9 @@ export async function holdWithLoweredCap<Body>(
   if (!funds || !withOutputCap || model.hold_micros !== undefined || cap === undefined || cap <= 1) throw refusal;
   const tokens = affordableOutputTokens(estimate, model.price, funds.availableMicros, cap);
   if (tokens === 0) {
-    const neededMicros = priceMicros({ ...estimate, output_token: 1 }, model.price);
+    const neededMicros = holdMicros({ ...estimate, output_token: 1 }, model.price);
     throw insufficientBalance({ neededMicros, availableMicros: funds.availableMicros, atLeast: true });
   }
   const lowered = { ...estimate, output_token: tokens };
-  return { hold: await hold(priceMicros(lowered, model.price)), estimate: lowered, body: withOutputCap(tokens), outputCap: tokens };
+  return { hold: await hold(holdMicros(lowered, model.price)), estimate: lowered, body: withOutputCap(tokens), outputCap: tokens };
 }

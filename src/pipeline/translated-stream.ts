@@ -4,14 +4,15 @@
 // (pipeline/end-marker-gate.ts) holds the format's end in place until the settle lands.
 import type { Readable } from 'node:stream';
 import type { TokenizerName } from '../billing/tokens.js';
+import { atLeastDelivered, unitsOfPivot } from '../billing/usage-units.js';
 import { MESSAGES } from '../errors.js';
 import type { PivotEvent, PivotStreamDecoder, PivotStreamEncoder, PivotUsage } from '../pivot/types.js';
 import type { TokenUsage } from '../upstreams/openai-chat/usage.js';
 import { TokenStreamMeter } from '../upstreams/stream-meter.js';
 import { PassThroughTap } from '../upstreams/tap.js';
 
-/** Units billed for a pivot usage: every prompt token (cached ones included) and every output token. */
-export const tokensOfPivot = (usage: PivotUsage): TokenUsage => ({ input_token: usage.input, output_token: usage.output });
+/** Units billed for a pivot usage, each part of the prompt and the output at its own price. */
+export const tokensOfPivot = (usage: PivotUsage): TokenUsage => unitsOfPivot(usage);
 
 /**
  * What a translated stream delivered: completed by the upstream's end marker (the pivot's `done`),
@@ -51,7 +52,7 @@ export class PivotStreamMeter extends TokenStreamMeter {
     if (this.ended) return tokensOfPivot(this.usage);
     // Cut short or left: the prompt as the upstream reported it (messages and Bedrock say it
     // first), the output at least what was delivered (its running count may lag behind).
-    return { input_token: this.usage.input, output_token: Math.max(this.usage.output, this.output.tokens()) };
+    return atLeastDelivered(unitsOfPivot(this.usage), this.output.tokens());
   }
 }
 

@@ -87,8 +87,16 @@ export interface PivotUsage {
   input: number;
   output: number;
   cacheRead?: number;
+  /** Cache writes of every lifetime; `cacheWrite1h` counts the 1-hour ones among them (Anthropic's split). */
   cacheWrite?: number;
+  cacheWrite1h?: number;
+  /** Audio and image tokens among `input`, audio tokens among `output`. */
+  audioInput?: number;
+  imageInput?: number;
+  audioOutput?: number;
   reasoning?: number;
+  /** Web searches the upstream ran for the answer, each billed apart (Anthropic's server_tool_use). */
+  webSearch?: number;
 }
 
 /** A whole answer. */

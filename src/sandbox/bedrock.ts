@@ -2,7 +2,19 @@ import type { EventStreamCodec, MessageHeaders } from '@smithy/eventstream-codec
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { midStreamErrorMessage } from './reply.js';
 import type { SandboxContext, SandboxRoute } from './route.js';
-import { hashOf, isRecord, MAX_REPLY_WORDS, type PlannedReply, planReply, requestedWords, type ToolChoice, wordPieces, words } from './text.js';
+import {
+  hashOf,
+  isRecord,
+  MAX_REPLY_WORDS,
+  type PlannedReply,
+  planReply,
+  requestedWords,
+  type ToolChoice,
+  type UsageDirectives,
+  usageDirectives,
+  wordPieces,
+  words,
+} from './text.js';
 
 // Amazon Bedrock's Converse and ConverseStream, SigV4 checked (bedrock-signature.ts), answered by the
 // rules in text.ts: the conversation a gateway would send as chat completions gets the same text and
@@ -25,6 +37,8 @@ interface Usage {
   inputTokens: number;
   outputTokens: number;
   totalTokens: number;
+  cacheReadInputTokens?: number;
+  cacheWriteInputTokens?: number;
 }
 
 /** Bedrock's error body; its type travels in the `x-amzn-errortype` header. */
@@ -71,8 +85,7 @@ async function answerConverse(ctx: SandboxContext, stream: boolean): Promise<voi
   if ((requestedWords(userText) ?? 0) > MAX_REPLY_WORDS) return refuse(400, `[[words:N]]: N must be at most ${MAX_REPLY_WORDS}`);
   const { toolNames, maxTokens, stopSequences, toolChoice } = request;
   const plan = planReply({ userText, toolNames, maxTokens, stopSequences, toolChoice });
-  const input = inputTokens(request);
-  const usage = { inputTokens: input, outputTokens: plan.outputTokens, totalTokens: input + plan.outputTokens };
+  const usage = converseUsage(inputTokens(request), plan.outputTokens, usageDirectives(userText));
   const hash = hashOf({ model: ctx.params.modelId, body: ctx.body });
   const toolUseId = `tooluse_${hash}`;
   const headers = { 'x-amzn-requestid': `${hash.slice(0, 8)}-${hash.slice(8, 12)}-${hash.slice(12, 16)}-${hash.slice(16, 20)}-${hash.slice(20)}` };
@@ -86,6 +99,18 @@ async function answerConverse(ctx: SandboxContext, stream: boolean): Promise<voi
     // what Bedrock sends when the model fails after the answer began
     errorChunk: (sent) => frame({ ':message-type': 'exception', ':exception-type': 'modelStreamErrorException' }, { message: midStreamErrorMessage(sent) }),
   });
+}
+
+/**
+ * inputTokens is the uncached prompt alone, cache reads and writes (one field for both lifetimes) beside
+ * it and in totalTokens; reasoning is counted in outputTokens only. Converse has no field for searches.
+ */
+function converseUsage(input: number, output: number, extra: UsageDirectives | undefined): Usage {
+  if (!extra) return { inputTokens: input, outputTokens: output, totalTokens: input + output };
+  const writes = extra.cacheWrite + extra.cacheWrite1h;
+  const outputTokens = output + extra.reasoning;
+  const cache = extra.cached > 0 || writes > 0 ? { cacheReadInputTokens: extra.cached, cacheWriteInputTokens: writes } : {};
+  return { inputTokens: input, outputTokens, totalTokens: input + extra.cached + writes + outputTokens, ...cache };
 }
 
 function parseConverseRequest(body: unknown): ConverseRequest | string {

@@ -12,6 +12,8 @@ import {
   readToolChoice,
   requestedWords,
   type ToolChoice,
+  type UsageDirectives,
+  usageDirectives,
   wordPieces,
 } from './text.js';
 
@@ -35,6 +37,8 @@ interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  prompt_tokens_details?: { cached_tokens: number; audio_tokens: number; cache_write_tokens?: number };
+  completion_tokens_details?: { reasoning_tokens: number; audio_tokens: number; accepted_prediction_tokens: number; rejected_prediction_tokens: number };
 }
 
 export const chatRoute: SandboxRoute = {
@@ -55,8 +59,7 @@ async function answerChat(ctx: SandboxContext): Promise<void> {
   }
   const { toolNames, maxTokens, stopSequences, toolChoice } = request;
   const plan = planReply({ userText, toolNames, maxTokens, stopSequences, toolChoice });
-  const prompt = promptTokens(request.messages);
-  const usage = { prompt_tokens: prompt, completion_tokens: plan.outputTokens, total_tokens: prompt + plan.outputTokens };
+  const usage = chatUsage(promptTokens(request.messages), plan.outputTokens, usageDirectives(userText));
   const hash = hashOf(ctx.body);
   const ids = { id: `chatcmpl-${hash}`, callId: `call_${hash}` };
   const headers = { 'x-request-id': `req_${hash}` };
@@ -150,6 +153,25 @@ function* chatChunks(request: ChatRequest, plan: PlannedReply, usage: Usage, ids
   yield chunk({}, finishReason(plan));
   if (request.includeUsage) yield { ...base, choices: [], usage };
   yield '[DONE]';
+}
+
+/**
+ * Usage as OpenAI reports it; with usage directives, the cached reads and the writes (both lengths, as
+ * OpenAI-compatible upstreams report writes) join the prompt, the reasoning the completion, and the
+ * details tell them apart. Web searches have no field here.
+ */
+function chatUsage(prompt: number, output: number, extra: UsageDirectives | undefined): Usage {
+  if (!extra) return { prompt_tokens: prompt, completion_tokens: output, total_tokens: prompt + output };
+  const writes = extra.cacheWrite + extra.cacheWrite1h;
+  const promptTokens = prompt + extra.cached + writes;
+  const completionTokens = output + extra.reasoning;
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+    prompt_tokens_details: { cached_tokens: extra.cached, audio_tokens: 0, ...(writes > 0 && { cache_write_tokens: writes }) },
+    completion_tokens_details: { reasoning_tokens: extra.reasoning, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+  };
 }
 
 function finishReason(plan: PlannedReply): string {

@@ -4,7 +4,19 @@
 // the conversation a chat call would carry gets the same text and the same token counts here.
 import { mapChunks, midStreamErrorMessage, SSE_HEADERS } from './reply.js';
 import type { SandboxContext, SandboxRoute } from './route.js';
-import { hashOf, isRecord, MAX_REPLY_WORDS, type PlannedReply, planReply, requestedWords, type ToolChoice, wordPieces, words } from './text.js';
+import {
+  hashOf,
+  isRecord,
+  MAX_REPLY_WORDS,
+  type PlannedReply,
+  planReply,
+  requestedWords,
+  type ToolChoice,
+  type UsageDirectives,
+  usageDirectives,
+  wordPieces,
+  words,
+} from './text.js';
 import { validVertexToken } from './vertex-token.js';
 
 const STATUS_NAMES: Record<number, string> = {
@@ -69,8 +81,7 @@ async function answerGemini(ctx: SandboxContext, vertex: boolean): Promise<void>
     stopSequences: request.stopSequences,
     toolChoice: request.toolChoice,
   });
-  const prompt = inputTokens(request);
-  const usage = { promptTokenCount: prompt, candidatesTokenCount: plan.outputTokens, totalTokenCount: prompt + plan.outputTokens };
+  const usage = usageMetadata(inputTokens(request), plan.outputTokens, usageDirectives(userText));
   const base = { modelVersion: model, responseId: hashOf(ctx.body) };
   if (verb === 'generateContent') return ctx.reply.json(200, { candidates: [candidate(plan, partsOf(plan), true)], usageMetadata: usage, ...base });
 
@@ -84,6 +95,22 @@ async function answerGemini(ctx: SandboxContext, vertex: boolean): Promise<void>
     chunks: sse ? mapChunks(chunks, (chunk) => `data: ${JSON.stringify(chunk)}\n\n`) : arrayChunks(chunks),
     errorChunk: sse ? (sent) => `data: ${error(sent)}\n\n` : (sent) => `${sent === 0 ? '[' : ',\r\n'}${error(sent)}]`,
   });
+}
+
+/**
+ * Gemini's usageMetadata. Cached reads are part of promptTokenCount, thoughts are beside the candidates
+ * (each field only when non-zero, as Gemini leaves them out); it has no field for cache writes or searches.
+ */
+function usageMetadata(prompt: number, output: number, extra: UsageDirectives | undefined) {
+  const cached = extra?.cached ?? 0;
+  const thoughts = extra?.reasoning ?? 0;
+  return {
+    promptTokenCount: prompt + cached,
+    candidatesTokenCount: output,
+    totalTokenCount: prompt + cached + output + thoughts,
+    ...(cached > 0 && { cachedContentTokenCount: cached }),
+    ...(thoughts > 0 && { thoughtsTokenCount: thoughts }),
+  };
 }
 
 /** The JSON array, element by element: the closing bracket is the stream's last chunk. */

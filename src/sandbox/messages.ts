@@ -11,6 +11,8 @@ import {
   readToolChoice,
   requestedWords,
   type ToolChoice,
+  type UsageDirectives,
+  usageDirectives,
   wordPieces,
   words,
 } from './text.js';
@@ -32,6 +34,8 @@ interface MessagesRequest {
 interface Usage {
   input_tokens: number;
   output_tokens: number;
+  /** What usage directives in the prompt add (text.ts `usageDirectives`). */
+  extra?: UsageDirectives | undefined;
 }
 
 interface Ids {
@@ -96,7 +100,9 @@ async function answerMessages(ctx: SandboxContext): Promise<void> {
   if ((requestedWords(userText) ?? 0) > MAX_REPLY_WORDS) return refuse(400, `[[words:N]]: N must be at most ${MAX_REPLY_WORDS}`);
   const { toolNames, maxTokens, stopSequences, toolChoice } = request;
   const plan = planReply({ userText, toolNames, maxTokens, stopSequences, toolChoice });
-  const usage = { input_tokens: inputTokens(request), output_tokens: plan.outputTokens };
+  const extra = usageDirectives(userText);
+  // reasoning is thinking, which Anthropic counts among output_tokens
+  const usage = { input_tokens: inputTokens(request), output_tokens: plan.outputTokens + (extra?.reasoning ?? 0), extra };
   const hash = hashOf(ctx.body);
   const ids = { id: `msg_${hash}`, toolUseId: `toolu_${hash}` };
   const headers = { 'request-id': `req_${hash}` };
@@ -196,8 +202,26 @@ function stopReason(plan: PlannedReply): { stop_reason: string; stop_sequence: s
   return { stop_reason: plan.truncated ? 'max_tokens' : 'end_turn', stop_sequence: null };
 }
 
-function fullUsage({ input_tokens, output_tokens }: Usage) {
-  return { input_tokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens };
+/**
+ * input_tokens is the uncached prompt alone: cached reads and writes come beside it, the writes split
+ * by lifetime in cache_creation. Web searches are the server tool's, reported with the final usage.
+ */
+function fullUsage({ input_tokens, output_tokens, extra }: Usage, final = true) {
+  if (!extra) return { input_tokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens };
+  const { cached, cacheWrite, cacheWrite1h, webSearch } = extra;
+  return {
+    input_tokens,
+    cache_creation_input_tokens: cacheWrite + cacheWrite1h,
+    cache_read_input_tokens: cached,
+    cache_creation: { ephemeral_5m_input_tokens: cacheWrite, ephemeral_1h_input_tokens: cacheWrite1h },
+    output_tokens,
+    ...(final && webSearch > 0 && { server_tool_use: { web_search_requests: webSearch } }),
+  };
+}
+
+/** message_delta's usage: the output, and the web searches the call made. */
+function deltaUsage({ output_tokens, extra }: Usage) {
+  return { output_tokens, ...(extra && extra.webSearch > 0 && { server_tool_use: { web_search_requests: extra.webSearch } }) };
 }
 
 function message(request: MessagesRequest, plan: PlannedReply, usage: Usage, ids: Ids) {
@@ -209,7 +233,7 @@ function message(request: MessagesRequest, plan: PlannedReply, usage: Usage, ids
 function* messageEvents(request: MessagesRequest, plan: PlannedReply, usage: Usage, ids: Ids) {
   const start = { id: ids.id, type: 'message', role: 'assistant', model: request.model, content: [] };
   // as Anthropic does: the start counts one output token, message_delta carries the total
-  const startUsage = fullUsage({ input_tokens: usage.input_tokens, output_tokens: 1 });
+  const startUsage = fullUsage({ ...usage, output_tokens: 1 }, false);
   yield { type: 'message_start', message: { ...start, stop_reason: null, stop_sequence: null, usage: startUsage } };
   if (plan.type === 'tool') {
     yield { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: ids.toolUseId, name: plan.name, input: {} } };
@@ -226,6 +250,6 @@ function* messageEvents(request: MessagesRequest, plan: PlannedReply, usage: Usa
     }
   }
   yield { type: 'content_block_stop', index: 0 };
-  yield { type: 'message_delta', delta: stopReason(plan), usage: { output_tokens: usage.output_tokens } };
+  yield { type: 'message_delta', delta: stopReason(plan), usage: deltaUsage(usage) };
   yield { type: 'message_stop' };
 }

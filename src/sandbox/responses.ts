@@ -2,7 +2,19 @@ import { SANDBOX_CREATED } from './chat.js';
 import { hasBearer, openAiError, openAiErrorForStatus, UNAUTHORIZED } from './openai-common.js';
 import { mapChunks, midStreamErrorMessage, SSE_HEADERS, sseEvent } from './reply.js';
 import type { SandboxContext, SandboxRoute } from './route.js';
-import { hashOf, isRecord, MAX_REPLY_WORDS, type PlannedReply, planReply, readToolChoice, requestedWords, type ToolChoice, wordPieces, words } from './text.js';
+import {
+  hashOf,
+  isRecord,
+  MAX_REPLY_WORDS,
+  type PlannedReply,
+  planReply,
+  readToolChoice,
+  requestedWords,
+  type ToolChoice,
+  usageDirectives,
+  wordPieces,
+  words,
+} from './text.js';
 
 // OpenAI Responses (chat-formats.md §4), answered by the rules in text.ts: the conversation a gateway
 // would translate to chat completions gets the same text and the same token counts there.
@@ -21,6 +33,8 @@ interface ResponsesRequest {
 interface Usage {
   input_tokens: number;
   output_tokens: number;
+  cached_tokens: number;
+  reasoning_tokens: number;
 }
 
 interface Ids {
@@ -57,7 +71,14 @@ async function answerResponses(ctx: SandboxContext): Promise<void> {
     return ctx.reply.json(400, openAiError(`[[words:N]]: N must be at most ${MAX_REPLY_WORDS}`, 'invalid_request_error'));
   }
   const plan = planReply({ userText, toolNames: request.toolNames, maxTokens: request.maxOutputTokens ?? undefined, toolChoice: request.toolChoice });
-  const usage = { input_tokens: inputTokens(request), output_tokens: plan.outputTokens };
+  // usage directives: cached reads join input_tokens, reasoning output_tokens; no field here for cache writes or searches
+  const { cached = 0, reasoning = 0 } = usageDirectives(userText) ?? {};
+  const usage = {
+    input_tokens: inputTokens(request) + cached,
+    output_tokens: plan.outputTokens + reasoning,
+    cached_tokens: cached,
+    reasoning_tokens: reasoning,
+  };
   const hash = hashOf(ctx.body);
   const ids = { response: `resp_${hash}`, message: `msg_${hash}`, functionCall: `fc_${hash}`, callId: `call_${hash}` };
   const headers = { 'x-request-id': `req_${hash}` };
@@ -140,12 +161,12 @@ function outputItem(plan: PlannedReply, ids: Ids) {
   return { type: 'message', id: ids.message, status: plan.truncated ? 'incomplete' : 'completed', role: 'assistant', content };
 }
 
-function fullUsage({ input_tokens, output_tokens }: Usage) {
+function fullUsage({ input_tokens, output_tokens, cached_tokens, reasoning_tokens }: Usage) {
   return {
     input_tokens,
-    input_tokens_details: { cached_tokens: 0 },
+    input_tokens_details: { cached_tokens },
     output_tokens,
-    output_tokens_details: { reasoning_tokens: 0 },
+    output_tokens_details: { reasoning_tokens },
     total_tokens: input_tokens + output_tokens,
   };
 }

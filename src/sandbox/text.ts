@@ -8,6 +8,8 @@ export const MAX_REPLY_WORDS = 100_000;
 
 const WORDS_DIRECTIVE = /\[\[words:(\d+)\]\]/;
 const TOOL_DIRECTIVE = /\[\[tool:([^\]\s]+)\]\]/g;
+// at most 9 digits: a count a test can price, never past a safe integer once added up
+const USAGE_DIRECTIVE = /\[\[(cached|cache_write|cache_write_1h|reasoning|web_search):(\d{1,9})\]\]/g;
 
 export function words(text: string): string[] {
   return text.split(/\s+/).filter((word) => word !== '');
@@ -121,6 +123,40 @@ export function planReply({ userText, toolNames = [], maxTokens, stopSequences =
 export function requestedWords(userText: string): number | undefined {
   const wanted = WORDS_DIRECTIVE.exec(userText);
   return wanted ? Number(wanted[1]) : undefined;
+}
+
+/**
+ * What the usage directives of a prompt ask an answer to report beyond the prompt and the reply it
+ * counts, each kind in its own usage fields: `[[cached:N]]` prompt tokens read from the cache and
+ * `[[cache_write:N]]`, `[[cache_write_1h:N]]` written to it (all three on top of the counted prompt, as
+ * if a long cached system prompt were there), `[[reasoning:N]]` reasoning tokens on top of the reply,
+ * `[[web_search:N]]` server-side web searches. The first of each name counts.
+ */
+export interface UsageDirectives {
+  cached: number;
+  cacheWrite: number;
+  cacheWrite1h: number;
+  reasoning: number;
+  webSearch: number;
+}
+
+const USAGE_FIELDS: Record<string, keyof UsageDirectives> = {
+  cached: 'cached',
+  cache_write: 'cacheWrite',
+  cache_write_1h: 'cacheWrite1h',
+  reasoning: 'reasoning',
+  web_search: 'webSearch',
+};
+
+/** The usage directives of `userText`, or undefined when it has none: the answer is then exactly as without them. */
+export function usageDirectives(userText: string): UsageDirectives | undefined {
+  const found: Partial<UsageDirectives> = {};
+  for (const [, name, count] of userText.matchAll(USAGE_DIRECTIVE)) {
+    const field = USAGE_FIELDS[name as string] as keyof UsageDirectives;
+    found[field] ??= Number(count);
+  }
+  if (Object.keys(found).length === 0) return undefined;
+  return { cached: 0, cacheWrite: 0, cacheWrite1h: 0, reasoning: 0, webSearch: 0, ...found };
 }
 
 /** Splits a string into word-sized pieces (each with its leading spaces) that concatenate back to it. */

@@ -16,6 +16,10 @@ const COLUMNS = [
   'livemode',
   'live_account_id',
   'suspended_at',
+  'low_balance_micros',
+  'low_balance_since',
+  'webhook_url',
+  'plan',
 ] as const;
 
 export async function insertAccount(db: Kysely<DB>, row: Insertable<AccountsTable>): Promise<AccountRow> {

@@ -1,7 +1,11 @@
 // Schema changes, in order, inline so the built package needs no migration folder on disk.
 import { type DatabaseIntrospector, type Kysely, type Migration, Migrator, sql } from 'kysely';
 import { addBatches } from './batch-tables.js';
+import { addLowBalance } from './low-balance-tables.js';
 import type { MigrationDb } from './migration-db.js';
+import { addCardPayments } from './payment-tables.js';
+import { addPriceTables } from './price-tables.js';
+import { addRedemptionCodes } from './redemption-tables.js';
 import type { DB } from './schema.js';
 import { rebuildForFewerPages, rebuildHoldsWithoutRowid, rebuildRecentUsageUnkeyed } from './sqlite-pages.js';
 import { createRecentUsage } from './usage-recent.js';
@@ -35,6 +39,10 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '022_sqlite_recent_usage_unkeyed': { up: (db) => (dialect === 'sqlite' ? rebuildRecentUsageUnkeyed(db) : Promise.resolve()) },
     '023_account_suspension': { up: (db) => addAccountSuspension(db) },
     '024_batches': { up: (db) => addBatches(db) },
+    '025_price_dimensions': { up: (db) => addPriceTables(db) },
+    '026_redemption_codes': { up: (db) => addRedemptionCodes(db) },
+    '027_card_payments': { up: (db) => addCardPayments(db) },
+    '028_low_balance': { up: (db) => addLowBalance(db) },
   };
 }
 

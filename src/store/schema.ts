@@ -1,6 +1,9 @@
 // Row types of every table, as Kysely sees them. Money is integer micros, instants are epoch
 // milliseconds (BIGINT on PostgreSQL, INTEGER on SQLite; both read back as JS numbers).
 import type { ColumnType, Generated } from 'kysely';
+import type { CardPaymentsTable, StripeEventsTable } from './payment-tables.js';
+import type { PriceBookTable, PriceChangesTable, PricePlansTable } from './price-tables.js';
+import type { RedemptionBatchesTable, RedemptionCodesTable, RedemptionFailuresTable } from './redemption-tables.js';
 
 export interface AccountsTable {
   id: string;
@@ -17,6 +20,14 @@ export interface AccountsTable {
   live_account_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** When the operator suspended the account (its keys refused, its sessions ended); null: it may call. */
   suspended_at: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Funds (balance + held) below this send account.balance_low once per crossing; null: off (billing/low-balance.ts). */
+  low_balance_micros: ColumnType<number | null, number | null | undefined, number | null>;
+  /** When the current crossing below low_balance_micros was noticed; null while not below it. */
+  low_balance_since: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Where account events are POSTed, signed with webhook_secret; null: nowhere. */
+  webhook_url: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The account's price plan (price_plans.name); null: the model's own prices. */
+  plan: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** A running gateway process; its heartbeat says its holds still have an owner. */
@@ -78,7 +89,8 @@ export interface HoldsTable {
   cap_periods: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
-export type LedgerKind = 'credit' | 'hold' | 'settle' | 'release';
+// 'debit': money taken back from the balance (a card payment refunded or lost in a dispute).
+export type LedgerKind = 'credit' | 'hold' | 'settle' | 'release' | 'debit';
 
 // A movement: balance_delta + held_delta is the change of (balance + held), so the sum of
 // an account's rows equals its balance + held, and each delta column sums to its own field.
@@ -133,6 +145,8 @@ export interface IdempotencyTable {
 }
 
 export interface TasksTable {
+  /** JSON: the prices the task was submitted at, which its settle applies; null: the model's prices at the settle. */
+  prices: ColumnType<string | null, string | null | undefined, string | null>;
   /** The channel, and the key by fingerprint, that accepted the task (routing/task-channel.ts); null before it was. */
   channel: ColumnType<string | null, string | null | undefined, string | null>;
   channel_key: ColumnType<string | null, string | null | undefined, string | null>;
@@ -313,4 +327,12 @@ export interface DB {
   assets: AssetsTable;
   console_login_links: ConsoleLoginLinksTable;
   console_sessions: ConsoleSessionsTable;
+  price_plans: PricePlansTable;
+  price_changes: PriceChangesTable;
+  price_book: PriceBookTable;
+  redemption_batches: RedemptionBatchesTable;
+  redemption_codes: RedemptionCodesTable;
+  redemption_failures: RedemptionFailuresTable;
+  card_payments: CardPaymentsTable;
+  stripe_events: StripeEventsTable;
 }

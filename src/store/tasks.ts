@@ -32,6 +32,7 @@ const COLUMNS = [
   'channel_key',
   'generation_attempts',
   'livemode',
+  'prices',
 ] as const;
 
 /** States the engine still works on; the rest are terminal. */

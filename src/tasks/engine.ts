@@ -4,8 +4,9 @@
 
 import { randomBytes } from 'node:crypto';
 import { type SettleOutcome, settleHoldIn } from '../billing/ledger.js';
-import { priceMicros, usableUnits } from '../billing/prices.js';
+import { priceMicros, usableUnits, withRequestFee } from '../billing/prices.js';
 import type { SettlementMetrics } from '../billing/settlements.js';
+import type { Price } from '../config/schema.js';
 import { isWebUrl } from '../net/web-url.js';
 import type { Catalogue } from '../pipeline/catalogue.js';
 import type { ResolvedModel } from '../pipeline/types.js';
@@ -104,8 +105,10 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
           : await finishTask(trx, { id: task.id, status: 'failed', error: JSON.stringify(outcome.error), upstreamRecord, now: at });
       if (!finished) return; // another instance got there first: it settles, we do nothing
       if (outcome.state === 'succeeded' && model) {
-        const units = usableUnits(outcome.units, {});
-        const chargeMicros = priceMicros(units, model.config.price);
+        // At the prices of its submission (tasks/submit.ts); a task from before they were kept, the model's now.
+        const price = task.prices ? (JSON.parse(task.prices) as Price) : model.config.price;
+        const units = withRequestFee(usableUnits(outcome.units, {}), price);
+        const chargeMicros = priceMicros(units, price);
         if (finished.hold_id) {
           const charged = await settleHoldIn(trx, finished.hold_id, { chargeMicros, units, requestId: finished.request_id ?? undefined, now: at });
           if (charged.applied) settled = { model: finished.model, outcome: charged };

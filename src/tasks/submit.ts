@@ -44,6 +44,8 @@ export async function submitTask(deps: SubmitDeps, args: SubmitRequest, log: Pip
   requireModelAllowed(args.caller.limits, args.modelId, model.id);
   await pipeline.admit(args.caller, log);
   const estimate = args.estimate(model);
+  // The prices of the submission: the task settles at them, whatever changes before it ends.
+  const price = pipeline.prices.priceFor(args.caller.accountId, model.id, model.config.price, Date.now());
   const taskId = newId(ID_PREFIX[args.kind]);
   const at = Date.now();
 
@@ -52,7 +54,7 @@ export async function submitTask(deps: SubmitDeps, args: SubmitRequest, log: Pip
       accountId: args.caller.accountId,
       keyId: args.caller.keyId,
       keyLimits: args.caller.limits,
-      amountMicros: holdFor(model.config, estimate),
+      amountMicros: holdFor({ ...model.config, price }, estimate),
       requestId: args.requestId,
       clientRequestId: args.clientRequestId,
       model: model.id,
@@ -85,6 +87,7 @@ export async function submitTask(deps: SubmitDeps, args: SubmitRequest, log: Pip
       finished_at: null,
       // Remembered on the row: the engine's polls resolve the model in the same catalogue.
       livemode: args.caller.livemode ? 1 : 0,
+      prices: JSON.stringify(price),
     });
   });
 

@@ -24,7 +24,7 @@ test('every command and subcommand answers --help with its usage', async () => {
   const top = await runCli(['--help'], {});
   assert.equal(top.code, 0);
   const groups = commandsIn(top.stdout);
-  assert.deepEqual(groups.sort(), ['accounts', 'channels', 'keys', 'migrate', 'reload', 'sandbox', 'serve']);
+  assert.deepEqual(groups.sort(), ['accounts', 'channels', 'keys', 'migrate', 'prices', 'reload', 'sandbox', 'serve']);
   const paths: string[][] = [];
   for (const group of groups) {
     const help = await runCli([group, '--help'], {});

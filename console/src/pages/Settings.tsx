@@ -5,6 +5,7 @@ import { useRef, useState } from 'preact/hooks';
 import { api, messageOf } from '../api';
 import { ConfirmDialog } from '../components/ConfirmDialog';
 import { CopyButton } from '../components/CopyButton';
+import { LowBalanceForm } from '../components/LowBalanceForm';
 import { Failure } from '../components/Notice';
 import { TestEventForm } from '../components/TestEventForm';
 import { useLoad } from '../use-load';
@@ -55,6 +56,7 @@ export function Settings() {
         )}
       </section>
       <TestEventForm />
+      <LowBalanceForm />
       <ConfirmDialog open={confirming} title="Rotate the webhook secret?" confirmLabel="Rotate secret" onConfirm={rotate} onCancel={() => setConfirming(false)}>
         <p>Callbacks are signed with a new secret from now on, retries included; receivers checking the old one will refuse them.</p>
       </ConfirmDialog>

@@ -7,7 +7,9 @@ import { galleryView } from '../../account/gallery-view.js';
 import { deliveryView, taskListView } from '../../account/views.js';
 import { accountView } from '../../admin/views.js';
 import { callerHasLimits } from '../../billing/key-limits.js';
+import { isBalanceLow } from '../../billing/low-balance.js';
 import { rotateWebhookSecret } from '../../billing/webhook-secret.js';
+import type { RedemptionConfig } from '../../config/redemption-schema.js';
 import { forbidden, notFound } from '../../errors.js';
 import type { Pipeline } from '../../pipeline/metered-call.js';
 import { type AccountRow, findAccount } from '../../store/accounts.js';
@@ -18,11 +20,15 @@ import { listAccountWebhooks } from '../../store/webhook-outbox.js';
 import { requireCaller } from '../auth.js';
 import { readPage, toPage } from '../cursor.js';
 import type { KeyResolver } from '../key-resolver.js';
-import { AccountSchema, ListDeliveriesSchema, ListTasksSchema, RotateWebhookSecretSchema, WebhookSecretSchema } from '../schemas/account.js';
+import { ListDeliveriesSchema, ListTasksSchema, RotateWebhookSecretSchema, WebhookSecretSchema } from '../schemas/account.js';
 import { GallerySchema } from '../schemas/gallery.js';
+import { AccountWithLowBalanceSchema } from '../schemas/low-balance.js';
 import { accountKeyRoutes } from './account-keys.js';
+import { accountSettingsRoutes } from './account-settings.js';
+import { accountTopUpRoutes } from './account-topups.js';
 import { accountUsageRoutes } from './account-usage.js';
 import { type AccountWebhookDeps, accountWebhookRoutes } from './account-webhooks.js';
+import { type CardPaymentRouteDeps, cardPaymentRoutes } from './card-payments.js';
 import { accountModelRoutes } from './models.js';
 
 export interface AccountRouteDeps {
@@ -30,6 +36,10 @@ export interface AccountRouteDeps {
   pipeline: Pipeline;
   keys: KeyResolver;
   webhooks: AccountWebhookDeps['webhooks'];
+  /** The wrong-code limit of redemptions (account-topups.ts). */
+  redemption: RedemptionConfig;
+  /** Card top-ups through Stripe Checkout (card-payments.ts); off without them. */
+  cards?: Omit<CardPaymentRouteDeps, 'store'>;
 }
 
 // A task still being submitted is shown as queued (task-views.ts), so a filter on queued takes both.
@@ -53,6 +63,9 @@ export const accountRoutes: FastifyPluginAsync<AccountRouteDeps> = async (app, d
   await app.register(accountWebhookRoutes, { store, webhooks: deps.webhooks });
   await app.register(accountKeyRoutes, { store, pipeline, keys });
   await app.register(accountModelRoutes, { pipeline });
+  await app.register(accountSettingsRoutes, { store });
+  await app.register(accountTopUpRoutes, { store, redemption: deps.redemption });
+  await app.register(cardPaymentRoutes, { store, cards: deps.cards?.cards, publicUrl: deps.cards?.publicUrl ?? '' });
 
   const callerAccount = async (accountId: string): Promise<AccountRow> => {
     const account = await findAccount(db, accountId);
@@ -61,7 +74,11 @@ export const accountRoutes: FastifyPluginAsync<AccountRouteDeps> = async (app, d
     return account;
   };
 
-  app.get('/v1/account', { schema: AccountSchema }, async (request) => accountView(await callerAccount(requireCaller(request).accountId)));
+  app.get('/v1/account', { schema: AccountWithLowBalanceSchema }, async (request) => {
+    const account = await callerAccount(requireCaller(request).accountId);
+    // The threshold beside the balance it is judged on (billing/low-balance.ts).
+    return { ...accountView(account), low_balance_micros: account.low_balance_micros, balance_low: isBalanceLow(account) };
+  });
 
   app.get('/v1/account/tasks', { schema: ListTasksSchema }, async (request) => {
     const { kind, status } = request.query as { kind?: TaskKind; status?: string };

@@ -37,6 +37,8 @@ import {
 } from '../schemas/admin.js';
 import { readLimit } from '../schemas/query.js';
 import { serializedAsBuilt } from '../serialized-as-built.js';
+import { adminLowBalanceRoutes } from './admin-low-balance.js';
+import { adminRedemptionRoutes } from './admin-redemption.js';
 import { adminViewRoutes } from './admin-views.js';
 
 export interface AdminRouteDeps {
@@ -55,6 +57,8 @@ export const adminRoutes: FastifyPluginAsync<AdminRouteDeps> = async (app, { sto
   app.addHook('onRequest', adminTokenHook(adminToken));
   // The lists the console's operator view reads; registered here so the hook above guards them.
   await app.register(adminViewRoutes, { store, channels });
+  await app.register(adminLowBalanceRoutes, { store });
+  await app.register(adminRedemptionRoutes, { store });
 
   const accountOr404 = async (id: string) => {
     const account = await findAccount(store.db, id);

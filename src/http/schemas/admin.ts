@@ -143,7 +143,7 @@ const LedgerRow = {
   type: 'object',
   properties: {
     id: { type: 'string' },
-    kind: { type: 'string', enum: ['credit', 'hold', 'settle', 'release'] },
+    kind: { type: 'string', enum: ['credit', 'hold', 'settle', 'release', 'debit'] },
     amount_micros: { type: 'integer', description: 'What the row did to the account’s total (balance + held).' },
     balance_delta_micros: { type: 'integer' },
     held_delta_micros: { type: 'integer' },

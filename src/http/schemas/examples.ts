@@ -13,6 +13,7 @@ export const BODY_EXAMPLES: Readonly<Record<string, unknown>> = {
   'POST /admin/accounts/{id}/test-keys': { name: 'ci' },
   'POST /admin/accounts/{id}/credit': CREDIT,
   'POST /admin/accounts/{id}/test-credit': { ...CREDIT, note: 'Test funds' },
+  'POST /admin/redemption-batches': { amount_micros: 5_000_000, count: 10, expires_at: '2099-12-31T23:59:59Z', name: 'Spring promotion' },
   'POST /v1/chat/completions': { model: 'sandbox-chat', messages: [{ role: 'user', content: 'Say hello in three languages.' }] },
   'POST /v1/completions': { model: 'sandbox-chat', prompt: 'A toll road is', max_tokens: 32 },
   'POST /v1/moderations': { model: 'sandbox-moderation', input: 'I will pay the toll at the gate.' },
@@ -53,8 +54,15 @@ export const BODY_EXAMPLES: Readonly<Record<string, unknown>> = {
   },
   'POST /v1/account/session': { api_key: 'tr-your-api-key' },
   'POST /v1/account/webhook-secret/test': { url: 'https://example.com/hooks/tollroute' },
+  'POST /v1/account/checkout-sessions': { amount_micros: 20_000_000 },
+  // Stripe sends it, signed: an unsigned copy is refused (400), and answered 404 where cards are off.
+  'POST /webhooks/stripe': { id: 'evt_1Example', type: 'checkout.session.completed', data: { object: { id: 'cs_test_example' } } },
   'POST /v1/account/keys': KEY_LIMITS,
+  // A code of the right shape that no batch holds: answered 404.
+  'POST /v1/account/redemptions': { code: 'trc-0123456789ABCDEFGHJKMNPQRS' },
   'PATCH /v1/account/keys/{id}': { name: 'backend (read only)', rpm: 30 },
+  'PATCH /v1/account/settings': { low_balance_micros: 2_000_000, webhook_url: 'https://example.com/hooks/tollroute' },
+  'PATCH /admin/accounts/{id}': { low_balance_micros: 2_000_000 },
 };
 
 /**

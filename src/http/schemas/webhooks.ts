@@ -81,6 +81,29 @@ export const BatchEndedPayload = {
   },
 } as const;
 
+export const BalanceLowPayload = {
+  type: 'object',
+  required: ['event_id', 'type', 'livemode', 'created_at', 'data'],
+  additionalProperties: false,
+  properties: {
+    event_id: EventId,
+    type: { type: 'string', enum: ['account.balance_low'] },
+    livemode: { type: 'boolean', description: 'false for a test twin’s test balance.' },
+    created_at: { type: 'integer', description: 'When the crossing was noticed, in Unix seconds.' },
+    data: {
+      type: 'object',
+      required: ['account_id', 'balance_micros', 'held_micros', 'threshold_micros'],
+      additionalProperties: false,
+      properties: {
+        account_id: { type: 'string' },
+        balance_micros: { type: 'integer', description: 'Spendable funds when the crossing was noticed.' },
+        held_micros: { type: 'integer', description: 'Funds held by calls running then; balance + held is below the threshold.' },
+        threshold_micros: { type: 'integer', description: 'The account’s low_balance_micros.' },
+      },
+    },
+  },
+} as const;
+
 const callback = (tag: string, summary: string, description: string, operationId: string, payload: object) => ({
   post: {
     operationId,
@@ -109,6 +132,13 @@ export const WEBHOOKS = {
     'Sent once every line has ended and the output and error files are written; retried as a task’s is.',
     'batchEndedWebhook',
     BatchEndedPayload,
+  ),
+  accountBalanceLow: callback(
+    'account',
+    'The account’s funds fell below its low-balance threshold: POSTed to its webhook_url (PATCH /v1/account/settings).',
+    'Sent once per crossing; funds back at or above the threshold (a credit) make the next crossing send again. Retried as a task’s is.',
+    'accountBalanceLowWebhook',
+    BalanceLowPayload,
   ),
   webhookTest: callback(
     'account',

@@ -10,6 +10,10 @@ export function pivotUsageOfMessages(usage: NativeUsage): PivotUsage {
   const pivot: PivotUsage = { input: (usage.input_tokens ?? 0) + cacheRead + cacheWrite, output: usage.output_tokens ?? 0 };
   if (cacheRead > 0) pivot.cacheRead = cacheRead;
   if (cacheWrite > 0) pivot.cacheWrite = cacheWrite;
+  const writes1h = usage.cache_creation?.ephemeral_1h_input_tokens ?? 0;
+  if (writes1h > 0) pivot.cacheWrite1h = writes1h;
+  const searches = usage.server_tool_use?.web_search_requests ?? 0;
+  if (searches > 0) pivot.webSearch = searches;
   return pivot;
 }
 
@@ -128,9 +132,9 @@ export class MessagesStreamDecoder extends SseJsonDecoder<Record<string, unknown
   }
 }
 
-/** The fields a message_delta's usage carries (null ones left as they were). */
-function definedOf(usage: NativeUsage): NativeUsage {
-  const out: Record<string, number> = {};
-  for (const [field, value] of Object.entries(usage)) if (typeof value === 'number') out[field] = value;
-  return out;
+/** The fields a message_delta's usage carries (null ones left as they were): counts, and objects of counts (server_tool_use, cache_creation). */
+export function definedOf(usage: NativeUsage): NativeUsage {
+  const out: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(usage)) if (typeof value === 'number' || (value !== null && typeof value === 'object')) out[field] = value;
+  return out as NativeUsage;
 }

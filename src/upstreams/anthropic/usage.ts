@@ -1,20 +1,21 @@
-// Reading what a messages-native call used. Input counts every input token, cached or not:
-// the account pays the input price for each (the catalogue has no separate cache price).
+// Reading what a messages-native call used: the uncached input, the cache reads and writes (with
+// their 5-minute and 1-hour split) and the web searches, each billed at its own price.
 
+import { unitsOfPivot, withCountedOutput } from '../../billing/usage-units.js';
 import type { TokenUsage } from '../openai-chat/usage.js';
 import { TokenStreamMeter } from '../stream-meter.js';
+import { definedOf, pivotUsageOfMessages } from './from-upstream.js';
 
 export interface NativeUsage {
   input_tokens?: number | null;
   output_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
   cache_read_input_tokens?: number | null;
+  cache_creation?: { ephemeral_5m_input_tokens?: number | null; ephemeral_1h_input_tokens?: number | null } | null;
+  server_tool_use?: { web_search_requests?: number | null } | null;
 }
 
-export const nativeTokens = (usage: NativeUsage): TokenUsage => ({
-  input_token: (usage.input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0),
-  output_token: usage.output_tokens ?? 0,
-});
+export const nativeTokens = (usage: NativeUsage): TokenUsage => unitsOfPivot(pivotUsageOfMessages(usage));
 
 /**
  * Follows a native event stream. message_start carries the input count; message_delta carries
@@ -37,7 +38,7 @@ export class MessagesStreamMeter extends TokenStreamMeter {
       this.usage = { ...event.message.usage };
     } else if (event.type === 'message_delta' && event.usage) {
       this.sawDelta = true;
-      for (const [field, value] of Object.entries(event.usage)) if (typeof value === 'number') (this.usage as Record<string, number>)[field] = value;
+      Object.assign(this.usage, definedOf(event.usage));
     } else if (event.type === 'content_block_delta') {
       this.output.add(event.delta?.text);
       this.output.add(event.delta?.partial_json);
@@ -53,6 +54,6 @@ export class MessagesStreamMeter extends TokenStreamMeter {
    */
   reported(): TokenUsage | undefined {
     if (!this.sawStart) return undefined;
-    return this.sawDelta ? nativeTokens(this.usage) : { input_token: nativeTokens(this.usage).input_token, output_token: this.output.tokens() };
+    return this.sawDelta ? nativeTokens(this.usage) : withCountedOutput(nativeTokens(this.usage), this.output.tokens());
   }
 }

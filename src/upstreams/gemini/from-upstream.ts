@@ -1,6 +1,6 @@
 // A Gemini generateContent answer read into the pivot (the Gemini API and Vertex AI alike). Pure.
 import type { PivotFinish, PivotResponse, PivotUsage } from '../../pivot/types.js';
-import type { GenerateContentResponse, Part, UsageMetadata } from './types.js';
+import type { GenerateContentResponse, ModalityTokenCount, Part, UsageMetadata } from './types.js';
 
 /**
  * Output counts the answer and the thoughts alike (Gemini bills both as output). toolUsePromptTokenCount
@@ -12,8 +12,17 @@ export function pivotUsageOf(usage: UsageMetadata): PivotUsage {
   const pivot: PivotUsage = { input: usage.promptTokenCount ?? 0, output: (usage.candidatesTokenCount ?? 0) + thoughts };
   if (cached > 0) pivot.cacheRead = cached;
   if (thoughts > 0) pivot.reasoning = thoughts;
+  const audioInput = modalityCount(usage.promptTokensDetails, 'AUDIO');
+  if (audioInput > 0) pivot.audioInput = audioInput;
+  const imageInput = modalityCount(usage.promptTokensDetails, 'IMAGE');
+  if (imageInput > 0) pivot.imageInput = imageInput;
+  const audioOutput = modalityCount(usage.candidatesTokensDetails, 'AUDIO');
+  if (audioOutput > 0) pivot.audioOutput = audioOutput;
   return pivot;
 }
+
+const modalityCount = (details: ModalityTokenCount[] | undefined, modality: string): number =>
+  Array.isArray(details) ? details.reduce((sum, d) => sum + (d?.modality === modality && typeof d.tokenCount === 'number' ? d.tokenCount : 0), 0) : 0;
 
 /** The stops of Gemini's content filters, every one a refusal to the pivot. */
 const REFUSALS = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_CONTENT', 'SPII', 'IMAGE_SAFETY']);

@@ -3,6 +3,7 @@
 // for the JSON array gets the same chunks, each event's JSON written as the array's next element.
 import type { FastifyBaseLogger } from 'fastify';
 import { countTokens } from '../../billing/tokens.js';
+import { atLeastDelivered } from '../../billing/usage-units.js';
 import { JsonText } from '../../json-text.js';
 import { tokensOfPivot } from '../../pipeline/translated-stream.js';
 import type { CallArgs, MeteredAnswer, ResolvedModel } from '../../pipeline/types.js';
@@ -52,7 +53,7 @@ export class GeminiStreamMeter extends TokenStreamMeter {
     if (!this.usage) return undefined;
     const usage = geminiTokens(this.usage);
     // Cut short or left: the output at least what was delivered (the running count may lag behind).
-    return this.ended ? usage : { input_token: usage.input_token, output_token: Math.max(usage.output_token, this.output.tokens()) };
+    return this.ended ? usage : atLeastDelivered(usage, this.output.tokens());
   }
 }
 

@@ -112,6 +112,14 @@ export interface UsageMetadata {
   cachedContentTokenCount?: number;
   thoughtsTokenCount?: number;
   toolUsePromptTokenCount?: number;
+  /** Each modality's share of the prompt and of the answer (TEXT, IMAGE, AUDIO, VIDEO, DOCUMENT). */
+  promptTokensDetails?: ModalityTokenCount[];
+  candidatesTokensDetails?: ModalityTokenCount[];
+}
+
+export interface ModalityTokenCount {
+  modality?: string;
+  tokenCount?: number;
 }
 
 export interface Candidate {

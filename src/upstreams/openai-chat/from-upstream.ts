@@ -7,12 +7,20 @@ import type { ChatCompletion, ChatCompletionChunk, ChatToolCallFragment, ChatUsa
 /** Usage as OpenAI and its look-alikes report it; DeepSeek counts cache hits in fields of its own. */
 export function pivotUsageOfChat(usage: ChatUsage & Record<string, unknown>): PivotUsage {
   const details = usage.prompt_tokens_details;
-  const cacheRead = details?.cached_tokens ?? numberOr(usage.prompt_cache_hit_tokens);
-  const reasoning = numberOr((usage.completion_tokens_details as { reasoning_tokens?: unknown } | undefined)?.reasoning_tokens);
+  const completion = usage.completion_tokens_details;
+  const cacheRead = numberOr(details?.cached_tokens) ?? numberOr(usage.prompt_cache_hit_tokens);
   const pivot: PivotUsage = { input: usage.prompt_tokens ?? 0, output: usage.completion_tokens ?? 0 };
   if (cacheRead) pivot.cacheRead = cacheRead;
-  if (details?.cache_write_tokens) pivot.cacheWrite = details.cache_write_tokens;
+  const cacheWrite = numberOr(details?.cache_write_tokens);
+  if (cacheWrite) pivot.cacheWrite = cacheWrite;
+  const audioInput = numberOr(details?.audio_tokens);
+  if (audioInput) pivot.audioInput = audioInput;
+  const imageInput = numberOr(details?.image_tokens);
+  if (imageInput) pivot.imageInput = imageInput;
+  const reasoning = numberOr(completion?.reasoning_tokens);
   if (reasoning) pivot.reasoning = reasoning;
+  const audioOutput = numberOr(completion?.audio_tokens);
+  if (audioOutput) pivot.audioOutput = audioOutput;
   return pivot;
 }
 

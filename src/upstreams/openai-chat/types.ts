@@ -4,7 +4,8 @@ export interface ChatUsage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens?: number;
-  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null;
+  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number; audio_tokens?: number; image_tokens?: number } | null;
+  completion_tokens_details?: { reasoning_tokens?: number; audio_tokens?: number } | null;
 }
 
 export interface ChatRequest {

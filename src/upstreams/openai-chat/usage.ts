@@ -1,17 +1,16 @@
 // Reading what a chat completion used, from a whole answer or from a stream seen so far.
+import type { Units } from '../../billing/prices.js';
+import { unitsOfPivot } from '../../billing/usage-units.js';
 import { TokenStreamMeter } from '../stream-meter.js';
 import { TextChunkSkimmer } from './chunk-skim.js';
+import { pivotUsageOfChat } from './from-upstream.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatUsage } from './types.js';
 
-export interface TokenUsage {
-  input_token: number;
-  output_token: number;
-}
+/** Usage in the units it is billed in (billing/usage-units.ts). */
+export type TokenUsage = Units;
 
-export const tokensOf = (usage: ChatUsage): TokenUsage => ({
-  input_token: usage.prompt_tokens,
-  output_token: usage.completion_tokens,
-});
+/** OpenAI's usage and its look-alikes' (DeepSeek's cache hits), in billed units. */
+export const tokensOf = (usage: ChatUsage): TokenUsage => unitsOfPivot(pivotUsageOfChat(usage as ChatUsage & Record<string, unknown>));
 
 /** The text a completion's choices carry: what the gateway counts when the upstream gives no usage. */
 export function completionText(completion: ChatCompletion): string {

@@ -1,6 +1,8 @@
 // OpenAI's responses API, passed through: a whole response, or its typed event stream.
 import type { Readable } from 'node:stream';
 import type { TokenizerName } from '../../billing/tokens.js';
+import { unitsOfPivot } from '../../billing/usage-units.js';
+import type { PivotUsage } from '../../pivot/types.js';
 import { withFields } from '../../with-fields.js';
 import { postForText, postJson } from '../http.js';
 import { openAiAuthHeaders, openAiPath } from '../openai-chat/endpoint.js';
@@ -11,7 +13,9 @@ import { TokenStreamMeter } from '../stream-meter.js';
 
 export interface ResponsesUsage {
   input_tokens: number;
+  input_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null;
   output_tokens: number;
+  output_tokens_details?: { reasoning_tokens?: number } | null;
   total_tokens?: number;
 }
 
@@ -24,7 +28,18 @@ export interface ResponseObject {
 // response.incomplete ends a stream normally (an output cap reached, say) and is billed like completed.
 const COMPLETED = new Set(['response.completed', 'response.incomplete']);
 
-export const responsesTokens = (usage: ResponsesUsage): TokenUsage => ({ input_token: usage.input_tokens, output_token: usage.output_tokens });
+/** The responses API counts cached reads and writes among input_tokens, reasoning among output_tokens, as the pivot does. */
+export function pivotUsageOfResponses(usage: ResponsesUsage): PivotUsage {
+  const pivot: PivotUsage = { input: usage.input_tokens, output: usage.output_tokens };
+  const { cached_tokens: cacheRead, cache_write_tokens: cacheWrite } = usage.input_tokens_details ?? {};
+  if (cacheRead) pivot.cacheRead = cacheRead;
+  if (cacheWrite) pivot.cacheWrite = cacheWrite;
+  const reasoning = usage.output_tokens_details?.reasoning_tokens;
+  if (reasoning) pivot.reasoning = reasoning;
+  return pivot;
+}
+
+export const responsesTokens = (usage: ResponsesUsage): TokenUsage => unitsOfPivot(pivotUsageOfResponses(usage));
 
 /** Usage arrives in the terminal event; until then the text and argument deltas are the output delivered. */
 export class ResponsesStreamMeter extends TokenStreamMeter {

@@ -14,11 +14,11 @@ import { parseSse } from '../../sandbox/sandbox-client.js';
 
 const chunk = (text: string, extra: Record<string, unknown> = {}) => ({ candidates: [{ content: { role: 'model', parts: [{ text }] }, index: 0, ...extra }] });
 
-test('a finished stream reports its last usage, thoughts counted as output', () => {
+test('a finished stream reports its last usage, thoughts counted as reasoning', () => {
   const meter = new GeminiStreamMeter('o200k_base');
   meter.observe({ ...chunk('Hi'), usageMetadata: { promptTokenCount: 9 } });
   meter.observe({ ...chunk(' there', { finishReason: 'STOP' }), usageMetadata: { promptTokenCount: 9, candidatesTokenCount: 2, thoughtsTokenCount: 30 } });
-  assert.deepEqual([meter.completed, meter.reported()], [true, { input_token: 9, output_token: 32 }]);
+  assert.deepEqual([meter.completed, meter.reported()], [true, { input_token: 9, output_token: 2, reasoning_token: 30 }]);
 });
 
 test('a stream cut before its finish reports at least the output delivered', () => {
