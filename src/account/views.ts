@@ -66,13 +66,14 @@ export const utcDay = (day: number) => iso(day * MS_PER_DAY).slice(0, 10);
 export const spendByDayView = (row: SpendRow<number>) => ({ day: utcDay(row.group), requests: row.requests, amount_micros: row.amountMicros });
 export const spendByModelView = (row: SpendRow<string>) => ({ model: row.group, requests: row.requests, amount_micros: row.amountMicros });
 
-// The usage export's columns: the JSON rows' fields, `units` as its JSON text.
+// The usage export's columns: the JSON rows' fields, `units` and `prices` as their JSON text.
 const USAGE_CSV_COLUMNS = [
   'id',
   'created_at',
   'model',
   'endpoint',
   'units',
+  'prices',
   'amount_micros',
   'unbilled_micros',
   'flags',

@@ -55,7 +55,11 @@ export const multiplierText = (ppm: number): string => (ppm / PPM).toFixed(6).re
 export function multiplied(price: Price, ppm: number): Price {
   if (ppm === PPM) return price;
   const factor = BigInt(ppm);
-  return mapPrice(price, (perUnit) => Number((BigInt(perUnit) * factor + BigInt(PPM / 2)) / BigInt(PPM)));
+  const most = BigInt(Number.MAX_SAFE_INTEGER);
+  return mapPrice(price, (perUnit) => {
+    const product = (BigInt(perUnit) * factor + BigInt(PPM / 2)) / BigInt(PPM);
+    return Number(product > most ? most : product);
+  });
 }
 
 export function planOfRow(row: PlanRow): Plan {

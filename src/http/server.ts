@@ -156,6 +156,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     loginLinks: { publicUrl: config.public_url, ttlMs: config.console.login_link_ttl_ms },
     channels: deps.channels,
     reload: deps.reload,
+    pipeline,
   });
   await app.register(fileServeRoutes, fileDeps);
   // Card top-ups: Stripe's webhook is public (its signature is the credential), outside /v1.

@@ -22,7 +22,8 @@ export type IdKind =
   | 'whk'
   | 'inst'
   | 'link'
-  | 'rb';
+  | 'rb'
+  | 'pc';
 
 // Letters and digits only, so a double click selects a whole id in a browser or a terminal; in
 // ASCII order, so that comparing ids as text compares their times. (Ids made before used

@@ -3,6 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { unitsOfPivot } from '../../src/billing/usage-units.js';
+import { chatUsageOf } from '../../src/formats/chat/from-pivot.js';
+import { messagesUsageOfPivot } from '../../src/formats/messages/from-pivot.js';
 import { tokensOfPivot } from '../../src/pipeline/translated-stream.js';
 import { nativeTokens } from '../../src/upstreams/anthropic/usage.js';
 import { pivotUsageOf as bedrockPivotUsage } from '../../src/upstreams/bedrock/from-upstream.js';
@@ -120,4 +122,26 @@ test('parts reported beyond their whole are trimmed to it, never a negative unit
 
 test('a whole that is not a sane figure is passed on unsplit, for the settle to replace and flag', () => {
   assert.deepEqual(unitsOfPivot({ input: -5, output: 3, cacheRead: 2 }), { input_token: -5, output_token: 3 });
+});
+
+test('translated to the messages format, the 1-hour cache writes and the web searches keep their fields', () => {
+  const usage = { input: 100, output: 5, cacheRead: 40, cacheWrite: 30, cacheWrite1h: 20, webSearch: 2 };
+  assert.deepEqual(messagesUsageOfPivot(usage), {
+    input_tokens: 30,
+    output_tokens: 5,
+    cache_creation_input_tokens: 30,
+    cache_read_input_tokens: 40,
+    cache_creation: { ephemeral_5m_input_tokens: 10, ephemeral_1h_input_tokens: 20 },
+    server_tool_use: { web_search_requests: 2 },
+  });
+  // and read back, the same units as the upstream's own usage
+  assert.deepEqual(nativeTokens(messagesUsageOfPivot(usage)), unitsOfPivot(usage));
+});
+
+test('translated to the chat format, audio and image tokens keep their details', () => {
+  const usage = { input: 100, output: 50, cacheRead: 10, audioInput: 20, imageInput: 30, reasoning: 5, audioOutput: 15 };
+  const chat = chatUsageOf(usage);
+  assert.deepEqual(chat.prompt_tokens_details, { cached_tokens: 10, audio_tokens: 20, image_tokens: 30 });
+  assert.deepEqual(chat.completion_tokens_details, { reasoning_tokens: 5, audio_tokens: 15 });
+  assert.deepEqual(tokensOf(chat), unitsOfPivot(usage));
 });

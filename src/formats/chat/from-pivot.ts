@@ -25,8 +25,13 @@ export function chatUsageOf(usage: PivotUsage) {
     completion_tokens: usage.output,
     total_tokens: usage.input + usage.output,
     // cache_write_tokens only when some were written: OpenAI's own usage has none, its look-alikes do
-    prompt_tokens_details: { cached_tokens: usage.cacheRead ?? 0, ...(usage.cacheWrite && { cache_write_tokens: usage.cacheWrite }) },
-    completion_tokens_details: { reasoning_tokens: usage.reasoning ?? 0 },
+    prompt_tokens_details: {
+      cached_tokens: usage.cacheRead ?? 0,
+      ...(usage.cacheWrite && { cache_write_tokens: usage.cacheWrite }),
+      ...(usage.audioInput && { audio_tokens: usage.audioInput }),
+      ...(usage.imageInput && { image_tokens: usage.imageInput }),
+    },
+    completion_tokens_details: { reasoning_tokens: usage.reasoning ?? 0, ...(usage.audioOutput && { audio_tokens: usage.audioOutput }) },
   };
 }
 

@@ -25,6 +25,11 @@ export function messagesUsageOfPivot(usage: PivotUsage): MessagesUsage {
   const out: MessagesUsage = { input_tokens: Math.max(usage.input - (usage.cacheRead ?? 0) - (usage.cacheWrite ?? 0), 0), output_tokens: usage.output };
   if (usage.cacheWrite) out.cache_creation_input_tokens = usage.cacheWrite;
   if (usage.cacheRead) out.cache_read_input_tokens = usage.cacheRead;
+  if (usage.cacheWrite1h) {
+    const oneHour = Math.min(usage.cacheWrite1h, usage.cacheWrite ?? 0);
+    out.cache_creation = { ephemeral_5m_input_tokens: (usage.cacheWrite ?? 0) - oneHour, ephemeral_1h_input_tokens: oneHour };
+  }
+  if (usage.webSearch) out.server_tool_use = { web_search_requests: usage.webSearch };
   return out;
 }
 

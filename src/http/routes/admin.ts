@@ -10,6 +10,7 @@ import { creditTestFunds, testBalance, testTwin } from '../../billing/test-mode.
 import { rotateWebhookSecret } from '../../billing/webhook-secret.js';
 import { issueLoginLink } from '../../console/login-links.js';
 import { conflict, invalidRequest, notFound } from '../../errors.js';
+import type { Pipeline } from '../../pipeline/metered-call.js';
 import { type AccountRow, findAccount } from '../../store/accounts.js';
 import { revokeApiKey } from '../../store/api-keys.js';
 import { listLedger } from '../../store/ledger-rows.js';
@@ -38,6 +39,7 @@ import {
 import { readLimit } from '../schemas/query.js';
 import { serializedAsBuilt } from '../serialized-as-built.js';
 import { adminLowBalanceRoutes } from './admin-low-balance.js';
+import { adminPriceRoutes } from './admin-prices.js';
 import { adminRedemptionRoutes } from './admin-redemption.js';
 import { adminViewRoutes } from './admin-views.js';
 
@@ -51,14 +53,17 @@ export interface AdminRouteDeps {
   channels: ChannelsAdmin;
   /** Reads the configuration file again (admin/reload.ts). */
   reload: Reload;
+  /** The catalogue and the price book, for plans and price changes. */
+  pipeline: Pipeline;
 }
 
-export const adminRoutes: FastifyPluginAsync<AdminRouteDeps> = async (app, { store, keys, adminToken, loginLinks, channels, reload }) => {
+export const adminRoutes: FastifyPluginAsync<AdminRouteDeps> = async (app, { store, keys, adminToken, loginLinks, channels, reload, pipeline }) => {
   app.addHook('onRequest', adminTokenHook(adminToken));
   // The lists the console's operator view reads; registered here so the hook above guards them.
   await app.register(adminViewRoutes, { store, channels });
   await app.register(adminLowBalanceRoutes, { store });
   await app.register(adminRedemptionRoutes, { store });
+  await app.register(adminPriceRoutes, { store, pipeline });
 
   const accountOr404 = async (id: string) => {
     const account = await findAccount(store.db, id);

@@ -179,6 +179,7 @@ export const Usage = {
     'model',
     'endpoint',
     'units',
+    'prices',
     'amount_micros',
     'unbilled_micros',
     'flags',
@@ -197,6 +198,12 @@ export const Usage = {
     model: { type: 'string', description: 'The model called.' },
     endpoint: { type: 'string', description: 'The endpoint called.' },
     units: { type: 'object', additionalProperties: { type: 'number' }, description: 'What was used: unit name to count (input_token, second, …).' },
+    prices: {
+      type: ['object', 'null'],
+      additionalProperties: true,
+      description:
+        'The price list the units were billed at, taken when the call’s hold was made: unit prices in micros (tokens per million, other units each) and any long-context tiers, as the model’s `price` is configured. Null for rows settled before prices were kept, and for a crash-recovered stream whose prices were not known.',
+    },
     amount_micros: micros('What the call was charged.'),
     unbilled_micros: micros('Usage beyond the hold plus overdraft: recorded, never charged.'),
     flags: stringOrNull(
@@ -230,7 +237,7 @@ export const UsageSchema = {
     format: {
       type: 'string',
       enum: ['json', 'csv'],
-      description: 'csv: every matching row (limit and cursor do not apply) as a text/csv attachment, units as JSON text.',
+      description: 'csv: every matching row (limit and cursor do not apply) as a text/csv attachment, units and prices as JSON text.',
     },
   }),
   response: {

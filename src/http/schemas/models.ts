@@ -4,6 +4,39 @@ import { errorResponses } from './errors.js';
 
 const tags = ['models'];
 
+const perToken = (what: string) => ({ type: 'string', description: `Per ${what} token, in balance units (1 is 1 000 000 micros).` }) as const;
+const perUnit = (what: string) => ({ type: 'string', description: `Per ${what}, in balance units.` }) as const;
+const PRICING_PROPERTIES = {
+  prompt: perToken('fresh input'),
+  completion: perToken('output'),
+  input_cache_read: perToken('cached input (a cache read)'),
+  input_cache_write: perToken('cache write (5-minute)'),
+  input_cache_write_1h: perToken('cache write (1-hour)'),
+  internal_reasoning: perToken('reasoning'),
+  input_audio: perToken('audio input'),
+  output_audio: perToken('audio output'),
+  input_image: perToken('image input'),
+  request: perUnit('request'),
+  web_search: perUnit('web search'),
+  image: perUnit('image made'),
+  character: perUnit('character'),
+  second: perUnit('second'),
+} as const;
+
+const Pricing = {
+  type: 'object',
+  description:
+    'The prices the caller pays (its plan’s), in OpenRouter’s shape: a decimal string per unit for each dimension the model prices; a dimension left out is billed at the price it falls back to (cache and audio input at `prompt`, reasoning and audio output at `completion`).',
+  properties: {
+    ...PRICING_PROPERTIES,
+    tiers: {
+      type: 'array',
+      description: 'Long-context prices: past `above_input_tokens` of prompt, these prices replace those above.',
+      items: { type: 'object', properties: { above_input_tokens: { type: 'integer' }, ...PRICING_PROPERTIES } },
+    },
+  },
+} as const;
+
 const Model = {
   type: 'object',
   properties: {
@@ -16,6 +49,7 @@ const Model = {
       enum: [...MODEL_TYPES],
       description: 'Which endpoints serve it (any chat model also serves /v1/responses and /v1/messages).',
     },
+    pricing: Pricing,
   },
 } as const;
 

@@ -154,6 +154,8 @@ export interface MessagesUsage {
   output_tokens: number;
   cache_creation_input_tokens?: number;
   cache_read_input_tokens?: number;
+  cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
+  server_tool_use?: { web_search_requests: number };
 }
 
 export interface TextBlock {
