@@ -12,6 +12,8 @@ import { median, percentile } from './stats.js';
 const CREDIT_MICROS = 1_000_000_000_000; // a million units an account: no hold in the run is refused
 const HOLD_MICROS = 1_000;
 const CHARGE_MICROS = 600;
+/** The prices every pair is billed at, as a call's are: its usage row names the list (one row of price_lists). */
+const PRICES = { input_token: 2_000_000, output_token: 8_000_000 };
 const WARMUP_SECONDS = 1;
 const ACCOUNTS_CREATED_AT_ONCE = 16;
 
@@ -86,7 +88,7 @@ async function runPairs(
       const requestId = `bench-${next++}`;
       try {
         const { holdId } = await holdFunds(store, { accountId: pickAccount(), amountMicros: HOLD_MICROS, requestId, model: 'bench-model', endpoint: 'bench' });
-        await settleHold(store, holdId, { chargeMicros: CHARGE_MICROS, units: { input_token: 100, output_token: 50 } });
+        await settleHold(store, holdId, { chargeMicros: CHARGE_MICROS, units: { input_token: 100, output_token: 50 }, prices: PRICES });
         pairMs.push(performance.now() - t0);
       } catch (error) {
         errors += 1;

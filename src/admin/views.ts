@@ -1,4 +1,5 @@
 // How accounts, keys, ledger rows and usage records look over the admin API (money in *_micros).
+import type { Price } from '../billing/price-lists.js';
 import type { AccountRow } from '../store/accounts.js';
 import type { LedgerRow } from '../store/ledger-rows.js';
 import type { UsageRow } from '../store/usage.js';
@@ -37,6 +38,8 @@ export const usageView = (row: UsageRow, livemode: boolean) => ({
   model: row.model,
   endpoint: row.endpoint,
   units: JSON.parse(row.units) as Record<string, number>,
+  // The price list the units were billed at, taken when the call's hold was made; null when not known.
+  prices: row.prices === null ? null : (JSON.parse(row.prices) as Price),
   amount_micros: row.amount_micros,
   // Usage beyond the hold plus overdraft: recorded, never taken (DESIGN §3).
   unbilled_micros: row.unbilled_micros,

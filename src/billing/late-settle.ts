@@ -15,6 +15,7 @@ import { capCharge } from './charge-cap.js';
 import { moveKeySpend } from './key-limits.js';
 import { insertHoldUsage, type SettleOptions, type SettleOutcome } from './ledger.js';
 import { ledgerRow, requireMicros } from './movements.js';
+import { usagePriceId } from './price-lists.js';
 
 /** Flag on the usage row of a settle that landed after the sweep had released its hold. */
 export const LATE_FLAG = 'late';
@@ -37,7 +38,7 @@ export async function settleReleasedHold(store: Store, holdId: string, options: 
 async function settleReleasedHoldIn(
   trx: Kysely<DB>,
   holdId: string,
-  { chargeMicros, units, requestId, flags = [], upstreamMs, channel, attempts, now = Date.now() }: SettleOptions,
+  { chargeMicros, units, requestId, flags = [], upstreamMs, channel, attempts, prices, priceId, now = Date.now() }: SettleOptions,
 ): Promise<SettleOutcome> {
   // Only a call's hold (an instance's) is swept; a task's hold is the task engine's alone.
   const hold = await trx
@@ -70,6 +71,8 @@ async function settleReleasedHoldIn(
     upstreamMs,
     channel,
     attempts,
+    prices,
+    priceId,
     now,
   });
   // The release took the whole hold out of the key's spend; the charge goes back in.
@@ -83,7 +86,8 @@ async function settleReleasedHoldIn(
  * flagged `late` too). The difference is taken from the balance, never below minus the overdraft,
  * or given back when the recorded progress came to more.
  */
-async function resettleSweptHoldIn(trx: Kysely<DB>, holdId: string, { chargeMicros, requestId, now = Date.now() }: SettleOptions): Promise<SettleOutcome> {
+async function resettleSweptHoldIn(trx: Kysely<DB>, holdId: string, options: SettleOptions): Promise<SettleOutcome> {
+  const { chargeMicros, requestId, now = Date.now() } = options;
   const hold = await trx
     .selectFrom('holds')
     .select(['account_id', 'key_id', 'amount_micros', 'charged_micros', 'created_at', 'request_id', 'model', 'cap_periods'])
@@ -105,7 +109,13 @@ async function resettleSweptHoldIn(trx: Kysely<DB>, holdId: string, { chargeMicr
   for (const table of ['usage', 'usage_recent'] as const) {
     const result = await trx
       .updateTable(table as 'usage')
-      .set({ amount_micros: charged, unbilled_micros: Math.max(0, chargeMicros - charged), flags: sql<string>`flags || ${`,${LATE_FLAG}`}` })
+      .set({
+        amount_micros: charged,
+        unbilled_micros: Math.max(0, chargeMicros - charged),
+        flags: sql<string>`flags || ${`,${LATE_FLAG}`}`,
+        // The settle's prices, which the recorded progress may not have named.
+        price_id: sql<string | null>`coalesce(${usagePriceId(options)}, price_id)`,
+      })
       .where('account_id', '=', hold.account_id)
       .where('created_at', '>=', hold.created_at)
       .where('hold_id', '=', holdId)

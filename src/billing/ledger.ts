@@ -15,6 +15,7 @@ import { insertUsage } from '../store/usage.js';
 import { capCharge } from './charge-cap.js';
 import { hasSpendCap, type KeyLimits, moveKeySpend, reserveKeySpend } from './key-limits.js';
 import { ledgerRow, requireMicros } from './movements.js';
+import { type Price, savePriceList, usagePriceId } from './price-lists.js';
 
 // `now` is optional everywhere: production uses the clock, tests pin it to compare whole rows.
 
@@ -160,6 +161,10 @@ export interface SettleOptions {
   /** The channel that served the call and the attempts it took, kept on the usage row. */
   channel?: string;
   attempts?: number;
+  /** The call's prices, taken when its hold was made: kept once (price-lists.ts) and named on the usage row. */
+  prices?: Price;
+  /** Or the id alone, of a list the store keeps already (a recovered stream's). */
+  priceId?: string;
   now?: number;
 }
 
@@ -173,6 +178,9 @@ export interface SettleOutcome {
 
 export async function settleHold(store: Store, holdId: string, options: SettleOptions): Promise<SettleOutcome> {
   requireMicros('chargeMicros', options.chargeMicros, { min: 0 });
+  // Prices new to this process are written first, once; known ones cost no statement and no turn.
+  const saving = options.prices && savePriceList(store, options.prices);
+  if (saving) await saving;
   if (store.hotLedger) {
     const { chargeMicros, units, requestId, flags = [], upstreamMs, channel, attempts, now = Date.now() } = options;
     const result = await store.hotLedger.settle({
@@ -186,6 +194,7 @@ export async function settleHold(store: Store, holdId: string, options: SettleOp
       upstreamMs: upstreamMs === undefined ? null : Math.round(upstreamMs),
       channel: channel ?? null,
       attempts: attempts ?? null,
+      priceId: usagePriceId(options),
     });
     if (result.kind === 'applied') return { applied: true, chargedMicros: result.chargedMicros, unbilledMicros: result.unbilledMicros };
     // Otherwise the transaction step decides: a hold ended earlier (rare) it reports as not applied;
@@ -195,15 +204,13 @@ export async function settleHold(store: Store, holdId: string, options: SettleOp
 }
 
 /**
- * The settle step inside a caller's transaction (the task engine ends a task and its hold together).
+ * The settle step inside a caller's transaction (the task engine ends a task and its hold together;
+ * it keeps the task's price list first: savePriceList).
  * The charge is capped at the hold plus the account's overdraft, and never takes the balance below
  * minus the overdraft: with the default overdraft of 0, an account pays at most what was held.
  */
-export async function settleHoldIn(
-  trx: Kysely<DB>,
-  holdId: string,
-  { chargeMicros, units, requestId, flags = [], upstreamMs, channel, attempts, now = Date.now() }: SettleOptions,
-): Promise<SettleOutcome> {
+export async function settleHoldIn(trx: Kysely<DB>, holdId: string, options: SettleOptions): Promise<SettleOutcome> {
+  const { chargeMicros, now = Date.now() } = options;
   requireMicros('chargeMicros', chargeMicros, { min: 0 });
   const hold = await closeHold(trx, { id: holdId, state: 'settled', chargedMicros: chargeMicros, now });
   if (!hold) return { applied: false, chargedMicros: (await endedHold(trx, holdId)).charged_micros ?? 0, unbilledMicros: 0 };
@@ -226,13 +233,13 @@ export async function settleHoldIn(
       balanceDelta: returned,
       heldDelta: -hold.amount_micros,
       holdId,
-      requestId: requestId ?? hold.request_id,
+      requestId: options.requestId ?? hold.request_id,
       model: hold.model,
       now,
     }),
   );
   // Written even for a charge of 0: a free model's use is still use (DESIGN §3).
-  await insertHoldUsage(trx, hold, { holdId, units, chargedMicros: charged, unbilledMicros: unbilled, flags, requestId, upstreamMs, channel, attempts, now });
+  await insertHoldUsage(trx, hold, { ...options, holdId, chargedMicros: charged, unbilledMicros: unbilled, now });
   if (hold.cap_periods !== null && hold.key_id !== null)
     await moveKeySpend(trx, { keyId: hold.key_id, capPeriods: hold.cap_periods, deltaMicros: charged - hold.amount_micros });
   return { applied: true, chargedMicros: charged, unbilledMicros: unbilled };
@@ -265,6 +272,7 @@ export function insertHoldUsage(
     upstream_ms: row.upstreamMs === undefined ? null : Math.round(row.upstreamMs),
     channel: row.channel ?? null,
     attempts: row.attempts ?? null,
+    price_id: usagePriceId(row),
   });
 }
 

@@ -7,6 +7,7 @@ import { type HoldRow, listOrphanedHolds } from '../store/holds.js';
 import { releaseRunningOfDeadInstances } from '../store/idempotency.js';
 import { removeDeadInstances } from '../store/instances.js';
 import type { Store } from '../store/open.js';
+import { priceListExists } from '../store/price-list-tables.js';
 import { releaseHold, settleHold } from './ledger.js';
 import type { SettlementMetrics } from './settlements.js';
 
@@ -15,10 +16,12 @@ export interface RecoveryLogger {
   error(obj: object, msg?: string): void;
 }
 
-/** What a stream wrote into `holds.progress`: the units delivered so far and what they cost. */
+/** What a stream wrote into `holds.progress`: the units delivered so far, what they cost, and at which price list. */
 export interface RecordedProgress {
   units: Record<string, number>;
   charge_micros: number;
+  /** The call's price list (price-lists.ts); absent in progress recorded before lists were kept. */
+  price_id?: string;
 }
 
 export function parseProgress(text: string | null): RecordedProgress | undefined {
@@ -46,7 +49,10 @@ const BATCH = 200;
 async function endOrphan(store: Store, hold: HoldRow, metrics: SettlementMetrics | undefined): Promise<'settled' | 'released' | 'gone'> {
   const progress = parseProgress(hold.progress);
   if (progress && progress.charge_micros > 0) {
-    const settled = await settleHold(store, hold.id, { chargeMicros: progress.charge_micros, units: progress.units, flags: ['recovered'] });
+    // The usage row names the stream's price list when the store keeps it: a call that died before
+    // its settle may not have written a list new to its process. Otherwise the row names none.
+    const priceId = progress.price_id && (await priceListExists(store.db, progress.price_id)) ? progress.price_id : undefined;
+    const settled = await settleHold(store, hold.id, { chargeMicros: progress.charge_micros, units: progress.units, flags: ['recovered'], priceId });
     if (!settled.applied) return 'gone';
     metrics?.addBilled(hold.model, settled.chargedMicros);
     if (settled.unbilledMicros > 0) metrics?.addUnbilled(hold.model, settled.unbilledMicros);

@@ -96,6 +96,8 @@ export function holdEndings({ settlements, metrics }: { settlements: Settlements
           upstreamMs,
           channel,
           attempts,
+          // The prices taken when the hold was made (call-price.ts): named on the usage row.
+          prices: model.config.price,
         };
       }
       const outcome = await settlements.end(job);

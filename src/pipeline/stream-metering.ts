@@ -1,6 +1,8 @@
 // A stream's metering from the moment it opens (the pipeline's half of a streamed call): the gate
 // that holds its end marker until the hold is settled, the progress a crash would bill from, and
 // the one end of its hold however the body ends.
+
+import { priceListId } from '../billing/price-lists.js';
 import type { Units } from '../billing/prices.js';
 import type { ProgressRecorder } from '../billing/progress.js';
 import { withFields } from '../with-fields.js';
@@ -42,7 +44,7 @@ export function meterStream<Body>(
       const delivered = answer.meter.delivered();
       if (Object.values(delivered).every((count) => !count)) return undefined; // nothing made yet: a crash releases
       const priced = priceUsage(made(answer.meter, estimate), estimate, model.config);
-      return { units: priced.units as Record<string, number>, charge_micros: priced.chargeMicros };
+      return { units: priced.units as Record<string, number>, charge_micros: priced.chargeMicros, price_id: priceListId(model.config.price) };
     });
     // 'close' comes once, however the body ends (ended, failed, or destroyed when the caller left):
     // one listener, where finished() would add a watcher of five.

@@ -4,6 +4,7 @@ import { addBatches } from './batch-tables.js';
 import { addLowBalance } from './low-balance-tables.js';
 import type { MigrationDb } from './migration-db.js';
 import { addCardPayments } from './payment-tables.js';
+import { addPriceLists } from './price-list-tables.js';
 import { addPriceTables } from './price-tables.js';
 import { addRedemptionCodes } from './redemption-tables.js';
 import type { DB } from './schema.js';
@@ -43,6 +44,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '026_redemption_codes': { up: (db) => addRedemptionCodes(db) },
     '027_card_payments': { up: (db) => addCardPayments(db) },
     '028_low_balance': { up: (db) => addLowBalance(db) },
+    '029_usage_price_lists': { up: (db) => addPriceLists(db) },
   };
 }
 

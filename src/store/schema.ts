@@ -2,6 +2,7 @@
 // milliseconds (BIGINT on PostgreSQL, INTEGER on SQLite; both read back as JS numbers).
 import type { ColumnType, Generated } from 'kysely';
 import type { CardPaymentsTable, StripeEventsTable } from './payment-tables.js';
+import type { PriceListsTable } from './price-list-tables.js';
 import type { PriceBookTable, PriceChangesTable, PricePlansTable } from './price-tables.js';
 import type { RedemptionBatchesTable, RedemptionCodesTable, RedemptionFailuresTable } from './redemption-tables.js';
 
@@ -128,6 +129,8 @@ export interface UsageTable {
   /** The channel that served the call, and how many attempts (channels and keys) it took; null for tasks. */
   channel: ColumnType<string | null, string | null | undefined, string | null>;
   attempts: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The price list the call was billed at (price_lists.id), taken when its hold was made; null when not known. */
+  price_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface IdempotencyTable {
@@ -330,6 +333,8 @@ export interface DB {
   price_plans: PricePlansTable;
   price_changes: PriceChangesTable;
   price_book: PriceBookTable;
+  /** Each distinct price list a usage row was billed at, once (price-list-tables.ts). */
+  price_lists: PriceListsTable;
   redemption_batches: RedemptionBatchesTable;
   redemption_codes: RedemptionCodesTable;
   redemption_failures: RedemptionFailuresTable;

@@ -22,11 +22,16 @@ export async function rebuildForFewerPages(db: MigrationDb): Promise<void> {
   });
 }
 
-/** Rebuilds usage_recent as `change` rewrites it, with the view over it (which names it) made again. */
+/**
+ * Rebuilds usage_recent as `change` rewrites it, with the view over it (which names it) made again
+ * as it was: its columns are those of the store's schema when it was made (migration 029 adds one).
+ */
 async function rebuildRecentUsage(trx: MigrationDb, change: (create: string) => string): Promise<void> {
+  const { rows } = await sql<{ sql: string }>`select sql from sqlite_master where type = 'view' and name = 'usage_all'`.execute(trx);
   await sql`drop view if exists usage_all`.execute(trx);
   await rebuildTable(trx, 'usage_recent', change);
-  await createUsageAllView(trx);
+  if (rows[0]) await sql.raw(rows[0].sql).execute(trx);
+  else await createUsageAllView(trx);
 }
 
 /** A create statement with WITHOUT ROWID, as it is when it has it already (so a rebuild copies nothing). */

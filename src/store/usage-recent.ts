@@ -10,9 +10,12 @@ import type Database from 'better-sqlite3';
 import { sql } from 'kysely';
 import type { MigrationDb } from './migration-db.js';
 
-/** The columns of usage and usage_recent, in the order the hot ledger's usage row gives them. */
-export const USAGE_COLUMNS =
+/** The columns usage and usage_recent had when 016 made the view, until 029 added `price_id`. */
+const USAGE_COLUMNS_016 =
   'id, account_id, key_id, hold_id, request_id, model, endpoint, units, amount_micros, created_at, unbilled_micros, flags, client_request_id, upstream_ms, channel, attempts';
+
+/** The columns of usage and usage_recent, in the order the hot ledger's usage row gives them. */
+export const USAGE_COLUMNS = `${USAGE_COLUMNS_016}, price_id`;
 
 /** Migration 016: the table (the columns of `usage`, keyed by id until 022 dropped the key: sqlite-pages.ts) and the view. */
 export async function createRecentUsage(db: MigrationDb): Promise<void> {
@@ -35,12 +38,12 @@ export async function createRecentUsage(db: MigrationDb): Promise<void> {
     .addColumn('channel', 'text')
     .addColumn('attempts', 'integer')
     .execute();
-  await createUsageAllView(db);
+  await createUsageAllView(db, USAGE_COLUMNS_016);
 }
 
-/** The view of both tables as one, for operators and the crash checks. */
-export async function createUsageAllView(db: MigrationDb): Promise<void> {
-  await sql.raw(`create view usage_all as select ${USAGE_COLUMNS} from usage union all select ${USAGE_COLUMNS} from usage_recent`).execute(db);
+/** The view of both tables as one, for operators and the crash checks; `columns`: those the tables have now. */
+export async function createUsageAllView(db: MigrationDb, columns = USAGE_COLUMNS): Promise<void> {
+  await sql.raw(`create view usage_all as select ${columns} from usage union all select ${columns} from usage_recent`).execute(db);
 }
 
 /**

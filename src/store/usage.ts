@@ -6,7 +6,8 @@ import { type Insertable, type Kysely, type RawBuilder, type Selectable, type Se
 import { olderThan, type Position } from './keyset.js';
 import type { DB, UsageTable } from './schema.js';
 
-export type UsageRow = Selectable<UsageTable>;
+/** A usage row as read: its columns, and the JSON of the price list its `price_id` names (null when none). */
+export type UsageRow = Selectable<UsageTable> & { prices: string | null };
 
 const COLUMNS = [
   'id',
@@ -25,6 +26,7 @@ const COLUMNS = [
   'upstream_ms',
   'channel',
   'attempts',
+  'price_id',
 ] as const;
 
 /** Which of an account's usage rows: each field given narrows the set; `fromMs` inclusive, `toMs` exclusive. */
@@ -59,7 +61,10 @@ const whereUsage =
       .$if(endpoint !== undefined, (q) => q.where('endpoint', '=', endpoint!))
       .$if(keyId !== undefined, (q) => q.where('key_id', '=', keyId!));
 
-/** Newest first; `olderThan` (where the previous page ended) pages back through older rows. */
+/**
+ * Newest first; `olderThan` (where the previous page ended) pages back through older rows. Each row
+ * brings its price list, joined on the page alone (a price list is kept once, for many rows).
+ */
 export async function listUsage(
   db: Kysely<DB>,
   { limit = 100, olderThan: after, ...filter }: UsageFilter & { limit?: number; olderThan?: Position },
@@ -73,13 +78,20 @@ export async function listUsage(
       .orderBy('id', 'desc')
       .limit(limit);
   // Each branch is wrapped: a branch of a compound select may not have its own order and limit.
-  return db
+  const page = db
     .selectFrom(newest('usage').as('settled'))
     .selectAll()
     .unionAll(db.selectFrom(newest('usage_recent').as('recent')).selectAll())
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
-    .limit(limit)
+    .limit(limit);
+  return db
+    .selectFrom(page.as('row'))
+    .leftJoin('price_lists', 'price_lists.id', 'row.price_id')
+    .selectAll('row')
+    .select('price_lists.prices')
+    .orderBy('row.created_at', 'desc')
+    .orderBy('row.id', 'desc')
     .execute();
 }
 

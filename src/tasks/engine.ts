@@ -4,6 +4,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { type SettleOutcome, settleHoldIn } from '../billing/ledger.js';
+import { savePriceList } from '../billing/price-lists.js';
 import { priceMicros, usableUnits, withRequestFee } from '../billing/prices.js';
 import type { SettlementMetrics } from '../billing/settlements.js';
 import type { Price } from '../config/schema.js';
@@ -96,6 +97,10 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
     const handler = handlers[task.kind as TaskKind];
     const at = now();
     let settled: { model: string; outcome: SettleOutcome } | undefined;
+    // At the prices of its submission (tasks/submit.ts); a task from before they were kept, the model's now.
+    const price = model && (task.prices ? (JSON.parse(task.prices) as Price) : model.config.price);
+    // Its price list is kept before its usage row names it, outside the transaction (price-lists.ts).
+    if (price && outcome.state === 'succeeded') await savePriceList(store, price);
     await store.db.transaction().execute(async (trx) => {
       settled = undefined; // (a transaction retried from the start settles again)
       const upstreamRecord = 'upstreamRecord' in outcome && outcome.upstreamRecord !== undefined ? JSON.stringify(outcome.upstreamRecord) : undefined;
@@ -104,13 +109,12 @@ export function createTaskEngine(options: TaskEngineOptions): TaskEngine {
           ? await finishTask(trx, { id: task.id, status: 'succeeded', result: JSON.stringify(outcome.result), upstreamRecord, now: at })
           : await finishTask(trx, { id: task.id, status: 'failed', error: JSON.stringify(outcome.error), upstreamRecord, now: at });
       if (!finished) return; // another instance got there first: it settles, we do nothing
-      if (outcome.state === 'succeeded' && model) {
-        // At the prices of its submission (tasks/submit.ts); a task from before they were kept, the model's now.
-        const price = task.prices ? (JSON.parse(task.prices) as Price) : model.config.price;
+      if (outcome.state === 'succeeded' && price) {
         const units = withRequestFee(usableUnits(outcome.units, {}), price);
         const chargeMicros = priceMicros(units, price);
         if (finished.hold_id) {
-          const charged = await settleHoldIn(trx, finished.hold_id, { chargeMicros, units, requestId: finished.request_id ?? undefined, now: at });
+          const requestId = finished.request_id ?? undefined;
+          const charged = await settleHoldIn(trx, finished.hold_id, { chargeMicros, units, requestId, prices: price, now: at });
           if (charged.applied) settled = { model: finished.model, outcome: charged };
         }
         await insertAssets(

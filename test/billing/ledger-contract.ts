@@ -115,6 +115,8 @@ export function ledgerContract(ctx: StoreContext): void {
           upstream_ms: 42,
           channel: 'openai-b',
           attempts: 2,
+          price_id: null,
+          prices: null,
         },
       ]);
       assert.equal((await findHold(ctx.store().db, holdId))?.state, 'settled');

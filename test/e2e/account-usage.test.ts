@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { request } from 'undici';
+import { sandboxCatalogue } from '../../src/config/sandbox-catalogue.js';
 import { newId } from '../../src/store/ids.js';
 import { insertUsage } from '../../src/store/usage.js';
 import { usageRow } from '../helpers/account-rows.js';
@@ -193,6 +194,38 @@ describe('account API: usage and spend', () => {
     assert.deepEqual([body.data[0].channel, body.data[0].attempts], ['sandbox-openai', 1]);
   });
 
+  /** Makes one chat call on sandbox-chat (a stream with `stream`) and returns the account's usage rows. */
+  async function usageOfOneCall(stream: boolean) {
+    const { accountId, key } = await gw.account();
+    const answer = await request(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'sandbox-chat', stream, messages: [{ role: 'user', content: 'a b' }] }),
+    });
+    assert.equal(answer.statusCode, 200);
+    await answer.body.text();
+    await gw.settled(accountId);
+    return { key, rows: (await get(key, '/v1/account/usage')).body.data };
+  }
+  const sandboxChatPrice = sandboxCatalogue('http://127.0.0.1:9').models!['sandbox-chat']!.price;
+
+  test('a call’s usage row shows the prices it was billed at, next to its units', async () => {
+    const { rows } = await usageOfOneCall(false);
+    assert.deepEqual(rows[0].prices, sandboxChatPrice);
+  });
+
+  test('a streamed call’s usage row shows the prices it was billed at, next to its units', async () => {
+    const { rows } = await usageOfOneCall(true);
+    assert.deepEqual(rows[0].prices, sandboxChatPrice);
+  });
+
+  test('the CSV export has each row’s prices as JSON text', async () => {
+    const { key } = await usageOfOneCall(false);
+    const res = await request(`${gw.url}/v1/account/usage?format=csv`, { headers: { authorization: `Bearer ${key}` } });
+    const [header, row] = parseCsv(await res.body.text());
+    assert.deepEqual(JSON.parse(row![header!.indexOf('prices')]!), sandboxChatPrice);
+  });
+
   test('the CSV export quotes fields holding commas, quotes and line breaks, doubling the quotes', async () => {
     const { accountId, key } = await gw.account();
     await insertUsage(
@@ -208,8 +241,8 @@ describe('account API: usage and spend', () => {
     const res = await request(`${gw.url}/v1/account/usage?format=csv`, { headers: { authorization: `Bearer ${key}` } });
     assert.equal(
       await res.body.text(),
-      'id,created_at,model,endpoint,units,amount_micros,unbilled_micros,flags,key_id,request_id,client_request_id,hold_id,upstream_ms,channel,attempts,livemode\r\n' +
-        `use_awkward,2024-05-01T12:00:00.000Z,"say ""hi"",\r\nthen go",chat.completions,"{""input_token"":3,""output_token"":4}",10,0,"clamped,capped",,req_use_awkward,,,,,,true\r\n`,
+      'id,created_at,model,endpoint,units,prices,amount_micros,unbilled_micros,flags,key_id,request_id,client_request_id,hold_id,upstream_ms,channel,attempts,livemode\r\n' +
+        `use_awkward,2024-05-01T12:00:00.000Z,"say ""hi"",\r\nthen go",chat.completions,"{""input_token"":3,""output_token"":4}",,10,0,"clamped,capped",,req_use_awkward,,,,,,true\r\n`,
     );
   });
 

@@ -283,7 +283,7 @@ test('the settle journal is emptied once the store has all of it and it has grow
     journal.written();
     assert.equal(journalLines(path), 0);
     assert.equal(journal.appendAll([record]), true);
-    const unknownChannel = { upstreamMs: null, channel: null, attempts: null }; // written as nulls
+    const unknownChannel = { upstreamMs: null, channel: null, attempts: null, priceId: null }; // written as nulls
     assert.deepEqual(journal.records(), [{ ...record, settle: { ...record.settle, ...unknownChannel } }]);
   } finally {
     journal.close();

@@ -39,6 +39,11 @@ const EVERY_MIGRATION = [
   '022_sqlite_recent_usage_unkeyed',
   '023_account_suspension',
   '024_batches',
+  '025_price_dimensions',
+  '026_redemption_codes',
+  '027_card_payments',
+  '028_low_balance',
+  '029_usage_price_lists',
 ].map((name) => ({ name }));
 
 const appliedMigrations = (store: Store) =>
@@ -88,6 +93,10 @@ export function queryContract(ctx: StoreContext): void {
         livemode: 1,
         live_account_id: null,
         suspended_at: null,
+        low_balance_micros: null,
+        low_balance_since: null,
+        webhook_url: null,
+        plan: null,
       });
     });
 

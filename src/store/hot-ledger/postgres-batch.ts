@@ -72,8 +72,8 @@ const LOCK_ACCOUNTS_OF_OPEN_HOLDS = `locked as materialized (
 const SETTLE_BATCH = `
 with step as (
   select *
-  from unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::int[], $9::text[], $10::int[])
-    with ordinality as s(hold_id, charge, units, request_id, flags, usage_id, ended_at, upstream_ms, channel, attempts, n)
+  from unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::int[], $9::text[], $10::int[], $11::text[])
+    with ordinality as s(hold_id, charge, units, request_id, flags, usage_id, ended_at, upstream_ms, channel, attempts, price_id, n)
 ), named_hold as materialized (
   select s.*, h.account_id, h.amount_micros, h.state, h.cap_periods,
     (select overdraft_micros from accounts where id = h.account_id) as overdraft_micros
@@ -90,7 +90,7 @@ with step as (
   where holds.id = settling.hold_id and holds.state = settling.state
   returning holds.id, holds.account_id, holds.key_id, holds.amount_micros, holds.model, holds.endpoint, holds.client_request_id,
     holds.charged_micros as charged, settling.charge - holds.charged_micros as unbilled, coalesce(settling.request_id, holds.request_id) as request_id,
-    settling.units, settling.flags, settling.usage_id, settling.ended_at, settling.upstream_ms, settling.channel, settling.attempts, settling.n
+    settling.units, settling.flags, settling.usage_id, settling.ended_at, settling.upstream_ms, settling.channel, settling.attempts, settling.price_id, settling.n
 ), moved as (
   update accounts
   set balance_micros = accounts.balance_micros + ended.returned, held_micros = accounts.held_micros - ended.held
@@ -101,9 +101,9 @@ with step as (
   select account_id, 'settle', amount_micros - charged, -amount_micros, id, request_id, model, ended_at
   from closed order by n
 ), used as (
-  insert into usage (id, account_id, key_id, hold_id, request_id, model, endpoint, units, amount_micros, created_at, unbilled_micros, flags, client_request_id, upstream_ms, channel, attempts)
+  insert into usage (id, account_id, key_id, hold_id, request_id, model, endpoint, units, amount_micros, created_at, unbilled_micros, flags, client_request_id, upstream_ms, channel, attempts, price_id)
   select usage_id, account_id, key_id, id, request_id, model, endpoint, units, charged, ended_at, unbilled,
-    case when unbilled > 0 then concat_ws(',', flags, 'capped') else flags end, client_request_id, upstream_ms, channel, attempts
+    case when unbilled > 0 then concat_ws(',', flags, 'capped') else flags end, client_request_id, upstream_ms, channel, attempts, price_id
   from closed order by n
 )
 select n, charged, unbilled from closed
@@ -195,6 +195,7 @@ export async function settleBatch(pool: PostgresQueryable, entries: SettleEntry[
       entries.map((e) => e.upstreamMs ?? null),
       entries.map((e) => e.channel ?? null),
       entries.map((e) => e.attempts ?? null),
+      entries.map((e) => e.priceId ?? null),
     ],
   });
   const results: SettleResult[] = entries.map(() => ({ kind: 'not-open' }));

@@ -71,9 +71,9 @@ with open_hold as (
   select account_id, 'settle', amount_micros - charged, -amount_micros, id, coalesce($4::text, request_id), model, $7::bigint
   from closed
 ), used as (
-  insert into usage (id, account_id, key_id, hold_id, request_id, model, endpoint, units, amount_micros, created_at, unbilled_micros, flags, client_request_id, upstream_ms, channel, attempts)
+  insert into usage (id, account_id, key_id, hold_id, request_id, model, endpoint, units, amount_micros, created_at, unbilled_micros, flags, client_request_id, upstream_ms, channel, attempts, price_id)
   select $6::text, account_id, key_id, id, coalesce($4::text, request_id), model, endpoint, $3::text, charged, $7::bigint, unbilled,
-    case when unbilled > 0 then concat_ws(',', $5::text, 'capped') else $5::text end, client_request_id, $8::int, $9::text, $10::int
+    case when unbilled > 0 then concat_ws(',', $5::text, 'capped') else $5::text end, client_request_id, $8::int, $9::text, $10::int, $11::text
   from closed
 )
 select
@@ -176,6 +176,7 @@ function singleSteps(pool: PostgresQueryable): HotLedger {
           entry.upstreamMs ?? null,
           entry.channel ?? null,
           entry.attempts ?? null,
+          entry.priceId ?? null,
         ],
       });
       const row = rows[0] as SettleRow;

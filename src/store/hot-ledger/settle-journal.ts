@@ -93,23 +93,24 @@ type Fields = [
   ...[version: 1, holdId: string, accountId: string, keyId: string | null, amountMicros: number, requestId: string, model: string],
   ...[endpoint: string, instanceId: string | null, clientRequestId: string | null, heldAt: number, chargeMicros: number, units: string],
   ...[settleRequestId: string | null, flags: string[], usageId: string, settledAt: number, upstreamMs: number | null],
-  ...[channel: string | null, attempts: number | null],
+  ...[channel: string | null, attempts: number | null, priceId?: string | null],
 ];
 
 // biome-ignore format: the hold's fields, then the settle's
 const fieldsOf = ({ hold: h, settle: e }: AnsweredSettle): Fields => [
   1, h.holdId, h.accountId, h.keyId, h.amountMicros, h.requestId, h.model, h.endpoint, h.instanceId, h.clientRequestId, h.now,
   e.chargeMicros, e.units, e.requestId, e.flags, e.usageId, e.now, e.upstreamMs ?? null, e.channel ?? null, e.attempts ?? null,
+  e.priceId ?? null,
 ];
 
-/** The settle a line holds: positional, or the named objects an earlier version wrote. */
+/** The settle a line holds: positional (a line from before price lists has no priceId), or the named objects an earlier version wrote. */
 function recordOf(parsed: Fields | AnsweredSettle): AnsweredSettle {
   if (!Array.isArray(parsed)) return parsed;
   // biome-ignore format: the hold's fields, then the settle's
   const [, holdId, accountId, keyId, amountMicros, requestId, model, endpoint, instanceId, clientRequestId, heldAt,
-    chargeMicros, units, settleRequestId, flags, usageId, settledAt, upstreamMs, channel, attempts] = parsed;
+    chargeMicros, units, settleRequestId, flags, usageId, settledAt, upstreamMs, channel, attempts, priceId = null] = parsed;
   return {
     hold: { holdId, accountId, keyId, amountMicros, requestId, model, endpoint, instanceId, clientRequestId, now: heldAt },
-    settle: { holdId, chargeMicros, units, requestId: settleRequestId, flags, usageId, now: settledAt, upstreamMs, channel, attempts },
+    settle: { holdId, chargeMicros, units, requestId: settleRequestId, flags, usageId, now: settledAt, upstreamMs, channel, attempts, priceId },
   };
 }

@@ -25,7 +25,7 @@ const holdRow = (amount: string, state: string, charged: string, createdAt: stri
 const usageRow = (requestId: string) => `
   insert into usage_recent (${USAGE_COLUMNS})
     values (new.usage_id, new.account_id, new.key_id, new.hold_id, ${requestId}, new.model, new.endpoint, new.units, new.charged, new.now,
-            new.unbilled, new.flags, new.client_request_id, new.upstream_ms, new.channel, new.attempts);`;
+            new.unbilled, new.flags, new.client_request_id, new.upstream_ms, new.channel, new.attempts, new.price_id);`;
 
 const MOVE_FUNDS = (kind: string, balanceDelta: string, heldDelta: string, note: string) => `
   ${ledgerRow(kind, balanceDelta, heldDelta, 'new.request_id', note, 'new.now', LAST_LEDGER_ROW)}
@@ -72,7 +72,7 @@ export const HOLD_COLUMNS = [
 ];
 export const SETTLE_COLUMNS = [
   ...['hold_id', 'account_id', 'charged', 'held', 'request_id', 'model', 'now'],
-  ...['usage_id', 'key_id', 'endpoint', 'units', 'unbilled', 'flags', 'client_request_id', 'upstream_ms', 'channel', 'attempts'],
+  ...['usage_id', 'key_id', 'endpoint', 'units', 'unbilled', 'flags', 'client_request_id', 'upstream_ms', 'channel', 'attempts', 'price_id'],
 ];
 export const RELEASE_COLUMNS = ['hold_id', 'account_id', 'held', 'request_id', 'model', 'note', 'now'];
 export const HOLD_RELEASE_COLUMNS = [
@@ -81,7 +81,7 @@ export const HOLD_RELEASE_COLUMNS = [
 ];
 export const HOLD_SETTLE_COLUMNS = [
   ...['hold_id', 'account_id', 'key_id', 'held', 'request_id', 'model', 'endpoint', 'held_at', 'instance_id', 'client_request_id'],
-  ...['charged', 'settle_request_id', 'now', 'usage_id', 'units', 'unbilled', 'flags', 'upstream_ms', 'channel', 'attempts'],
+  ...['charged', 'settle_request_id', 'now', 'usage_id', 'units', 'unbilled', 'flags', 'upstream_ms', 'channel', 'attempts', 'price_id'],
   'checked',
 ];
 

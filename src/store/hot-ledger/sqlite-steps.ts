@@ -40,13 +40,13 @@ function statements(sqlite: Database.Database) {
   return {
     /** hold, account, key, amount, request, model, endpoint, now, instance, client request, reserved */
     writeHold: sqlite.prepare(insertInto('hot_hold', HOLD_COLUMNS)),
-    /** hold, account, charged, held, request, model, now, usage, key, endpoint, units, unbilled, flags, client request, upstream ms, channel, attempts */
+    /** hold, account, charged, held, request, model, now, usage, key, endpoint, units, unbilled, flags, client request, upstream ms, channel, attempts, price list */
     writeSettle: sqlite.prepare(insertInto('hot_settle', SETTLE_COLUMNS)),
     /** hold, account, held, request, model, note, now */
     writeRelease: sqlite.prepare(insertInto('hot_release', RELEASE_COLUMNS)),
     /** hold, account, key, held, request, model, endpoint, held at, instance, client request, note, now */
     writeHoldRelease: sqlite.prepare(insertInto('hot_hold_release', HOLD_RELEASE_COLUMNS)),
-    /** hold, account, key, held, request, model, endpoint, held at, instance, client request, charged, settle's request, now, usage, units, unbilled, flags, upstream ms, channel, attempts, checked */
+    /** hold, account, key, held, request, model, endpoint, held at, instance, client request, charged, settle's request, now, usage, units, unbilled, flags, upstream ms, channel, attempts, price list, checked */
     writeHoldSettle: sqlite.prepare(insertInto('hot_hold_settle', HOLD_SETTLE_COLUMNS)),
     // Read before the step's write (one synchronous step inside a transaction, so nothing comes
     // between): `update … returning` buffers its rows in an ephemeral table, which SQLite opens
@@ -211,6 +211,7 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
       e.upstreamMs ?? null,
       e.channel ?? null,
       e.attempts ?? null,
+      e.priceId ?? null,
     );
     balances.move(account, held.amount_micros - chargedMicros);
     return { kind: 'applied', chargedMicros, unbilledMicros };
@@ -232,7 +233,7 @@ export function sqliteSteps(sqlite: Database.Database): SqliteSteps {
     sql.writeHoldSettle.run(
       h.holdId, h.accountId, h.keyId, h.amountMicros, h.requestId, h.model, h.endpoint, h.now, h.instanceId, h.clientRequestId,
       charged.chargedMicros, e.requestId ?? h.requestId, e.now, e.usageId, e.units, charged.unbilledMicros, charged.flags,
-      e.upstreamMs ?? null, e.channel ?? null, e.attempts ?? null, checked ? 1 : 0,
+      e.upstreamMs ?? null, e.channel ?? null, e.attempts ?? null, e.priceId ?? null, checked ? 1 : 0,
     );
     balances.move(h.accountId, -charged.chargedMicros);
   }

@@ -31,6 +31,8 @@ export interface SettleEntry {
   /** The channel that served the call and the attempts it took (usage.channel, usage.attempts). */
   channel?: string | null;
   attempts?: number | null;
+  /** The price list the usage was priced at (usage.price_id), stored already (billing/price-lists.ts). */
+  priceId?: string | null;
 }
 
 export type SettleResult =
