@@ -52,7 +52,7 @@ describe('account API', () => {
       return account.held_micros > 0 && account;
     });
     const hold = await gw.gateway.store.db.selectFrom('holds').select('amount_micros').where('account_id', '=', accountId).executeTakeFirstOrThrow();
-    const account = { id: accountId, name: 'test', overdraft_micros: 0, created_at };
+    const account = { id: accountId, name: 'test', overdraft_micros: 0, created_at, low_balance_micros: null, balance_low: false };
     assert.deepEqual(during, { ...account, balance_micros: 1_000_000 - hold.amount_micros, held_micros: hold.amount_micros });
     assert.equal((await call).status, 200);
     await gw.settled(accountId);

@@ -304,6 +304,8 @@ describe('the account console in a browser', { skip, timeout: 180_000 }, () => {
     assert.equal((await gw.call(other.key, 'DELETE', `/v1/account/keys/${other.id}`)).status, 200);
 
     watch.expect(401, '/v1/account/keys');
+    // The low-balance banner reads the account on each page, refused the same way.
+    watch.expect(401, '/v1/account');
     // The Keys page's list is refused (401), and the console asks to sign in again.
     await goTo(page, 'Keys', 'Sign in to tollroute');
     assert.equal(new URL(page.url()).pathname, '/dashboard/login');

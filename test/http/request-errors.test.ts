@@ -122,12 +122,12 @@ describe('models list', () => {
     return { status: res.statusCode, body: (await res.body.json()) as any };
   };
 
-  test('lists every configured model in the OpenAI shape with model_type', async () => {
+  test('lists every configured model in the OpenAI shape with model_type and its pricing', async () => {
     const { body } = await list();
     assert.equal(body.object, 'list');
     assert.deepEqual(
       body.data.find((m: any) => m.id === 'sandbox-video'),
-      { id: 'sandbox-video', object: 'model', created: 1767225600, owned_by: 'tollroute', model_type: 'video' },
+      { id: 'sandbox-video', object: 'model', created: 1767225600, owned_by: 'tollroute', model_type: 'video', pricing: { second: '0.1' } },
     );
     assert.deepEqual(body.data.map((m: any) => m.id).sort(), Object.keys(sandboxCatalogue('http://127.0.0.1:1').models ?? {}).sort());
   });

@@ -28,7 +28,7 @@ export const PriceList = {
 } as const;
 
 const Multiplier = {
-  type: ['string', 'number'],
+  anyOf: [{ type: 'string' }, { type: 'number' }],
   description: 'A decimal such as "0.8" (at most six decimals, more than 0, at most 1000): every unit price times it, rounded half up to a whole micro.',
 } as const;
 
