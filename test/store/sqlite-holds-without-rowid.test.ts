@@ -34,7 +34,7 @@ test('a new store keeps holds without a rowid and indexes no ledger row by hold'
   const store = await open(join(dir, 'new.db'));
   try {
     assert.match(await tableSql(store.db, 'holds'), /without rowid\s*$/i);
-    assert.deepEqual(await indexNames(store.db, 'ledger'), []);
+    assert.deepEqual(await indexNames(store.db, 'ledger'), ['ledger_topups']); // credits and debits only (topup-rows.ts)
     assert.deepEqual(await indexNames(store.db, 'holds'), ['holds_open']);
   } finally {
     await store.close();
@@ -51,14 +51,14 @@ test('a store from before 020 and 021 keeps every hold, and its open holds settl
   const [toSettle, toRelease] = [await hold(1), await hold(2)];
   await undo020And021(store.db);
   assert.doesNotMatch(await tableSql(store.db, 'holds'), /without rowid/i);
-  assert.deepEqual(await indexNames(store.db, 'ledger'), ['ledger_hold']);
+  assert.deepEqual(await indexNames(store.db, 'ledger'), ['ledger_hold', 'ledger_topups']);
   const holdsBefore = await holdsOf(store.db);
   await store.close();
 
   store = await open(file); // runs 020 and 021
   try {
     assert.match(await tableSql(store.db, 'holds'), /without rowid\s*$/i);
-    assert.deepEqual(await indexNames(store.db, 'ledger'), []);
+    assert.deepEqual(await indexNames(store.db, 'ledger'), ['ledger_topups']); // credits and debits only (topup-rows.ts)
     assert.deepEqual(await indexNames(store.db, 'holds'), ['holds_open']);
     assert.deepEqual(await holdsOf(store.db), holdsBefore);
     await settleHold(store, toSettle.holdId, { chargeMicros: 300, units: { output_token: 1 } });
