@@ -132,7 +132,11 @@ describe('console sign-in', () => {
   test('the cookie reads the account and its keys', async () => {
     const { accountId, key, keyId } = await gw.account();
     const cookie = await keySession(key);
-    assert.deepEqual(await withCookie(cookie, 'GET', '/v1/account'), { status: 200, body: { ...(await accountView(accountId)), low_balance_micros: null, balance_low: false }, setCookie: undefined });
+    assert.deepEqual(await withCookie(cookie, 'GET', '/v1/account'), {
+      status: 200,
+      body: { ...(await accountView(accountId)), low_balance_micros: null, balance_low: false },
+      setCookie: undefined,
+    });
     const keys = await withCookie(cookie, 'GET', '/v1/account/keys');
     assert.equal(keys.status, 200);
     assert.deepEqual(

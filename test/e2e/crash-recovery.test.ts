@@ -127,7 +127,12 @@ describe('crash recovery', () => {
     const storeUrl = `sqlite:${path.join(dir, 'tollroute.db')}`;
     // No statement of the store's during the call (the outbox's poll, a fast heartbeat): one would
     // write its hold alone first, and the settle would be committed before its answer instead.
-    const quiet = { limits: { default_rpm: 100_000 }, webhooks: { poll_interval_ms: 60_000 }, prices: { refresh_ms: 60_000 }, low_balance: { sweep_ms: 60_000 } };
+    const quiet = {
+      limits: { default_rpm: 100_000 },
+      webhooks: { poll_interval_ms: 60_000 },
+      prices: { refresh_ms: 60_000 },
+      low_balance: { sweep_ms: 60_000 },
+    };
     const configFile = writeServeConfig(dir, sandbox.url, storeUrl, quiet);
     const first = await serveOnFreePort(configFile, dir);
     const account = (await callJson(first.base, ADMIN_TOKEN, 'POST', '/admin/accounts', { name: 'journal', credit_micros: 100_000 })).body;
