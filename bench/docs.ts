@@ -77,14 +77,42 @@ export function writeJson(section: ResultSection, data: unknown): string {
   return file;
 }
 
-/** Replaces what lies between `<!-- bench:<name>:start -->` and `<!-- bench:<name>:end -->` in docs/benchmarks.md. */
-export function writeMarkdownSection(name: string, content: string): string {
-  const start = `<!-- bench:${name}:start -->`;
-  const end = `<!-- bench:${name}:end -->`;
-  const text = readFileSync(DOCS_MARKDOWN, 'utf8');
+/**
+ * The kind of host a run was made on, by its CPU's maker: the same code costs a different share of
+ * a call on Intel and AMD cores, so each kind keeps its own results.
+ */
+export function hostKind(cpuModel: string): string {
+  if (/intel|xeon/i.test(cpuModel)) return 'intel';
+  if (/amd|epyc|ryzen/i.test(cpuModel)) return 'amd';
+  return 'other';
+}
+
+const HOST_KIND_TITLES: Record<string, string> = { intel: 'Intel hosts', amd: 'AMD hosts', other: 'Other hosts' };
+
+/** Where a section for a host kind not measured before goes: before this marker, which stays last. */
+const NEW_HOST_KINDS = (name: string) => `<!-- bench:${name}:new-host-kinds -->`;
+
+/**
+ * `text` with what lies between `<!-- bench:<name>:start -->` and `<!-- bench:<name>:end -->`
+ * replaced by `content`. With `kind`, the section is `<name>-<kind>`: one per host kind, each
+ * replaced only by a run on its own kind; a kind's first run adds its section (under a heading)
+ * before the name's new-host-kinds marker.
+ */
+export function replaceSection(text: string, name: string, content: string, kind?: string): string {
+  const section = kind ? `${name}-${kind}` : name;
+  const start = `<!-- bench:${section}:start -->`;
+  const end = `<!-- bench:${section}:end -->`;
   const from = text.indexOf(start);
   const to = text.indexOf(end);
-  if (from < 0 || to < from) throw new Error(`${DOCS_MARKDOWN}: the markers ${start} … ${end} are missing`);
-  writeFileSync(DOCS_MARKDOWN, `${text.slice(0, from + start.length)}\n${content.trim()}\n${text.slice(to)}`);
+  if (from >= 0 && to > from) return `${text.slice(0, from + start.length)}\n${content.trim()}\n${text.slice(to)}`;
+  const slot = kind ? text.indexOf(NEW_HOST_KINDS(name)) : -1;
+  if (slot < 0) throw new Error(`${DOCS_MARKDOWN}: the markers ${start} … ${end} are missing`);
+  const heading = `#### ${HOST_KIND_TITLES[kind!] ?? kind}\n\n${start}\n${content.trim()}\n${end}\n\n`;
+  return `${text.slice(0, slot)}${heading}${text.slice(slot)}`;
+}
+
+/** Replaces a section of docs/benchmarks.md (see replaceSection); returns the file written. */
+export function writeMarkdownSection(name: string, content: string, kind?: string): string {
+  writeFileSync(DOCS_MARKDOWN, replaceSection(readFileSync(DOCS_MARKDOWN, 'utf8'), name, content, kind));
   return DOCS_MARKDOWN;
 }

@@ -1,7 +1,7 @@
 // The HTTP bench: start the targets, measure each scenario, print the report, write the results.
 import { statSync } from 'node:fs';
 import { signedBedrockBaseline } from './bedrock-baseline.js';
-import { describeRun, type RunEnvironment, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
+import { describeRun, hostKind, type RunEnvironment, runEnvironment, writeJson, writeMarkdownSection } from './docs.js';
 import { type MeasureSettings, ScenarioMeasurer, type ScenarioResult } from './measure.js';
 import type { BenchOptions } from './options.js';
 import {
@@ -90,7 +90,9 @@ export async function runHttpBench(options: BenchOptions, interrupted: Promise<n
       out(`\nresults written to ${writeJson(section, data)}`);
       if (options.writeDocs) {
         const markdown = options.sweep ? sweepMarkdown(data, results, sweepGroups) : resultsMarkdown(data, results, checks);
-        out(`${section} written to ${writeMarkdownSection(section, markdown)}`);
+        // The default scenarios' targets hold per host kind: each kind keeps its own table.
+        const kind = options.sweep ? undefined : hostKind(environment.cpuModel);
+        out(`${section} written to ${writeMarkdownSection(section, markdown, kind)}`);
       }
       return errorRateExitCode(results);
     } finally {
