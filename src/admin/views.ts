@@ -1,5 +1,5 @@
 // How accounts, keys, ledger rows and usage records look over the admin API (money in *_micros).
-import type { Price } from '../billing/price-lists.js';
+import type { Price } from '../config/schema.js';
 import type { AccountRow } from '../store/accounts.js';
 import type { LedgerRow } from '../store/ledger-rows.js';
 import type { UsageRow } from '../store/usage.js';

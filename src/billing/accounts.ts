@@ -1,12 +1,14 @@
 // An account's own money steps (DESIGN §3): its creation with an opening credit, later credits,
 // and the check that its balance and held funds equal the sum of its ledger rows.
 import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
 import { invalidRequest, notFound } from '../errors.js';
 import { type AccountRow, creditWithinLimit, findAccount, insertAccount } from '../store/accounts.js';
 import { newId } from '../store/ids.js';
 import { insertLedgerRow, sumLedger } from '../store/ledger-rows.js';
 import { clearRecovered } from '../store/low-balance.js';
 import type { Store } from '../store/open.js';
+import type { DB } from '../store/schema.js';
 import { ledgerRow, MAX_BALANCE_MICROS, requireMicros } from './movements.js';
 
 export async function createAccount(
@@ -37,21 +39,34 @@ export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64url')}`;
 }
 
-export async function creditAccount(
-  store: Store,
-  { accountId, amountMicros, note, now = Date.now() }: { accountId: string; amountMicros: number; note?: string; now?: number },
-): Promise<AccountRow> {
-  requireMicros('amountMicros', amountMicros, { min: 1 });
+export interface Credit {
+  accountId: string;
+  amountMicros: number;
+  /** What the ledger row says the money is (a redemption batch, a card payment); none for the operator's own credit. */
+  note?: string;
+  now?: number;
+}
+
+/**
+ * A credit inside the caller's transaction, as every top-up makes it: the balance raised, its ledger
+ * row, and a low-balance crossing it ends cleared now rather than at the next sweep. Undefined, with
+ * nothing written, when there is no such account or the balance would pass what the store keeps exactly.
+ */
+export async function creditIn(trx: Kysely<DB>, { accountId, amountMicros, note, now = Date.now() }: Credit): Promise<AccountRow | undefined> {
+  const account = await creditWithinLimit(trx, { accountId, amountMicros, limitMicros: MAX_BALANCE_MICROS });
+  if (!account) return undefined;
+  await insertLedgerRow(trx, ledgerRow({ accountId, kind: 'credit', balanceDelta: amountMicros, note, now }));
+  await clearRecovered(trx, { accountId });
+  return account;
+}
+
+export async function creditAccount(store: Store, credit: Credit): Promise<AccountRow> {
+  requireMicros('amountMicros', credit.amountMicros, { min: 1 });
   return store.db.transaction().execute(async (trx) => {
-    const account = await creditWithinLimit(trx, { accountId, amountMicros, limitMicros: MAX_BALANCE_MICROS });
-    if (!account) {
-      if (!(await findAccount(trx, accountId))) throw notFound(`account ${accountId} not found`);
-      throw invalidRequest(`amount_micros: the balance would pass ${MAX_BALANCE_MICROS} micros, the most the store keeps exactly`);
-    }
-    await insertLedgerRow(trx, ledgerRow({ accountId, kind: 'credit', balanceDelta: amountMicros, note, now }));
-    // A credit back at or above the low-balance threshold ends the crossing now, not at the next sweep.
-    await clearRecovered(trx, { accountId });
-    return account;
+    const account = await creditIn(trx, credit);
+    if (account) return account;
+    if (!(await findAccount(trx, credit.accountId))) throw notFound(`account ${credit.accountId} not found`);
+    throw invalidRequest(`amount_micros: the balance would pass ${MAX_BALANCE_MICROS} micros, the most the store keeps exactly`);
   });
 }
 

@@ -3,6 +3,7 @@
 // row(s) saying so, so `balance + held == sum(ledger)` holds after every commit. An account's
 // credits are in accounts.ts.
 import type { Kysely } from 'kysely';
+import type { Price } from '../config/schema.js';
 import { insufficientBalance, notFound } from '../errors.js';
 import { adjustAccount, findAccount, lockAccount, moveToHeld } from '../store/accounts.js';
 import { closeHold, findHold, type HoldRow, insertHold, setCharged } from '../store/holds.js';
@@ -15,7 +16,7 @@ import { insertUsage } from '../store/usage.js';
 import { capCharge } from './charge-cap.js';
 import { hasSpendCap, type KeyLimits, moveKeySpend, reserveKeySpend } from './key-limits.js';
 import { ledgerRow, requireMicros } from './movements.js';
-import { type Price, savePriceList, usagePriceId } from './price-lists.js';
+import { savePriceList, usagePriceId } from './price-lists.js';
 
 // `now` is optional everywhere: production uses the clock, tests pin it to compare whole rows.
 

@@ -4,12 +4,10 @@
 // object, and each store's lists are written once per process, so a call at known prices costs a
 // map lookup and no statement.
 import { createHash } from 'node:crypto';
-import type { ModelConfig } from '../config/schema.js';
+import type { Price } from '../config/schema.js';
 import { canonicalJson } from '../http/canonical-json.js';
 import type { Store } from '../store/open.js';
 import { insertPriceList } from '../store/price-list-tables.js';
-
-export type Price = ModelConfig['price'];
 
 interface PriceList {
   id: string;

@@ -14,35 +14,28 @@ export function unitsOfPivot(usage: PivotUsage): Units {
   // A whole that is not a sane figure is passed on as reported, unsplit: the settle replaces it by
   // the gateway's own count and flags it (billing/prices.ts saneUnits), which a 0 here would hide.
   if (!isCount(usage.input) || !isCount(usage.output)) return { input_token: usage.input, output_token: usage.output };
-  const input = whole(usage.input);
-  const output = whole(usage.output);
-  const inputParts = [
-    ['cached_input_token', whole(usage.cacheRead)],
-    ['cache_write_1h_token', Math.min(whole(usage.cacheWrite1h), whole(usage.cacheWrite))],
-    ['cache_write_token', whole(usage.cacheWrite) - Math.min(whole(usage.cacheWrite1h), whole(usage.cacheWrite))],
-    ['audio_input_token', whole(usage.audioInput)],
-    ['image_input_token', whole(usage.imageInput)],
-  ] as const;
-  const outputParts = [
-    ['reasoning_token', whole(usage.reasoning)],
-    ['audio_output_token', whole(usage.audioOutput)],
-  ] as const;
-  const units: Units = { input_token: input, output_token: output };
-  units.input_token = split(units, input, inputParts);
-  units.output_token = split(units, output, outputParts);
+  // input_token and output_token first, as every usage row has always listed them.
+  const units: Units = { input_token: 0, output_token: 0 };
+  const writes = whole(usage.cacheWrite);
+  const writes1h = Math.min(whole(usage.cacheWrite1h), writes);
+  let input = whole(usage.input);
+  input = takePart(units, 'cached_input_token', whole(usage.cacheRead), input);
+  input = takePart(units, 'cache_write_1h_token', writes1h, input);
+  input = takePart(units, 'cache_write_token', writes - writes1h, input);
+  input = takePart(units, 'audio_input_token', whole(usage.audioInput), input);
+  units.input_token = takePart(units, 'image_input_token', whole(usage.imageInput), input);
+  let output = whole(usage.output);
+  output = takePart(units, 'reasoning_token', whole(usage.reasoning), output);
+  units.output_token = takePart(units, 'audio_output_token', whole(usage.audioOutput), output);
   if (usage.webSearch) units.web_search = whole(usage.webSearch);
   return units;
 }
 
-/** Writes each part into `units` (up to what is left of `total`) and answers what remains. */
-function split(units: Units, total: number, parts: readonly (readonly [keyof Units, number])[]): number {
-  let left = total;
-  for (const [unit, count] of parts) {
-    const taken = Math.min(count, left);
-    if (taken > 0) units[unit] = taken;
-    left -= taken;
-  }
-  return left;
+/** Writes up to `left` of `count` as `unit` (nothing when none) and answers what remains of the whole. */
+function takePart(units: Units, unit: keyof Units, count: number, left: number): number {
+  const taken = Math.min(count, left);
+  if (taken > 0) units[unit] = taken;
+  return left - taken;
 }
 
 const isCount = (figure: unknown): figure is number => typeof figure === 'number' && figure >= 0 && Number.isFinite(figure);

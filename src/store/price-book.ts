@@ -25,7 +25,7 @@ export interface PriceBookRows {
 export async function readPriceBook(db: Kysely<DB>): Promise<PriceBookRows> {
   return db.transaction().execute(async (trx) => ({
     version: await readPriceBookVersion(trx),
-    plans: await trx.selectFrom('price_plans').selectAll().orderBy('name').execute(),
+    plans: await listPlans(trx),
     changes: await trx.selectFrom('price_changes').selectAll().orderBy('effective_at').orderBy('created_at').execute(),
     accountPlans: await trx.selectFrom('accounts').select(['id', 'plan']).where('plan', 'is not', null).execute(),
   }));
@@ -53,6 +53,25 @@ export async function deletePlan(db: Kysely<DB>, name: string): Promise<boolean>
     await raiseVersion(trx);
     return Number(deleted.numDeletedRows) > 0;
   });
+}
+
+export async function listPlans(db: Kysely<DB>): Promise<PlanRow[]> {
+  return db.selectFrom('price_plans').selectAll().orderBy('name').execute();
+}
+
+export async function findPlan(db: Kysely<DB>, name: string): Promise<PlanRow | undefined> {
+  return db.selectFrom('price_plans').selectAll().where('name', '=', name).executeTakeFirst();
+}
+
+/** How many accounts each plan has on it, in one read; a plan without any is absent. */
+export async function countAccountsByPlan(db: Kysely<DB>): Promise<Map<string, number>> {
+  const rows = await db
+    .selectFrom('accounts')
+    .select((eb) => ['plan', eb.fn.countAll<number>().as('n')])
+    .where('plan', 'is not', null)
+    .groupBy('plan')
+    .execute();
+  return new Map(rows.map((row) => [row.plan!, Number(row.n)]));
 }
 
 export async function countAccountsOnPlan(db: Kysely<DB>, name: string): Promise<number> {

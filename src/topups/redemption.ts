@@ -3,12 +3,12 @@
 // race on the code. Tries that credit nothing are counted per account in the store, so a guesser
 // is stopped after a few on every instance at once.
 import { randomBytes } from 'node:crypto';
-import { ledgerRow, MAX_BALANCE_MICROS, requireMicros } from '../billing/movements.js';
+import { creditIn } from '../billing/accounts.js';
+import { MAX_BALANCE_MICROS, requireMicros } from '../billing/movements.js';
 import { hashSecret, sameHash } from '../console/secrets.js';
 import { conflict, forbidden, invalidRequest, notFound, rateLimited } from '../errors.js';
-import { type AccountRow, creditWithinLimit } from '../store/accounts.js';
+import type { AccountRow } from '../store/accounts.js';
 import { newId } from '../store/ids.js';
-import { insertLedgerRow } from '../store/ledger-rows.js';
 import type { Store } from '../store/open.js';
 import { claimCode, countTry, findCode, insertRedemptionBatch, type RedemptionBatchRow, uncountTry } from '../store/redemption-codes.js';
 
@@ -96,11 +96,9 @@ export async function redeemCode(
     if (found.redeemed_by !== null) return { refused: 'redeemed' };
     if (found.expires_at !== null && found.expires_at <= now) return { refused: 'expired' };
     if (!(await claimCode(trx, { codeHash, accountId: account.id, now }))) return { refused: 'redeemed' };
-    const credited = await creditWithinLimit(trx, { accountId: account.id, amountMicros: found.amount_micros, limitMicros: MAX_BALANCE_MICROS });
+    const credited = await creditIn(trx, { accountId: account.id, amountMicros: found.amount_micros, note: redemptionNote(found.batch_id), now });
     // Thrown, so the claim and the count roll back with it: the code stays redeemable.
     if (!credited) throw invalidRequest(`code: the balance would pass ${MAX_BALANCE_MICROS} micros, the most the store keeps exactly`);
-    const note = redemptionNote(found.batch_id);
-    await insertLedgerRow(trx, ledgerRow({ accountId: account.id, kind: 'credit', balanceDelta: found.amount_micros, note, now }));
     await uncountTry(trx, tally);
     return { amountMicros: found.amount_micros, batchId: found.batch_id, account: credited };
   });

@@ -7,10 +7,11 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type Stripe from 'stripe';
-import { ledgerRow, MAX_BALANCE_MICROS } from '../billing/movements.js';
+import { creditIn } from '../billing/accounts.js';
+import { ledgerRow } from '../billing/movements.js';
 import type { StripeConfig } from '../config/stripe-schema.js';
 import { invalidRequest } from '../errors.js';
-import { adjustAccount, creditWithinLimit } from '../store/accounts.js';
+import { adjustAccount } from '../store/accounts.js';
 import {
   type CardPaymentRow,
   findCardPayment,
@@ -92,11 +93,10 @@ async function creditSession({ trx, config, log, now }: Applying, session: Strip
   const paymentIntent = idOf(session.payment_intent);
   const paid = await markCardPaymentPaid(trx, { id: payment.id, paymentIntent, now });
   if (!paid) return 'ignored'; // credited by the session's other event
-  const account = await creditWithinLimit(trx, { accountId: paid.account_id, amountMicros: paid.amount_micros, limitMicros: MAX_BALANCE_MICROS });
+  const note = `card payment ${paid.id}${paymentIntent ? ` (${paymentIntent})` : ''}`;
+  const account = await creditIn(trx, { accountId: paid.account_id, amountMicros: paid.amount_micros, note, now });
   // Undone with the event: Stripe delivers it again later.
   if (!account) throw new Error(`card payment ${paid.id}: account ${paid.account_id} missing or past the most the store keeps`);
-  const note = `card payment ${paid.id}${paymentIntent ? ` (${paymentIntent})` : ''}`;
-  await insertLedgerRow(trx, ledgerRow({ accountId: paid.account_id, kind: 'credit', balanceDelta: paid.amount_micros, note, now }));
   return 'credited';
 }
 

@@ -10,13 +10,15 @@ import { newId } from '../../store/ids.js';
 import type { Store } from '../../store/open.js';
 import {
   assignPlan,
+  countAccountsByPlan,
   countAccountsOnPlan,
   deletePlan,
+  findPlan,
   insertPriceChange,
+  listPlans,
   listPriceChanges,
   type PlanRow,
   type PriceChangeRow,
-  readPriceBook,
   upsertPlan,
 } from '../../store/price-book.js';
 import { AssignPlanSchema, CreatePriceChangeSchema, DeletePlanSchema, ListPlansSchema, ListPriceChangesSchema, PutPlanSchema } from '../schemas/prices.js';
@@ -82,8 +84,8 @@ export const adminPriceRoutes: FastifyPluginAsync<{ store: Store; pipeline: Pipe
   });
 
   app.get('/admin/plans', { schema: ListPlansSchema }, async () => {
-    const { plans } = await readPriceBook(db);
-    return { data: await Promise.all(plans.map(async (row) => planView(row, await countAccountsOnPlan(db, row.name)))) };
+    const [plans, accounts] = await Promise.all([listPlans(db), countAccountsByPlan(db)]);
+    return { data: plans.map((row) => planView(row, accounts.get(row.name) ?? 0)) };
   });
 
   app.delete('/admin/plans/:name', { schema: DeletePlanSchema }, async (request, reply) => {
@@ -98,7 +100,7 @@ export const adminPriceRoutes: FastifyPluginAsync<{ store: Store; pipeline: Pipe
   app.put('/admin/accounts/:id/plan', { schema: AssignPlanSchema }, async (request) => {
     const { id } = request.params as { id: string };
     const { plan } = request.body as { plan: string | null };
-    if (plan !== null && !(await readPriceBook(db)).plans.some((row) => row.name === plan)) throw notFound(`no plan named ${plan}`);
+    if (plan !== null && !(await findPlan(db, plan))) throw notFound(`no plan named ${plan}`);
     if (!(await assignPlan(db, id, plan))) throw notFound(`account ${id} not found`);
     await pipeline.prices.refresh(true);
     return { account_id: id, plan };
