@@ -10,7 +10,7 @@ import { createBatchRunner } from './batches/runner.js';
 import { createInstance } from './billing/instance.js';
 import { createLowBalanceSweeper } from './billing/low-balance.js';
 import { createPriceBook } from './billing/price-book.js';
-import { savePriceList } from './billing/price-lists.js';
+import { savePriceLists } from './billing/price-lists.js';
 import { createProgressRecorder } from './billing/progress.js';
 import { createSettlements } from './billing/settlements.js';
 import { loadTokenizers } from './billing/tokens.js';
@@ -132,7 +132,10 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
   });
   await prices.refresh(true);
   // The configured price lists, stored before the first call: a call at them writes no row of its own.
-  await Promise.all([...table.catalogue.list(), ...table.testCatalogue.list()].map((model) => savePriceList(store, model.config.price)));
+  await savePriceLists(
+    store,
+    [...table.catalogue.list(), ...table.testCatalogue.list()].map((model) => model.config.price),
+  );
   const pipeline = createPipeline({
     store,
     catalogue,

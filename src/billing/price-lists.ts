@@ -33,6 +33,13 @@ export const priceListId = (prices: Price): string => priceListOf(prices).id;
 /** The lists this process has seen written to each store. */
 const storedByStore = new WeakMap<Store, Set<string>>();
 
+/** The ids of the lists this process knows `store` keeps. */
+function storedIn(store: Store): Set<string> {
+  let stored = storedByStore.get(store);
+  if (!stored) storedByStore.set(store, (stored = new Set()));
+  return stored;
+}
+
 /**
  * Makes sure the store keeps the price list before a usage row names it. Undefined (no promise, no
  * statement) when this process wrote it to this store already; else one insert that a row written
@@ -40,14 +47,27 @@ const storedByStore = new WeakMap<Store, Set<string>>();
  * it is kept and retried as any settle the store refused (settlements.ts).
  */
 export function savePriceList(store: Store, prices: Price, now = Date.now()): Promise<void> | undefined {
-  const list = priceListOf(prices);
-  let stored = storedByStore.get(store);
-  if (stored?.has(list.id)) return undefined;
-  if (!stored) storedByStore.set(store, (stored = new Set()));
-  const known = stored;
-  return insertPriceList(store.db, { id: list.id, prices: list.json, created_at: now }).then(() => {
-    known.add(list.id);
-  });
+  return storedIn(store).has(priceListOf(prices).id) ? undefined : savePriceLists(store, [prices], now);
+}
+
+/**
+ * Every list of `prices` the store may not keep yet, in one insert (at start: the configured
+ * models' lists, many of them the same), so a call at one of them writes nothing of its own.
+ */
+export async function savePriceLists(store: Store, prices: Price[], now = Date.now()): Promise<void> {
+  const known = storedIn(store);
+  const missing = new Map(
+    prices
+      .map(priceListOf)
+      .filter((list) => !known.has(list.id))
+      .map((list) => [list.id, list]),
+  );
+  if (missing.size === 0) return;
+  await insertPriceList(
+    store.db,
+    [...missing.values()].map((list) => ({ id: list.id, prices: list.json, created_at: now })),
+  );
+  for (const id of missing.keys()) known.add(id);
 }
 
 /** The price_id of a settle's usage row: the id given, else that of its prices, else null (not known). */

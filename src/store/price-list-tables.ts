@@ -32,7 +32,7 @@ export async function addPriceLists(db: MigrationDb): Promise<void> {
 }
 
 /** Writes the list unless a row of its id exists already (its content is the same: the id is its hash). */
-export async function insertPriceList(db: Kysely<DB>, row: PriceListsTable): Promise<void> {
+export async function insertPriceList(db: Kysely<DB>, row: PriceListsTable | PriceListsTable[]): Promise<void> {
   await db
     .insertInto('price_lists')
     .values(row)
