@@ -9,14 +9,15 @@ import { fileURLToPath } from 'node:url';
 
 const REPORTER = fileURLToPath(new URL('./summary-reporter.mjs', import.meta.url));
 
-/** Runs node's test runner on one fixture file with the summary reporter alone. */
-function runFixture(source: string): Promise<{ code: number | null; stdout: string }> {
+/** Runs node's test runner on fixture files (one, or several by name) with the summary reporter alone. */
+function runFixture(source: string | Record<string, string>): Promise<{ code: number | null; stdout: string }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'tollroute-summary-'));
-  writeFileSync(path.join(dir, 'fixture.test.mjs'), source);
+  const files = typeof source === 'string' ? { 'fixture.test.mjs': source } : source;
+  for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
   // Without the runner's own marker, which would make the child report to this process instead.
   const { NODE_TEST_CONTEXT: _, ...env } = process.env;
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, ['--test', `--test-reporter=${REPORTER}`, 'fixture.test.mjs'], { cwd: dir, env }, (_error, stdout) =>
+    const child = execFile(process.execPath, ['--test', `--test-reporter=${REPORTER}`, ...Object.keys(files)], { cwd: dir, env }, (_error, stdout) =>
       resolve({ code: child.exitCode, stdout }),
     );
   });
@@ -51,4 +52,12 @@ test('a run with no failure lists none', async () => {
   assert.equal(code, 0);
   assert.match(stdout, /tests 1 · passed 1 · failed 0/);
   assert.doesNotMatch(stdout, /failed:/);
+});
+
+test('the slowest files are listed, the slowest first', async () => {
+  const { stdout } = await runFixture({
+    'quick.test.mjs': `import { test } from 'node:test'; test('is quick', () => {});`,
+    'slow.test.mjs': `import { test } from 'node:test'; test('waits', () => new Promise((resolve) => setTimeout(resolve, 1200)));`,
+  });
+  assert.match(stdout, /slowest files:\n\s+1s {2}slow\.test\.mjs\n\s+0s {2}quick\.test\.mjs\n/);
 });
