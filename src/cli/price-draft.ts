@@ -1,13 +1,12 @@
-// `tollroute prices draft`: a price list drafted from @pydantic/genai-prices with the operator's
-// markup, written as YAML for the operator to review and paste. It never writes a configuration:
-// prices change only when the operator puts them in tollroute.yaml.
-import { readFileSync, writeFileSync } from 'node:fs';
+// The draft of `tollroute prices draft` (src/cli/prices-command.ts): a price list drafted from
+// @pydantic/genai-prices with the operator's markup, written as YAML for the operator to review and
+// paste. It never writes a configuration: prices change only when the operator puts them in tollroute.yaml.
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { type ModelInfo, waitForUpdate } from '@pydantic/genai-prices';
-import { Command, Option } from 'commander';
 import { Document, type Pair, type Scalar, type YAMLMap } from 'yaml';
-import { type DraftedPrice, draftPrice, type Markup, type PackagePriceChoice, type PackagePrices, parseMarkup, pricesInForce } from '../billing/price-draft.js';
+import { type DraftedPrice, draftPrice, type Markup, type PackagePriceChoice, type PackagePrices, pricesInForce } from '../billing/price-draft.js';
 import { chosenProviders, configuredModels, type ModelToDraft, matchConfigured, providerModels } from './price-draft-models.js';
 
 const PACKAGE_NAME = '@pydantic/genai-prices';
@@ -91,71 +90,4 @@ export async function priceDraftYaml(options: PriceDraftOptions, now = new Date(
     pair.key.commentBefore = ` ${priced[i]!.comment}`;
   });
   return String(doc);
-}
-
-const collect = (value: string, previous: string[]) => [
-  ...previous,
-  ...value
-    .split(',')
-    .map((id) => id.trim())
-    .filter(Boolean),
-];
-
-function parseMicrosPerUsd(value: string): bigint {
-  if (!/^\d+$/.test(value) || BigInt(value) === 0n) throw new Error(`--micros-per-usd: expected a positive whole number, got "${value}"`);
-  return BigInt(value);
-}
-
-function parseAt(value: string): Date {
-  const at = new Date(value);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(at.getTime())) throw new Error(`--at: expected an ISO date such as 2026-01-31, got "${value}"`);
-  return at;
-}
-
-/** A draft must not land on the configuration it is drafted for (or any tollroute.yaml). */
-function refuseConfigOut(out: string, config: string | undefined): void {
-  const target = path.resolve(out);
-  if (path.basename(target) === 'tollroute.yaml' || (config !== undefined && target === path.resolve(config))) {
-    throw new Error(`--out ${out}: a draft is never written over a configuration; write it elsewhere and paste what you keep`);
-  }
-}
-
-interface CommandOptions {
-  provider: string[];
-  model?: string;
-  markup: string;
-  microsPerUsd: string;
-  at?: string;
-  out?: string;
-}
-
-export function pricesCommand(): Command {
-  const prices = new Command('prices').description('model prices');
-  prices
-    .command('draft')
-    .description(
-      `draft a price list from ${PACKAGE_NAME} with your markup, as YAML to review (it never changes a price); with the global --config <tollroute.yaml>, only the models configured there`,
-    )
-    .addOption(new Option('--provider <id>', "the package's provider ids, repeated or comma-separated").argParser(collect).default([], 'every provider'))
-    .option('--model <pattern>', 'only model ids matching this (* for any characters; without *, ids containing it)')
-    .option('--markup <percent>', "percent above the provider's prices (negative for below, above -100)", '0')
-    .option('--micros-per-usd <n>', 'micros of the balance per US dollar', '1000000')
-    .option('--at <date>', 'price at this ISO date instead of today')
-    .option('--out <file>', 'write the draft here instead of standard output')
-    .action(async (opts: CommandOptions, command: Command) => {
-      // --config is the program's own option, so it is read with the globals.
-      const { config } = command.optsWithGlobals<{ config?: string }>();
-      if (opts.out) refuseConfigOut(opts.out, config);
-      const yaml = await priceDraftYaml({
-        providers: opts.provider,
-        ...(opts.model !== undefined && { model: opts.model }),
-        markup: parseMarkup(opts.markup),
-        microsPerUsd: parseMicrosPerUsd(opts.microsPerUsd),
-        at: opts.at === undefined ? new Date() : parseAt(opts.at),
-        ...(config !== undefined && { config }),
-      });
-      if (opts.out) writeFileSync(opts.out, yaml);
-      else process.stdout.write(yaml);
-    });
-  return prices;
 }

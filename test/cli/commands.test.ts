@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
+import { cliProgram } from '../../src/cli/program.js';
 import { freePort, runCli } from '../helpers/processes.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
@@ -20,26 +21,24 @@ test('--version prints the package version', async () => {
   assert.deepEqual([printed.code, printed.stdout.trim()], [0, version]);
 });
 
-test('every command and subcommand answers --help with its usage', async () => {
+test('the command line answers --help with its commands', async () => {
   const top = await runCli(['--help'], {});
   assert.equal(top.code, 0);
-  const groups = commandsIn(top.stdout);
-  assert.deepEqual(groups.sort(), ['accounts', 'channels', 'keys', 'migrate', 'prices', 'reload', 'sandbox', 'serve']);
+  assert.deepEqual(commandsIn(top.stdout).sort(), ['accounts', 'channels', 'keys', 'migrate', 'prices', 'reload', 'sandbox', 'serve']);
+});
+
+// Read from the program itself: one process per command would spend a minute starting up.
+test('every command and subcommand has help with its usage', () => {
+  const program = cliProgram();
   const paths: string[][] = [];
-  for (const group of groups) {
-    const help = await runCli([group, '--help'], {});
-    assert.equal(help.code, 0, `${group} --help`);
-    assert.match(help.stdout, new RegExp(`^Usage: tollroute ${group}`, 'm'));
-    for (const sub of commandsIn(help.stdout)) paths.push([group, sub]);
+  for (const group of program.commands) {
+    assert.match(group.helpInformation(), new RegExp(`^Usage: tollroute ${group.name()}`, 'm'));
+    for (const sub of group.commands) {
+      assert.match(sub.helpInformation(), new RegExp(`^Usage: tollroute ${group.name()} ${sub.name()}`, 'm'));
+      paths.push([group.name(), sub.name()]);
+    }
   }
   assert.ok(paths.length >= 15, `${paths.length} subcommands`);
-  await Promise.all(
-    paths.map(async ([group, sub]) => {
-      const help = await runCli([group!, sub!, '--help'], {});
-      assert.equal(help.code, 0, `${group} ${sub} --help`);
-      assert.match(help.stdout, new RegExp(`^Usage: tollroute ${group} ${sub}`, 'm'));
-    }),
-  );
 });
 
 test('migrate refuses a SQLite file that does not exist, naming its path, and makes it with --create', async () => {
