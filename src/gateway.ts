@@ -37,6 +37,9 @@ import { minutesHandler } from './tasks/kinds/minutes.js';
 import { videoHandler } from './tasks/kinds/video.js';
 import { createWebhookDeliverer } from './webhooks/deliverer.js';
 
+/** How often a closing gateway closes the keep-alive connections that have gone idle. */
+const IDLE_CLOSE_EVERY_MS = 50;
+
 export interface Gateway {
   app: FastifyInstance;
   store: Store;
@@ -271,8 +274,12 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
           resolve();
         }, config.limits.shutdown_grace_ms);
       });
+      // A keep-alive connection whose last response ends after close began would stay open until
+      // the grace period: it is closed as soon as it is idle, so a finished stream lets the process go.
+      const idleCloser = setInterval(() => app.server.closeIdleConnections(), IDLE_CLOSE_EVERY_MS);
       await Promise.race([app.close(), grace]);
       clearTimeout(timer);
+      clearInterval(idleCloser);
       await pipeline.settled();
       await progress.flush();
       progress.stop();

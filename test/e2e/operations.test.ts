@@ -121,6 +121,8 @@ describe('the tollroute process', () => {
     }
     assert.equal(text.trim().split(' ').length, 40, 'the running stream finished whole');
     assert.equal(await serve.exited, 0);
+    // The stream's kept-alive connection closed once idle: the process did not wait out the grace period.
+    assert.doesNotMatch(serve.stdout(), /still running after the grace period/);
 
     // The store has it: the stream was settled before the process left (read by the next start).
     const again = await startServe(env);
