@@ -5,6 +5,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parse } from 'yaml';
+import { cliProgram } from '../../src/cli/program.js';
 import { ConfigSchema } from '../../src/config/schema.js';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -18,7 +19,7 @@ function sourceText(dir: string): string {
 }
 const src = sourceText(join(root, 'src'));
 
-const subcommands = new Set([...read('src/main.ts').matchAll(/\.command\('([a-z-]+)/g)].map((m) => m[1] ?? ''));
+const subcommands = new Set(cliProgram().commands.map((command) => command.name()));
 const scripts = new Set(Object.keys(JSON.parse(read('package.json')).scripts));
 const routes = new Set([...src.matchAll(/app\.get\('([^']+)'/g)].map((m) => m[1] ?? ''));
 const defaults = ConfigSchema.parse({});
@@ -42,7 +43,7 @@ const ownServices = Object.entries(compose.services).filter(([, service]) => ser
 
 function assertGatewayCommand(words: string[]): void {
   assert.deepEqual(words.slice(0, 2), ['node', 'dist/main.js'], `expected node dist/main.js …, got ${words.join(' ')}`);
-  assert.ok(subcommands.has(words[2] ?? ''), `${words[2]} is not a subcommand of src/main.ts (${[...subcommands].join(', ')})`);
+  assert.ok(subcommands.has(words[2] ?? ''), `${words[2]} is not a command of the tollroute command line (${[...subcommands].join(', ')})`);
 }
 
 function assertEnvironmentVariableRead(name: string): void {
