@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import type { Price } from '../config/schema.js';
 import { canonicalJson } from '../http/canonical-json.js';
 import type { Store } from '../store/open.js';
-import { insertPriceList } from '../store/price-list-tables.js';
+import { insertPriceList, priceListExists } from '../store/price-list-tables.js';
 
 interface PriceList {
   id: string;
@@ -68,6 +68,15 @@ export async function savePriceLists(store: Store, prices: Price[], now = Date.n
     [...missing.values()].map((list) => ({ id: list.id, prices: list.json, created_at: now })),
   );
   for (const id of missing.keys()) known.add(id);
+}
+
+/** Whether the store keeps the list of this id: known to this process already, else asked of the store once. */
+export async function storeKeepsPriceList(store: Store, id: string): Promise<boolean> {
+  const known = storedIn(store);
+  if (known.has(id)) return true;
+  const kept = await priceListExists(store.db, id);
+  if (kept) known.add(id);
+  return kept;
 }
 
 /** The price_id of a settle's usage row: the id given, else that of its prices, else null (not known). */

@@ -7,8 +7,8 @@ import { type HoldRow, listOrphanedHolds } from '../store/holds.js';
 import { releaseRunningOfDeadInstances } from '../store/idempotency.js';
 import { removeDeadInstances } from '../store/instances.js';
 import type { Store } from '../store/open.js';
-import { priceListExists } from '../store/price-list-tables.js';
 import { releaseHold, settleHold } from './ledger.js';
+import { storeKeepsPriceList } from './price-lists.js';
 import type { SettlementMetrics } from './settlements.js';
 
 export interface RecoveryLogger {
@@ -51,7 +51,7 @@ async function endOrphan(store: Store, hold: HoldRow, metrics: SettlementMetrics
   if (progress && progress.charge_micros > 0) {
     // The usage row names the stream's price list when the store keeps it: a call that died before
     // its settle may not have written a list new to its process. Otherwise the row names none.
-    const priceId = progress.price_id && (await priceListExists(store.db, progress.price_id)) ? progress.price_id : undefined;
+    const priceId = progress.price_id && (await storeKeepsPriceList(store, progress.price_id)) ? progress.price_id : undefined;
     const settled = await settleHold(store, hold.id, { chargeMicros: progress.charge_micros, units: progress.units, flags: ['recovered'], priceId });
     if (!settled.applied) return 'gone';
     metrics?.addBilled(hold.model, settled.chargedMicros);

@@ -4,11 +4,13 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { checkAccountBalance, createAccount } from '../../src/billing/accounts.js';
 import { holdFundsIn } from '../../src/billing/ledger.js';
+import { priceListId } from '../../src/billing/price-lists.js';
 import { buildConfig } from '../../src/config/load.js';
 import { sandboxCatalogue } from '../../src/config/sandbox-catalogue.js';
 import { createCatalogue } from '../../src/pipeline/catalogue.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import { findTask, insertTask } from '../../src/store/tasks.js';
+import { listUsage } from '../../src/store/usage.js';
 import { createTaskEngine } from '../../src/tasks/engine.js';
 import type { TaskKindHandler } from '../../src/tasks/types.js';
 import { createUpstreams } from '../../src/upstreams/pool.js';
@@ -26,8 +28,16 @@ after(async () => {
   await upstreams.close();
 });
 
-/** An image task holding 40 000 micros; `left` makes it one a dead instance left behind (its lease long expired). */
-async function queuedImageTask(id: string, createdAt = Date.now(), left: { status?: 'submitting' | 'processing'; generationAttempts?: number } = {}) {
+/**
+ * An image task holding 40 000 micros; `left` makes it one a dead instance left behind (its lease
+ * long expired), `prices` one submitted at those prices (tasks.prices).
+ */
+async function queuedImageTask(
+  id: string,
+  createdAt = Date.now(),
+  left: { status?: 'submitting' | 'processing'; generationAttempts?: number } = {},
+  prices?: object,
+) {
   const account = await createAccount(store, { name: id, creditMicros: 1_000_000 });
   await store.db.transaction().execute(async (trx) => {
     const hold = await holdFundsIn(trx, {
@@ -61,6 +71,7 @@ async function queuedImageTask(id: string, createdAt = Date.now(), left: { statu
       updated_at: createdAt,
       finished_at: null,
       generation_attempts: left.generationAttempts ?? 0,
+      prices: prices === undefined ? null : JSON.stringify(prices),
     });
   });
   return account.id;
@@ -192,4 +203,21 @@ test('a claim that finds the last allowed generation started by a dead instance 
     { status: 'failed', code: 'generation_attempts_exhausted', polls: 0 },
   );
   assert.deepEqual(await checkAccountBalance(store, accountId), refunded);
+});
+
+test('a task settled after its model’s price changed is billed at, and names, the price list of its submission', async () => {
+  const submitted = { image: 25_000 }; // the model's configured price is 40 000 an image now
+  const accountId = await queuedImageTask('img_priced', Date.now(), {}, submitted);
+  const oneImage: TaskKindHandler = {
+    kind: 'image',
+    webhookType: 'image',
+    submit: async () => ({ upstreamId: null }),
+    poll: async () => ({ state: 'succeeded', result: {}, units: { image: 1 } }),
+  };
+  await engineWith(oneImage).runOnce();
+  const [row] = await listUsage(store.db, { accountId });
+  assert.deepEqual(
+    { amount: row?.amount_micros, priceId: row?.price_id, prices: row?.prices && JSON.parse(row.prices) },
+    { amount: 25_000, priceId: priceListId(submitted), prices: submitted },
+  );
 });
