@@ -7,16 +7,18 @@ export abstract class SseJsonDecoder<Event> implements PivotStreamDecoder {
   private readonly framer = new SseFramer();
 
   push(chunk: Buffer): PivotEvent[] {
-    return this.read(this.framer.push(chunk));
+    this.framer.load(chunk);
+    return this.read();
   }
 
   end(): PivotEvent[] {
-    return this.read(this.framer.end());
+    this.framer.loadEnd();
+    return this.read();
   }
 
-  private read(frames: { raw: string }[]): PivotEvent[] {
+  private read(): PivotEvent[] {
     const events: PivotEvent[] = [];
-    for (const { raw } of frames) this.readData(parseSseEvent(raw).data, events);
+    while (this.framer.next()) this.readData(parseSseEvent(this.framer.raw()).data, events);
     return events;
   }
 

@@ -1,8 +1,8 @@
 // Server-sent events on the side of a pass-through: frames the byte stream into events, lets a
 // reader look at each one (for usage) and decide whether it goes on to the client unchanged.
 
+import { isAscii } from 'node:buffer';
 import type { Readable } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
 import { feedTap, PassThroughTap } from './tap.js';
 
 export interface SseEvent {
@@ -35,82 +35,145 @@ export function parseSseEvent(raw: string): SseEvent {
 const LF = 10;
 const CR = 13;
 const SPACE = 32;
+const TAB = 9;
 
 /**
- * Where the first event in `text` from `from` ends: the blank line that closes it (`\r?\n\r?\n`,
+ * Where the first event in `bytes` from `from` ends: the blank line that closes it (`\r?\n\r?\n`,
  * the first such), or undefined. Found by its first newline, which is faster than a regular expression.
  */
-export function findEventEnd(text: string, from: number): { at: number; length: number } | undefined {
-  for (let newline = text.indexOf('\n', from); newline !== -1; newline = text.indexOf('\n', newline + 1)) {
-    const next = text.charCodeAt(newline + 1);
-    const closes = next === LF ? 2 : next === CR && text.charCodeAt(newline + 2) === LF ? 3 : 0;
+export function findEventEnd(bytes: Buffer, from: number): { at: number; length: number } | undefined {
+  for (let newline = bytes.indexOf(LF, from); newline !== -1; newline = bytes.indexOf(LF, newline + 1)) {
+    const next = bytes[newline + 1];
+    const closes = next === LF ? 2 : next === CR && bytes[newline + 2] === LF ? 3 : 0;
     if (closes === 0) continue;
-    const at = newline > from && text.charCodeAt(newline - 1) === CR ? newline - 1 : newline;
+    const at = newline > from && bytes[newline - 1] === CR ? newline - 1 : newline;
     return { at, length: newline + closes - at };
   }
   return undefined;
 }
 
-/** Cuts decoded text into raw events (each with its closing blank line); never holds more than one partial event. */
+const EMPTY = Buffer.alloc(0);
+const BLANK_LINE = Buffer.from('\n\n');
+
+/**
+ * Cuts a byte stream into events, in place: `load` a chunk, then each `next()` moves to its next
+ * complete event, whose bytes are `bytes[start, end)` and its closing blank line `[end, close)`.
+ * Cut on bytes (a newline byte is never part of a character), so an event's offsets are those of
+ * the bytes to forward, and its text is decoded only when read: once for a chunk of ASCII, the
+ * usual case. At most one partial event is held between chunks.
+ */
 export class SseFramer {
-  private readonly decoder = new StringDecoder('utf8');
-  private pending = '';
-  /** The last chunk ended in a byte that may leave part of a character in the decoder. */
-  private mayHoldPartialCharacter = false;
+  /** The bytes being cut: the chunk loaded, after the partial event the last one left. */
+  bytes: Buffer = EMPTY;
+  /** The current event: `bytes[start, end)`, closed by the blank line up to `close`. */
+  start = 0;
+  end = 0;
+  close = 0;
+  /** Where the next event begins: once `next()` answers false, the start of the partial event held. */
+  private at = 0;
+  /** The bytes as text, when they are all ASCII (one character a byte): cut by the same offsets. */
+  private ascii: string | undefined;
+  private decoded = false;
 
-  push(chunk: Buffer): { raw: string; separator: string }[] {
-    this.pending += this.decoder.write(chunk);
-    this.mayHoldPartialCharacter = chunk.length > 0 && chunk[chunk.length - 1]! >= 0x80;
-    return this.cut();
+  load(chunk: Buffer): void {
+    this.bytes = this.at < this.bytes.length ? Buffer.concat([this.bytes.subarray(this.at), chunk]) : chunk;
+    this.reset();
   }
 
-  /** Nothing of an event is held: the bytes pushed so far ended exactly where an event did. */
-  get holdsNothing(): boolean {
-    return this.pending === '' && !this.mayHoldPartialCharacter;
+  /** The body ended: a last event without its closing blank line is still an event. */
+  loadEnd(): void {
+    const rest = this.bytes.subarray(this.at);
+    this.bytes = holdsText(rest) ? Buffer.concat([rest, BLANK_LINE]) : EMPTY;
+    this.reset();
   }
 
-  end(): { raw: string; separator: string }[] {
-    this.pending += this.decoder.end();
-    // An upstream that ends without the final blank line still delivers its last event.
-    if (this.pending.trim().length > 0) this.pending += '\n\n';
-    return this.cut();
-  }
-
-  private cut() {
-    const events: { raw: string; separator: string }[] = [];
-    let start = 0;
-    for (let end = findEventEnd(this.pending, start); end; end = findEventEnd(this.pending, start)) {
-      if (end.at > start) events.push({ raw: this.pending.slice(start, end.at), separator: this.pending.slice(end.at, end.at + end.length) });
-      start = end.at + end.length;
+  /** Moves to the next complete event (blank ones skipped); false when none is left. */
+  next(): boolean {
+    for (let found = findEventEnd(this.bytes, this.at); found; found = findEventEnd(this.bytes, this.at)) {
+      this.start = this.at;
+      this.end = found.at;
+      this.close = found.at + found.length;
+      this.at = this.close;
+      if (this.end > this.start) return true;
     }
-    if (start > 0) this.pending = this.pending.slice(start);
-    return events;
+    return false;
+  }
+
+  /** The current event's text. */
+  raw(): string {
+    if (!this.decoded) {
+      this.decoded = true;
+      this.ascii = isAscii(this.bytes) ? this.bytes.toString('latin1') : undefined;
+    }
+    return this.ascii === undefined ? this.bytes.toString('utf8', this.start, this.end) : this.ascii.slice(this.start, this.end);
+  }
+
+  /** How far the complete events go: the bytes after it (a partial event) are held for the next chunk. */
+  get framed(): number {
+    return this.at;
+  }
+
+  private reset() {
+    this.at = 0;
+    this.decoded = false;
+    this.ascii = undefined;
   }
 }
 
+/** Any byte other than whitespace: what a partial event must hold to be delivered at the end. */
+function holdsText(bytes: Buffer): boolean {
+  for (const byte of bytes) if (byte !== LF && byte !== CR && byte !== SPACE && byte !== TAB) return true;
+  return false;
+}
+
 /**
- * A tap that forwards each complete event as soon as its closing blank line arrives:
- * never a timer, never more than one partial event held.
+ * A tap that forwards each complete event as soon as its closing blank line arrives: never a
+ * timer, never more than one partial event held. Events that go on as they came go on as their
+ * own bytes (a chunk of them as the very Buffer that came); only an event the reader keeps back
+ * or `rewrite` changes is written anew. The tap's lengths count bytes.
  */
 export function createSseTap(read: SseReader, rewrite?: (raw: string) => string): PassThroughTap {
   const framer = new SseFramer();
   return new PassThroughTap((chunk, eventRead) => {
-    const startsAnEvent = chunk !== undefined && framer.holdsNothing;
-    let out = '';
-    let unchanged = true;
-    for (const { raw, separator } of chunk ? framer.push(chunk) : framer.end()) {
+    if (chunk) framer.load(chunk);
+    else framer.loadEnd();
+    const { bytes } = framer;
+    /** The output so far, once an event changed: the bytes before it, then new text. */
+    let pieces: Buffer[] | undefined;
+    let piecesLength = 0;
+    /** New text not yet encoded: the changed events since the last bytes kept, encoded at once. */
+    let text = '';
+    /** Where the bytes not yet in `pieces` begin. */
+    let keptFrom = 0;
+    // Measured only where the tap cuts: measuring each changed event would copy it.
+    const changedOutputBefore = () => piecesLength + Buffer.byteLength(text) + (framer.start - keptFrom);
+    while (framer.next()) {
+      const raw = framer.raw();
       const written = read(parseSseEvent(raw)) === false ? '' : rewrite ? rewrite(raw) : raw;
-      // Cut at the end marker: the tap's lengths count this text, not the chunk's bytes.
-      if (eventRead(out.length)) unchanged = false;
-      if (written !== raw) unchanged = false;
-      if (written !== '') out += written + separator;
+      eventRead(pieces ? changedOutputBefore : framer.start);
+      if (written === raw) continue;
+      pieces ??= [];
+      if (keptFrom < framer.start) {
+        if (text !== '') piecesLength += pieces[pieces.push(Buffer.from(text)) - 1]!.length;
+        text = '';
+        piecesLength += pieces[pieces.push(bytes.subarray(keptFrom, framer.start)) - 1]!.length;
+      }
+      if (written !== '') text += written + separatorOf(bytes, framer.end, framer.close);
+      keptFrom = framer.close;
     }
-    // A chunk of whole events that all go on as they came goes on as its own bytes: the same
-    // bytes as the text would give, without encoding that text again (most chunks of a stream).
-    if (startsAnEvent && unchanged && framer.holdsNothing) return chunk;
-    return out.length > 0 ? out : undefined;
+    const framed = framer.framed;
+    if (pieces) {
+      if (text !== '') pieces.push(Buffer.from(text));
+      pieces.push(bytes.subarray(keptFrom, framed));
+      const out = Buffer.concat(pieces);
+      return out.length > 0 ? out : undefined;
+    }
+    if (framed === 0) return undefined;
+    return framed === bytes.length ? bytes : bytes.subarray(0, framed);
   });
 }
+
+const separatorOf = (bytes: Buffer, end: number, close: number) => (close - end === 2 ? '\n\n' : bytes.toString('latin1', end, close));
 
 /**
  * An upstream's SSE body passed through, each JSON event shown to `observe` on the way (for

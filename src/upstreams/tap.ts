@@ -8,11 +8,12 @@ import { type Readable, Transform, type TransformCallback } from 'node:stream';
 /**
  * What a tap forwards for a chunk of the upstream's body (or at its end); undefined: nothing yet.
  * A step that writes event by event calls `eventRead(before)` after reading each event, with the
- * length of its output before that event's part: the gate, once due, holds back from there on. It
- * answers true when it cut there (the step's output must then be the text those lengths count).
+ * length of its output before that event's part (characters of a string output, bytes of a Buffer),
+ * or a function that measures it when asked: the gate, once due, holds back from there on. It
+ * answers true when it cut there (the step's output must then be what those lengths count).
  */
 export type TapStep = (chunk: Buffer | undefined, eventRead: EventRead) => string | Buffer | undefined;
-export type EventRead = (before: number) => boolean;
+export type EventRead = (before: number | (() => number)) => boolean;
 
 /** Holds the output back from the moment it is due (the stream's end marker was read) until `wait()` settles. */
 export interface ForwardGate {
@@ -35,7 +36,7 @@ export class PassThroughTap extends Transform {
   private dueFrom: number | undefined;
   private readonly eventRead: EventRead = (before) => {
     if (this.dueFrom !== undefined || !this.gate?.due()) return false;
-    this.dueFrom = before;
+    this.dueFrom = typeof before === 'number' ? before : before();
     return true;
   };
 

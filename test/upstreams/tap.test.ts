@@ -82,6 +82,27 @@ test('a chunk cut at its end marker keeps multi-byte characters whole on both si
   assert.deepEqual(received, ['data: {"text":"naïve 日本語 ✓"}\n\n', 'data: [DONE]\n\n']);
 });
 
+test('a chunk whose events are renamed or kept back is still cut exactly at its end marker', async () => {
+  const upstream = new PassThrough();
+  const meter = { completed: false } as StreamMeter & { completed: boolean };
+  const keep = (event: { drop?: boolean }) => (event.drop ? false : undefined);
+  const body = observeSseJson(upstream, keep, {
+    modelAlias: { upstream: 'up', public: 'modèle-public' },
+    onDone: () => Object.assign(meter, { completed: true }),
+  });
+  const settlement = pendingSettle();
+  const received: string[] = [];
+  holdEndMarkerForSettle(body, meter, settlement.settle).on('data', (chunk) => received.push(String(chunk)));
+
+  upstream.write(Buffer.from('data: {"model":"up","text":"日本語"}\n\ndata: {"drop":true}\n\ndata: {"text":"✓"}\n\ndata: [DONE]\n\n'));
+  await tick();
+  // The new names are longer in bytes than in characters: a cut counted in characters would fall inside the kept events.
+  assert.deepEqual(received, ['data: {"model":"modèle-public","text":"日本語"}\n\ndata: {"text":"✓"}\n\n']);
+  settlement.land();
+  await tick();
+  assert.deepEqual(received.slice(1), ['data: [DONE]\n\n']);
+});
+
 test('an NDJSON chunk is cut at the line that completes the stream, in bytes', async () => {
   const upstream = new PassThrough();
   const meter = { completed: false } as StreamMeter & { completed: boolean };

@@ -9,7 +9,7 @@ import { tokensOfPivot } from '../../pipeline/translated-stream.js';
 import type { CallArgs, MeteredAnswer, ResolvedModel } from '../../pipeline/types.js';
 import { postForText, postJson } from '../http.js';
 import type { TokenUsage } from '../openai-chat/usage.js';
-import { parseSseEvent, SseFramer } from '../sse.js';
+import { createSseTap, parseSseEvent, SseFramer } from '../sse.js';
 import { TokenStreamMeter } from '../stream-meter.js';
 import { feedTap, PassThroughTap } from '../tap.js';
 import { geminiAuthHeaders, geminiPath } from './endpoint.js';
@@ -78,18 +78,7 @@ export async function callGeminiNative(args: CallArgs<GenerateContentRequest>, f
 }
 
 /** Each event as it came, and read on the side. */
-function sseTap(meter: GeminiStreamMeter): PassThroughTap {
-  const framer = new SseFramer();
-  return new PassThroughTap((chunk, eventRead) => {
-    let out = '';
-    for (const { raw, separator } of chunk ? framer.push(chunk) : framer.end()) {
-      observe(meter, parseSseEvent(raw).data);
-      eventRead(out.length);
-      out += raw + separator;
-    }
-    return out.length > 0 ? out : undefined;
-  });
-}
+const sseTap = (meter: GeminiStreamMeter): PassThroughTap => createSseTap(({ data }) => void observe(meter, data));
 
 /** Each event's JSON as the next element of one array, closed when the upstream ended cleanly. */
 function jsonArrayTap(meter: GeminiStreamMeter): PassThroughTap {
@@ -97,8 +86,10 @@ function jsonArrayTap(meter: GeminiStreamMeter): PassThroughTap {
   let opened = false;
   return new PassThroughTap((chunk, eventRead) => {
     let out = '';
-    for (const { raw } of chunk ? framer.push(chunk) : framer.end()) {
-      const { data } = parseSseEvent(raw);
+    if (chunk) framer.load(chunk);
+    else framer.loadEnd();
+    while (framer.next()) {
+      const { data } = parseSseEvent(framer.raw());
       if (!data.startsWith('{')) continue;
       observe(meter, data);
       eventRead(out.length);
