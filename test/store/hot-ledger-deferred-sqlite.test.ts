@@ -149,6 +149,39 @@ describe('a hold decided in memory', () => {
       assert.equal(otherConnectionBalance(account.id), 6_000);
     }));
 
+  test('settled while its own write is on its way is settled after that write commits, in a batch of its own', () =>
+    withHoldsInMemory(async (store) => {
+      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+      decide(store, account.id, 'hold_a', 4_000);
+      const written = store.hotLedger!.writeHold!('hold_a');
+      const settled = store.hotLedger!.settle({ ...settleOf('hold_a'), chargeMicros: 1_500 });
+      await written;
+      assert.deepEqual(committedRows(account.id, 'hold_a').kinds, ['credit', 'hold'], 'the settle waits for the hold to be committed');
+      assert.deepEqual(await settled, { kind: 'applied', chargedMicros: 1_500, unbilledMicros: 0 });
+      assert.equal(otherConnectionBalance(account.id), 8_500);
+    }));
+
+  test('whose own write the store refuses has nothing to end: a settle or release asked for meanwhile is not kept for a retry', () =>
+    withHoldsInMemory(async (store) => {
+      const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });
+      decide(store, account.id, 'hold_a', 4_000);
+      decide(store, account.id, 'hold_b', 1_000);
+      const writes = [store.hotLedger!.writeHold!('hold_a'), store.hotLedger!.writeHold!('hold_b')].map((write) => write.catch((error) => error));
+      // Asked for before the batch with the writes runs: they would have failed in it, as store errors, and been kept.
+      const settled = store.hotLedger!.settle(settleOf('hold_a')).catch((error) => error);
+      const released = store.hotLedger!.release({ holdId: 'hold_b', note: null, now: 1 });
+      store.failWrites!('SQLITE_FULL');
+      const [refusedWrite] = await Promise.all(writes);
+      store.failWrites!(null);
+      assert.ok(refusedWrite instanceof UnwrittenHoldError);
+      const refusedSettle = await settled;
+      assert.ok(refusedSettle instanceof UnwrittenHoldError, 'the settle hears that the hold was never written');
+      assert.equal((refusedSettle.cause as { code?: string }).code, 'SQLITE_FULL');
+      assert.equal(await released, true);
+      assert.deepEqual(committedRows(account.id, 'hold_a'), { hold: undefined, kinds: ['credit'] });
+      assert.equal(decide(store, account.id, 'hold_c', 10_000), true, 'the whole balance is free again');
+    }));
+
   test('whose balance another writer spends before its settle is not written: the settle rejects and nothing is charged', () =>
     withHoldsInMemory(async (store) => {
       const account = await createAccount(store, { name: 'a', creditMicros: 10_000 });

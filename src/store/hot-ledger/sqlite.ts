@@ -171,6 +171,32 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
     );
   }
 
+  /** Holds being written alone (a stream's, before its first byte): their end waits for that write. */
+  const writing = new Map<string, Promise<void>>();
+
+  /**
+   * Waits for the hold's own write, so that its end never lands in the same batch: should the store
+   * refuse that batch, the end would be kept and retried for a hold that was never written. Rejects
+   * as the write did (the call is dropped, and its end has nothing to do).
+   */
+  function afterWrite(write: Promise<void>, holdId: string): Promise<void> {
+    return write.catch((error) => {
+      endFailed(holdId);
+      throw error;
+    });
+  }
+
+  /** The settle of a hold not decided in memory, or written already. */
+  function settleWritten(entry: SettleEntry): Promise<SettleResult> {
+    const failed = endFailed(entry.holdId);
+    if (failed) return Promise.reject(new UnwrittenHoldError(entry.holdId, failed.error));
+    const run = () => {
+      usageMover.noteSettle();
+      return settle(entry);
+    };
+    return step(run, { endsHold: true });
+  }
+
   /** The end of a hold whose write failed: nothing to write, and a settle hears why. */
   function endFailed(holdId: string): { error: unknown } | undefined {
     const failed = unwritten.failure(holdId);
@@ -212,22 +238,27 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
         unwritten.fail(held, { error: unwrittenError.cause, inFlight: false }); // an end that races the drop hears it
         throw unwrittenError;
       };
-      return step(() => hold(held.entry), { batched: true })
+      const write = step(() => hold(held.entry), { batched: true })
         .then(written)
-        .catch(failed);
+        .catch(failed)
+        .finally(() => writing.delete(holdId));
+      writing.set(holdId, write);
+      return write;
     },
     settle(entry) {
       const held = unwritten.take(entry.holdId);
       if (held) return settleUnwritten(held, entry);
-      const failed = endFailed(entry.holdId);
-      if (failed) return Promise.reject(new UnwrittenHoldError(entry.holdId, failed.error));
-      const run = () => {
-        usageMover.noteSettle();
-        return settle(entry);
-      };
-      return step(run, { endsHold: true });
+      const write = writing.get(entry.holdId);
+      if (write) return afterWrite(write, entry.holdId).then(() => settleWritten(entry));
+      return settleWritten(entry);
     },
     release(entry) {
+      const write = writing.get(entry.holdId);
+      if (write)
+        return afterWrite(write, entry.holdId).then(
+          () => step(() => release(entry), { endsHold: true }),
+          () => true,
+        );
       const held = unwritten.take(entry.holdId);
       if (held) {
         // Nothing held in the store, so nothing to give back there: the rows are the call's record,
