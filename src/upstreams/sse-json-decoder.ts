@@ -7,16 +7,15 @@ export abstract class SseJsonDecoder<Event> implements PivotStreamDecoder {
   private readonly framer = new SseFramer();
 
   push(chunk: Buffer): PivotEvent[] {
-    this.framer.load(chunk);
-    return this.read();
+    return this.read(chunk);
   }
 
   end(): PivotEvent[] {
-    this.framer.loadEnd();
-    return this.read();
+    return this.read(undefined);
   }
 
-  private read(): PivotEvent[] {
+  private read(chunk: Buffer | undefined): PivotEvent[] {
+    this.framer.load(chunk);
     const events: PivotEvent[] = [];
     while (this.framer.next()) this.readData(parseSseEvent(this.framer.raw()).data, events);
     return events;

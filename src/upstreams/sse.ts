@@ -75,16 +75,15 @@ export class SseFramer {
   private ascii: string | undefined;
   private decoded = false;
 
-  load(chunk: Buffer): void {
-    this.bytes = this.at < this.bytes.length ? Buffer.concat([this.bytes.subarray(this.at), chunk]) : chunk;
-    this.reset();
-  }
-
-  /** The body ended: a last event without its closing blank line is still an event. */
-  loadEnd(): void {
-    const rest = this.bytes.subarray(this.at);
-    this.bytes = holdsText(rest) ? Buffer.concat([rest, BLANK_LINE]) : EMPTY;
-    this.reset();
+  /** The next chunk; undefined when the body ended (a last event without its closing blank line is still an event). */
+  load(chunk: Buffer | undefined): void {
+    // What the last chunk left of a partial event goes first (the usual chunk leaves none).
+    const rest = this.at < this.bytes.length ? this.bytes.subarray(this.at) : EMPTY;
+    if (chunk) this.bytes = rest === EMPTY ? chunk : Buffer.concat([rest, chunk]);
+    else this.bytes = holdsText(rest) ? Buffer.concat([rest, BLANK_LINE]) : EMPTY;
+    this.at = 0;
+    this.decoded = false;
+    this.ascii = undefined;
   }
 
   /** Moves to the next complete event (blank ones skipped); false when none is left. */
@@ -112,12 +111,6 @@ export class SseFramer {
   get framed(): number {
     return this.at;
   }
-
-  private reset() {
-    this.at = 0;
-    this.decoded = false;
-    this.ascii = undefined;
-  }
 }
 
 /** Any byte other than whitespace: what a partial event must hold to be delivered at the end. */
@@ -135,12 +128,15 @@ function holdsText(bytes: Buffer): boolean {
 export function createSseTap(read: SseReader, rewrite?: (raw: string) => string): PassThroughTap {
   const framer = new SseFramer();
   return new PassThroughTap((chunk, eventRead) => {
-    if (chunk) framer.load(chunk);
-    else framer.loadEnd();
+    framer.load(chunk);
     const { bytes } = framer;
     /** The output so far, once an event changed: the bytes before it, then new text. */
     let pieces: Buffer[] | undefined;
     let piecesLength = 0;
+    const keep = (piece: Buffer) => {
+      pieces!.push(piece);
+      piecesLength += piece.length;
+    };
     /** New text not yet encoded: the changed events since the last bytes kept, encoded at once. */
     let text = '';
     /** Where the bytes not yet in `pieces` begin. */
@@ -154,9 +150,9 @@ export function createSseTap(read: SseReader, rewrite?: (raw: string) => string)
       if (written === raw) continue;
       pieces ??= [];
       if (keptFrom < framer.start) {
-        if (text !== '') piecesLength += pieces[pieces.push(Buffer.from(text)) - 1]!.length;
+        if (text !== '') keep(Buffer.from(text));
         text = '';
-        piecesLength += pieces[pieces.push(bytes.subarray(keptFrom, framer.start)) - 1]!.length;
+        keep(bytes.subarray(keptFrom, framer.start));
       }
       if (written !== '') text += written + separatorOf(bytes, framer.end, framer.close);
       keptFrom = framer.close;

@@ -175,12 +175,12 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
   const writing = new Map<string, Promise<void>>();
 
   /**
-   * Waits for the hold's own write, so that its end never lands in the same batch: should the store
-   * refuse that batch, the end would be kept and retried for a hold that was never written. Rejects
-   * as the write did (the call is dropped, and its end has nothing to do).
+   * The hold's own write, when one is on its way: its end waits for it, so as never to land in the
+   * same batch (should the store refuse that batch, the end would be kept and retried for a hold
+   * never written). Rejects as the write did: the call is dropped, and its end has nothing to do.
    */
-  function afterWrite(write: Promise<void>, holdId: string): Promise<void> {
-    return write.catch((error) => {
+  function ownWrite(holdId: string): Promise<void> | undefined {
+    return writing.get(holdId)?.catch((error) => {
       endFailed(holdId);
       throw error;
     });
@@ -248,14 +248,12 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
     settle(entry) {
       const held = unwritten.take(entry.holdId);
       if (held) return settleUnwritten(held, entry);
-      const write = writing.get(entry.holdId);
-      if (write) return afterWrite(write, entry.holdId).then(() => settleWritten(entry));
-      return settleWritten(entry);
+      return ownWrite(entry.holdId)?.then(() => settleWritten(entry)) ?? settleWritten(entry);
     },
     release(entry) {
-      const write = writing.get(entry.holdId);
+      const write = ownWrite(entry.holdId);
       if (write)
-        return afterWrite(write, entry.holdId).then(
+        return write.then(
           () => step(() => release(entry), { endsHold: true }),
           () => true,
         );

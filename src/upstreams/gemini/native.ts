@@ -86,8 +86,7 @@ function jsonArrayTap(meter: GeminiStreamMeter): PassThroughTap {
   let opened = false;
   return new PassThroughTap((chunk, eventRead) => {
     let out = '';
-    if (chunk) framer.load(chunk);
-    else framer.loadEnd();
+    framer.load(chunk);
     while (framer.next()) {
       const { data } = parseSseEvent(framer.raw());
       if (!data.startsWith('{')) continue;
