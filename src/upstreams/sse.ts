@@ -1,7 +1,6 @@
 // Server-sent events on the side of a pass-through: frames the byte stream into events, lets a
 // reader look at each one (for usage) and decide whether it goes on to the client unchanged.
 
-import { isAscii } from 'node:buffer';
 import type { Readable } from 'node:stream';
 import { feedTap, PassThroughTap } from './tap.js';
 
@@ -59,8 +58,9 @@ const BLANK_LINE = Buffer.from('\n\n');
  * Cuts a byte stream into events, in place: `load` a chunk, then each `next()` moves to its next
  * complete event, whose bytes are `bytes[start, end)` and its closing blank line `[end, close)`.
  * Cut on bytes (a newline byte is never part of a character), so an event's offsets are those of
- * the bytes to forward, and its text is decoded only when read: once for a chunk of ASCII, the
- * usual case. At most one partial event is held between chunks.
+ * the bytes to forward, and its text is decoded only when read, event by event: a chunk is never
+ * decoded whole, so no text of it outlives the events read from it. At most one partial event is
+ * held between chunks.
  */
 export class SseFramer {
   /** The bytes being cut: the chunk loaded, after the partial event the last one left. */
@@ -71,9 +71,6 @@ export class SseFramer {
   close = 0;
   /** Where the next event begins: once `next()` answers false, the start of the partial event held. */
   private at = 0;
-  /** The bytes as text, when they are all ASCII (one character a byte): cut by the same offsets. */
-  private ascii: string | undefined;
-  private decoded = false;
 
   /** The next chunk; undefined when the body ended (a last event without its closing blank line is still an event). */
   load(chunk: Buffer | undefined): void {
@@ -82,8 +79,6 @@ export class SseFramer {
     if (chunk) this.bytes = rest === EMPTY ? chunk : Buffer.concat([rest, chunk]);
     else this.bytes = holdsText(rest) ? Buffer.concat([rest, BLANK_LINE]) : EMPTY;
     this.at = 0;
-    this.decoded = false;
-    this.ascii = undefined;
   }
 
   /** Moves to the next complete event (blank ones skipped); false when none is left. */
@@ -100,11 +95,19 @@ export class SseFramer {
 
   /** The current event's text. */
   raw(): string {
-    if (!this.decoded) {
-      this.decoded = true;
-      this.ascii = isAscii(this.bytes) ? this.bytes.toString('latin1') : undefined;
-    }
-    return this.ascii === undefined ? this.bytes.toString('utf8', this.start, this.end) : this.ascii.slice(this.start, this.end);
+    return this.bytes.toString('utf8', this.start, this.end);
+  }
+
+  /**
+   * Where the current event's data begins, when the event is one `data:` line and nothing else
+   * (its data then ends at `end`); -1 otherwise.
+   */
+  dataLine(): number {
+    const { bytes, start, end } = this;
+    if (end - start < DATA_FIELD.length || DATA_FIELD.compare(bytes, start, start + DATA_FIELD.length) !== 0) return -1;
+    const data = bytes[start + DATA_FIELD.length] === SPACE ? start + DATA_FIELD.length + 1 : start + DATA_FIELD.length;
+    const newline = bytes.indexOf(LF, data);
+    return newline === -1 || newline >= end ? data : -1;
   }
 
   /** How far the complete events go: the bytes after it (a partial event) are held for the next chunk. */
@@ -112,6 +115,8 @@ export class SseFramer {
     return this.at;
   }
 }
+
+const DATA_FIELD = Buffer.from('data:');
 
 /** Any byte other than whitespace: what a partial event must hold to be delivered at the end. */
 function holdsText(bytes: Buffer): boolean {
@@ -123,10 +128,13 @@ function holdsText(bytes: Buffer): boolean {
  * A tap that forwards each complete event as soon as its closing blank line arrives: never a
  * timer, never more than one partial event held. Events that go on as they came go on as their
  * own bytes (a chunk of them as the very Buffer that came); only an event the reader keeps back
- * or `rewrite` changes is written anew. The tap's lengths count bytes.
+ * or the model rename changes is written anew. An event `skim` reads from its bytes (one `data:`
+ * line the rename leaves alone) is never decoded. The tap's lengths count bytes.
  */
-export function createSseTap(read: SseReader, rewrite?: (raw: string) => string): PassThroughTap {
+export function createSseTap(read: SseReader, options: { rename?: ModelAlias; skim?: SseDataSkimmer } = {}): PassThroughTap {
   const framer = new SseFramer();
+  const rename = options.rename && options.rename.upstream !== options.rename.public ? new ModelRename(options.rename) : undefined;
+  const { skim } = options;
   return new PassThroughTap((chunk, eventRead) => {
     framer.load(chunk);
     const { bytes } = framer;
@@ -144,8 +152,13 @@ export function createSseTap(read: SseReader, rewrite?: (raw: string) => string)
     // Measured only where the tap cuts: measuring each changed event would copy it.
     const changedOutputBefore = () => piecesLength + Buffer.byteLength(text) + (framer.start - keptFrom);
     while (framer.next()) {
+      const renamed = rename?.within(bytes, framer.start, framer.end) === true;
+      if (!renamed && skim && skimmed(framer, skim)) {
+        eventRead(pieces ? changedOutputBefore : framer.start);
+        continue;
+      }
       const raw = framer.raw();
-      const written = read(parseSseEvent(raw)) === false ? '' : rewrite ? rewrite(raw) : raw;
+      const written = read(parseSseEvent(raw)) === false ? '' : renamed ? rename!.apply(raw) : raw;
       eventRead(pieces ? changedOutputBefore : framer.start);
       if (written === raw) continue;
       pieces ??= [];
@@ -169,7 +182,22 @@ export function createSseTap(read: SseReader, rewrite?: (raw: string) => string)
   });
 }
 
+/** Whether `skim` read the current event from its bytes: a single `data:` line holding a JSON object. */
+function skimmed(framer: SseFramer, skim: SseDataSkimmer): boolean {
+  const data = framer.dataLine();
+  return data !== -1 && framer.bytes[data] === OPEN_BRACE && skim(framer.bytes, data, framer.end);
+}
+
+const OPEN_BRACE = 123;
+
 const separatorOf = (bytes: Buffer, end: number, close: number) => (close - end === 2 ? '\n\n' : bytes.toString('latin1', end, close));
+
+/**
+ * Reads an event's JSON data (`bytes[start, end)`, an object on one line) without decoding or
+ * parsing it, when its shape is one it knows: true when it has seen all the reader would have (the
+ * event then goes on unchanged), false to read the event as usual.
+ */
+export type SseDataSkimmer = (bytes: Buffer, start: number, end: number) => boolean;
 
 /**
  * An upstream's SSE body passed through, each JSON event shown to `observe` on the way (for
@@ -179,30 +207,26 @@ export function observeSseJson<Event>(
   body: Readable,
   // Each event as the upstream's protocol shapes it; `observe` reads it defensively (an upstream may not).
   observe: (value: Event) => boolean | undefined,
-  options: { modelAlias?: ModelAlias; onDone?: () => void; skim?: SseSkimmer } = {},
+  options: { modelAlias?: ModelAlias; onDone?: () => void; skim?: SseDataSkimmer } = {},
 ): Readable {
-  const tap = createSseTap(({ data }) => {
-    // `[DONE]`: the chat completions stream's end marker.
-    if (data === '[DONE]') options.onDone?.();
-    if (!data.startsWith('{')) return;
-    if (options.skim?.(data)) return;
-    let value: unknown;
-    try {
-      value = JSON.parse(data);
-    } catch {
-      return;
-    }
-    return observe(value as Event);
-  }, renameModel(options.modelAlias));
+  const tap = createSseTap(
+    ({ data }) => {
+      // `[DONE]`: the chat completions stream's end marker.
+      if (data === '[DONE]') options.onDone?.();
+      if (!data.startsWith('{')) return;
+      let value: unknown;
+      try {
+        value = JSON.parse(data);
+      } catch {
+        return;
+      }
+      return observe(value as Event);
+    },
+    { rename: options.modelAlias, skim: options.skim },
+  );
   // An upstream that breaks fails the tap, and a caller that leaves stops the upstream.
   return feedTap(body, tap);
 }
-
-/**
- * Reads an event's JSON text without parsing it, when its shape is one it knows: true when it
- * has seen all `observe` would have (the event then passes on unchanged), false to parse it.
- */
-export type SseSkimmer = (data: string) => boolean;
 
 /** The channel's model id and the public one the caller asked for. */
 export interface ModelAlias {
@@ -214,9 +238,33 @@ export interface ModelAlias {
  * Streams carry the upstream's model id; the caller sees the public one, as in plain answers.
  * Only when the two differ, and only the `"model":"…"` field, so other bytes pass untouched.
  */
-function renameModel(alias: ModelAlias | undefined): ((raw: string) => string) | undefined {
-  if (!alias || alias.upstream === alias.public) return undefined;
-  const needle = `"model":${JSON.stringify(alias.upstream)}`;
-  const replacement = `"model":${JSON.stringify(alias.public)}`;
-  return (raw) => (raw.includes(needle) ? raw.replaceAll(needle, replacement) : raw);
+class ModelRename {
+  private readonly needle: string;
+  private readonly replacement: string;
+  private readonly needleBytes: Buffer;
+  /** The bytes last searched, from where, and where the needle next occurs in them (their length: nowhere). */
+  private searched: Buffer | undefined;
+  private searchedFrom = 0;
+  private nextAt = 0;
+
+  constructor(alias: ModelAlias) {
+    this.needle = `"model":${JSON.stringify(alias.upstream)}`;
+    this.replacement = `"model":${JSON.stringify(alias.public)}`;
+    this.needleBytes = Buffer.from(this.needle);
+  }
+
+  /** Whether the event `bytes[start, end)` holds the needle; events are asked in order, so each byte is searched once. */
+  within(bytes: Buffer, start: number, end: number): boolean {
+    if (bytes !== this.searched || start < this.searchedFrom || this.nextAt < start) {
+      const found = bytes.indexOf(this.needleBytes, start);
+      this.searched = bytes;
+      this.searchedFrom = start;
+      this.nextAt = found === -1 ? bytes.length : found;
+    }
+    return this.nextAt < end;
+  }
+
+  apply(raw: string): string {
+    return raw.replaceAll(this.needle, this.replacement);
+  }
 }

@@ -99,3 +99,47 @@ test('lines end at LF or CR LF, and a lone CR stays in the data', () => {
   assert.deepEqual(parseSseEvent('data:'), { event: undefined, data: '' });
   assert.deepEqual(parseSseEvent(': comment\nid: 7'), { event: undefined, data: '' });
 });
+
+test('an event the skimmer reads from its bytes goes on unchanged and is never shown to the reader', async () => {
+  const body = 'data: {"skim":1}\n\ndata: {"read":1}\n\ndata: {"skim":2}\r\n\r\nevent: x\ndata: {"skim":3}\n\ndata: {"skim":4}\ndata: {"skim":5}\n\n';
+  const skimmed: string[] = [];
+  const seen: string[] = [];
+  const tap = createSseTap(
+    (event) => {
+      seen.push(event.data);
+      return true;
+    },
+    {
+      skim: (bytes, start, end) => {
+        const data = bytes.toString('utf8', start, end);
+        if (!data.includes('skim')) return false;
+        skimmed.push(data);
+        return true;
+      },
+    },
+  );
+  const out = await text(Readable.from([Buffer.from(body)]).pipe(tap));
+  assert.equal(out, body);
+  // Only single data lines are offered: an event with another field, or two data lines, is read.
+  assert.deepEqual(skimmed, ['{"skim":1}', '{"skim":2}']);
+  assert.deepEqual(seen, ['{"read":1}', '{"skim":3}', '{"skim":4}\n{"skim":5}']);
+});
+
+test('an event the model rename changes is renamed, not skimmed; the others are skimmed as they came', async () => {
+  const event = (model: string, n: number) => `data: {"model":"${model}","n":${n}}\n\n`;
+  const body = [event('up', 1), event('other', 2), event('up', 3), event('up', 4), event('other', 5)].join('');
+  const skimmed: string[] = [];
+  const tap = createSseTap(() => true, {
+    rename: { upstream: 'up', public: 'públic' },
+    skim: (bytes, start, end) => {
+      skimmed.push(bytes.toString('utf8', start, end));
+      return true;
+    },
+  });
+  // Fed twice as the same Buffer: what the rename found in the first must not be trusted for the second.
+  const chunk = Buffer.from(body);
+  const out = await text(Readable.from([chunk, chunk]).pipe(tap));
+  const renamed = body.replaceAll('"model":"up"', '"model":"públic"');
+  assert.equal(out, renamed + renamed);
+  assert.deepEqual(skimmed, ['{"model":"other","n":2}', '{"model":"other","n":5}', '{"model":"other","n":2}', '{"model":"other","n":5}']);
+});

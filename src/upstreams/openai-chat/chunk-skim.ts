@@ -2,7 +2,7 @@
 // Reading that text without parsing the whole chunk saves the stream its largest cost per chunk
 // (JSON.parse building the chunk's object and its keys). Any other shape, or any doubt, is
 // answered with undefined, and the caller parses the chunk as before.
-import { CLOSE_BRACE, closingQuote, OPEN_BRACE, walkNesting } from '../../json-text.js';
+import { BACKSLASH, CLOSE_BRACE, closingQuote, OPEN_BRACE, QUOTE, walkNesting } from '../../json-text.js';
 
 // The chunk's first choice, as OpenAI (and the sandbox) write it: index 0 first, then its delta.
 const FIRST_CHOICE_TEXT = '"choices":[{"index":0,"delta":{"content":"';
@@ -24,6 +24,12 @@ export function plainTextDelta(data: string): string | undefined {
   return new TextChunkSkimmer().read(data);
 }
 
+/** Where a skimmer puts the text it read: as a string, or as the UTF-8 bytes of one. */
+export interface TextSink {
+  add(text: string): void;
+  addBytes(bytes: Buffer, start: number, end: number): void;
+}
+
 /**
  * Reads the text chunks of one stream. They differ only in their text: what surrounds it (the id,
  * the model, the choice's other fields, the usage) repeats, so once it has been checked, a chunk
@@ -32,6 +38,8 @@ export function plainTextDelta(data: string): string | undefined {
 export class TextChunkSkimmer {
   /** The last text chunk up to its text's opening quote, and from the end of its delta. */
   private around: { head: string; tail: string } | undefined;
+  /** The same as UTF-8 bytes, for chunks read before they are decoded. */
+  private aroundBytes: { head: Buffer; tail: Buffer } | undefined;
 
   read(data: string): string | undefined {
     const around = this.around;
@@ -47,8 +55,50 @@ export class TextChunkSkimmer {
     const open = head + FIRST_CHOICE_TEXT.length - 1;
     const close = closeOfText(data, open);
     if (close === -1 || !onlyTextAround(data, head, close)) return undefined;
-    this.around = { head: data.slice(0, open + 1), tail: data.slice(close + 2) };
+    this.remember(data.slice(0, open + 1), data.slice(close + 2));
     return textOf(data, open, close);
+  }
+
+  /**
+   * Reads a chunk's JSON as the bytes `bytes[from, to)`, one line of them: true when it is a text
+   * chunk, whose text then goes to `sink`. A chunk with the surroundings of the last text chunk
+   * has its text copied as bytes, never decoded; any other is decoded and read as text.
+   * The text's quotes and backslashes are single bytes that no multi-byte character contains, so
+   * bytes that match the surroundings around a text are a text chunk.
+   */
+  readBytes(bytes: Buffer, from: number, to: number, sink: TextSink): boolean {
+    const around = this.aroundBytes ?? this.bytesOfAround();
+    if (around && to - from > around.head.length + around.tail.length && around.head.compare(bytes, from, from + around.head.length) === 0) {
+      const open = from + around.head.length - 1;
+      const close = closeOfTextBytes(bytes, open, to);
+      if (close !== -1 && to - around.tail.length === close + 2 && around.tail.compare(bytes, close + 2, to) === 0) {
+        if (!escapedBetween(bytes, open, close)) {
+          sink.addBytes(bytes, open + 1, close);
+          return true;
+        }
+        const quoted = bytes.toString('utf8', open, close + 1);
+        const text = textOf(quoted, 0, quoted.length - 1);
+        if (text !== undefined) sink.add(text);
+        return text !== undefined;
+      }
+    }
+    const text = this.read(bytes.toString('utf8', from, to));
+    if (text !== undefined) sink.add(text);
+    return text !== undefined;
+  }
+
+  private remember(head: string, tail: string): void {
+    if (this.around?.head === head && this.around.tail === tail) return;
+    this.around = { head, tail };
+    this.aroundBytes = undefined;
+  }
+
+  /** The surroundings as bytes, made when first compared. */
+  private bytesOfAround(): { head: Buffer; tail: Buffer } | undefined {
+    const around = this.around;
+    if (!around) return undefined;
+    this.aroundBytes = { head: Buffer.from(around.head), tail: Buffer.from(around.tail) };
+    return this.aroundBytes;
   }
 }
 
@@ -56,6 +106,22 @@ export class TextChunkSkimmer {
 function closeOfText(data: string, open: number): number {
   const close = closingQuote(data, open);
   return data.charCodeAt(close + 1) === CLOSE_BRACE ? close : -1;
+}
+
+/** As closeOfText, on bytes up to `to`. */
+function closeOfTextBytes(bytes: Buffer, open: number, to: number): number {
+  for (let i = open + 1; i < to; i++) {
+    const c = bytes[i];
+    if (c === QUOTE) return bytes[i + 1] === CLOSE_BRACE ? i : -1;
+    if (c === BACKSLASH) i++; // skip the escaped character
+  }
+  return -1;
+}
+
+/** Whether a backslash comes between `open` and `close`. */
+function escapedBetween(bytes: Buffer, open: number, close: number): boolean {
+  for (let i = open + 1; i < close; i++) if (bytes[i] === BACKSLASH) return true;
+  return false;
 }
 
 /** The text between its quotes, unescaped by a parse of that string alone when it holds escapes. */

@@ -65,7 +65,7 @@ export async function streamChatCompletion(
       modelAlias: { upstream: body.model, public: args.publicModel },
       onDone: () => meter.markDone(),
       // A text-only chunk: what observe would take from it, without parsing it.
-      skim: (data) => meter.skim(data),
+      skim: (bytes, from, to) => meter.skim(bytes, from, to),
     },
   );
   return { body: stream, meter };

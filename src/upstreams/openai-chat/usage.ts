@@ -43,12 +43,9 @@ export class ChatStreamMeter extends TokenStreamMeter {
     if (delta.tool_calls?.length) this.output.add(JSON.stringify(delta.tool_calls));
   }
 
-  /** A chunk's JSON text: true when it was a text-only chunk and its text is counted, false to parse and observe it. */
-  skim(data: string): boolean {
-    const text = this.skimmer.read(data);
-    if (text === undefined) return false;
-    this.output.add(text);
-    return true;
+  /** A chunk's JSON as bytes (`bytes[from, to)`): true when it was a text-only chunk and its text is counted, false to parse and observe it. */
+  skim(bytes: Buffer, from: number, to: number): boolean {
+    return this.skimmer.readBytes(bytes, from, to, this.output);
   }
 
   reported(): TokenUsage | undefined {

@@ -15,8 +15,7 @@ const text = (content: string) => chunk([{ index: 0, delta: { content }, logprob
 function parsedReading(data: string): { text: string; other: boolean } {
   const meter = new ChatStreamMeter('o200k_base');
   meter.observe(JSON.parse(data) as ChatCompletionChunk);
-  const pieces = (meter.output as unknown as { pending: string[] }).pending;
-  return { text: pieces.join(''), other: meter.failed || meter.usage !== undefined || pieces.length > 1 };
+  return { text: meter.output.pendingText(), other: meter.failed || meter.usage !== undefined || meter.output.pieces > 1 };
 }
 
 const TEXTS = [
@@ -132,4 +131,28 @@ test("a stream's skimmer answers for every chunk what a fresh check would, as th
   );
   assert.deepEqual(answers.slice(-8), [undefined, undefined, undefined, undefined, 'a new id', 'and back', undefined, undefined]);
   assert.deepEqual(answers.slice(1, 1 + TEXTS.length), TEXTS);
+});
+
+/** `data` as one SSE data line inside other bytes, with where its JSON begins and ends. */
+function asDataLine(data: string): { bytes: Buffer; from: number; to: number } {
+  const before = Buffer.from('data: {"before":1}\n\ndata: ');
+  const json = Buffer.from(data);
+  return { bytes: Buffer.concat([before, json, Buffer.from('\n\ndata: [DONE]\n\n')]), from: before.length, to: before.length + json.length };
+}
+
+test("a stream's skimmer reads from a chunk's bytes what it reads from its text", () => {
+  const stream = [chunk([{ index: 0, delta: { role: 'assistant', content: '' } }]), ...TEXTS.map(text), text('and back'), chunk([])];
+  const fromText = new TextChunkSkimmer();
+  const fromBytes = new TextChunkSkimmer();
+  const answers = stream.map((data) => {
+    const { bytes, from, to } = asDataLine(data);
+    const read: string[] = [];
+    const sink = { add: (t: string) => read.push(t), addBytes: (b: Buffer, start: number, end: number) => read.push(b.toString('utf8', start, end)) };
+    return fromBytes.readBytes(bytes, from, to, sink) ? read.join('') : undefined;
+  });
+  assert.deepEqual(
+    answers,
+    stream.map((data) => fromText.read(data)),
+  );
+  assert.deepEqual(answers.slice(1, -1), [...TEXTS, 'and back']);
 });
