@@ -37,18 +37,23 @@ const SPACE = 32;
 const TAB = 9;
 
 /**
- * Where the first event in `bytes` from `from` ends: the blank line that closes it (`\r?\n\r?\n`,
- * the first such), or undefined. Found by its first newline, which is faster than a regular expression.
+ * Where the first event in `bytes` from `from` ends: the start of the blank line that closes it
+ * (`\r?\n\r?\n`, the first such), or -1. Found by its first newline, which is faster than a
+ * regular expression.
  */
-export function findEventEnd(bytes: Buffer, from: number): { at: number; length: number } | undefined {
+export function findEventEnd(bytes: Buffer, from: number): number {
   for (let newline = bytes.indexOf(LF, from); newline !== -1; newline = bytes.indexOf(LF, newline + 1)) {
     const next = bytes[newline + 1];
-    const closes = next === LF ? 2 : next === CR && bytes[newline + 2] === LF ? 3 : 0;
-    if (closes === 0) continue;
-    const at = newline > from && bytes[newline - 1] === CR ? newline - 1 : newline;
-    return { at, length: newline + closes - at };
+    if (next !== LF && !(next === CR && bytes[newline + 2] === LF)) continue;
+    return newline > from && bytes[newline - 1] === CR ? newline - 1 : newline;
   }
-  return undefined;
+  return -1;
+}
+
+/** The length of the blank line (`\r?\n\r?\n`) that findEventEnd found at `at`. */
+export function blankLineLength(bytes: Buffer, at: number): number {
+  const first = bytes[at] === CR ? 2 : 1;
+  return first + (bytes[at + first] === CR ? 2 : 1);
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -83,10 +88,10 @@ export class SseFramer {
 
   /** Moves to the next complete event (blank ones skipped); false when none is left. */
   next(): boolean {
-    for (let found = findEventEnd(this.bytes, this.at); found; found = findEventEnd(this.bytes, this.at)) {
+    for (let found = findEventEnd(this.bytes, this.at); found !== -1; found = findEventEnd(this.bytes, this.at)) {
       this.start = this.at;
-      this.end = found.at;
-      this.close = found.at + found.length;
+      this.end = found;
+      this.close = found + blankLineLength(this.bytes, found);
       this.at = this.close;
       if (this.end > this.start) return true;
     }
@@ -104,7 +109,8 @@ export class SseFramer {
    */
   dataLine(): number {
     const { bytes, start, end } = this;
-    if (end - start < DATA_FIELD.length || DATA_FIELD.compare(bytes, start, start + DATA_FIELD.length) !== 0) return -1;
+    // Byte by byte: a call to Buffer's compare costs more than these five reads.
+    for (let i = 0; i < DATA_FIELD.length; i++) if (start + i >= end || bytes[start + i] !== DATA_FIELD[i]) return -1;
     const data = bytes[start + DATA_FIELD.length] === SPACE ? start + DATA_FIELD.length + 1 : start + DATA_FIELD.length;
     const newline = bytes.indexOf(LF, data);
     return newline === -1 || newline >= end ? data : -1;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import { test } from 'node:test';
-import { createSseTap, findEventEnd, parseSseEvent, type SseEvent } from '../../src/upstreams/sse.js';
+import { blankLineLength, createSseTap, findEventEnd, parseSseEvent, type SseEvent } from '../../src/upstreams/sse.js';
 
 const upstream = 'data: {"a":1}\n\nevent: ping\ndata: {}\n\ndata: {"b":"é"}\n\ndata: [DONE]\n\n';
 
@@ -88,7 +88,9 @@ test('an event ends at the first blank line, whatever mix of CR LF and LF makes 
     for (const t of texts.splice(0)) for (const p of pieces) texts.push(t + p);
     for (const t of texts) {
       const expected = /\r?\n\r?\n/.exec(t);
-      const found = findEventEnd(Buffer.from(t), 0); // one byte a character here: the offsets are the same
+      const bytes = Buffer.from(t); // one byte a character here: the offsets are the same
+      const at = findEventEnd(bytes, 0);
+      const found = at === -1 ? undefined : { at, length: blankLineLength(bytes, at) };
       assert.deepEqual(found, expected ? { at: expected.index, length: expected[0].length } : undefined, JSON.stringify(t));
     }
   }
