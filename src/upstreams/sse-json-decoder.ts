@@ -17,8 +17,21 @@ export abstract class SseJsonDecoder<Event> implements PivotStreamDecoder {
   private read(chunk: Buffer | undefined): PivotEvent[] {
     this.framer.load(chunk);
     const events: PivotEvent[] = [];
-    while (this.framer.next()) this.readData(parseSseEvent(this.framer.raw()).data, events);
+    const { framer } = this;
+    while (framer.next()) {
+      const data = framer.dataLine();
+      if (data !== -1 && this.readDataBytes(framer.bytes, data, framer.end, events)) continue;
+      this.readData(parseSseEvent(framer.raw()).data, events);
+    }
     return events;
+  }
+
+  /**
+   * An event that is one `data:` line, as its data's bytes `bytes[start, end)`, before it is decoded:
+   * true when read from them; false (as here) to have it decoded and read by readData.
+   */
+  protected readDataBytes(_bytes: Buffer, _start: number, _end: number, _events: PivotEvent[]): boolean {
+    return false;
   }
 
   /** One event's data: its JSON read, unless it is not an object (a malformed event carries nothing a caller could use). */

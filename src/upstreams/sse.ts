@@ -2,6 +2,7 @@
 // reader look at each one (for usage) and decide whether it goes on to the client unchanged.
 
 import type { Readable } from 'node:stream';
+import { OPEN_BRACE } from '../json-text.js';
 import { feedTap, PassThroughTap } from './tap.js';
 
 export interface SseEvent {
@@ -193,8 +194,6 @@ function skimmed(framer: SseFramer, skim: SseDataSkimmer): boolean {
   const data = framer.dataLine();
   return data !== -1 && framer.bytes[data] === OPEN_BRACE && skim(framer.bytes, data, framer.end);
 }
-
-const OPEN_BRACE = 123;
 
 const separatorOf = (bytes: Buffer, end: number, close: number) => (close - end === 2 ? '\n\n' : bytes.toString('latin1', end, close));
 

@@ -1,7 +1,9 @@
 // An OpenAI chat completion, whole or streamed, read into the pivot (chat-formats.md §3.5–3.8). Pure.
+import { OPEN_BRACE } from '../../json-text.js';
 import type { PivotEvent, PivotFinish, PivotResponse, PivotToolCall, PivotUsage } from '../../pivot/types.js';
 import { SseJsonDecoder } from '../sse-json-decoder.js';
 import { TextChunkSkimmer } from './chunk-skim.js';
+
 import type { ChatCompletion, ChatCompletionChunk, ChatToolCallFragment, ChatUsage } from './types.js';
 
 /** Usage as OpenAI and its look-alikes report it; DeepSeek counts cache hits in fields of its own. */
@@ -86,6 +88,19 @@ export class ChatStreamDecoder extends SseJsonDecoder<ChatCompletionChunk & { er
     }
     const text = this.skimmer.read(data);
     if (text === undefined) return super.readData(data, events);
+    this.text(text, events);
+  }
+
+  /** A text chunk is read from its bytes, only its text decoded; any other is decoded and parsed. */
+  protected override readDataBytes(bytes: Buffer, start: number, end: number, events: PivotEvent[]): boolean {
+    if (bytes[start] !== OPEN_BRACE) return false;
+    return this.skimmer.readBytes(bytes, start, end, {
+      add: (text) => this.text(text, events),
+      addBytes: (from, textStart, textEnd) => this.text(from.toString('utf8', textStart, textEnd), events),
+    });
+  }
+
+  private text(text: string, events: PivotEvent[]): void {
     // text after the finish is dropped, as it is from a parsed chunk
     if (text !== '' && !this.finished) events.push({ type: 'text', text });
   }

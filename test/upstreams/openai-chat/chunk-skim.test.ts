@@ -156,3 +156,25 @@ test("a stream's skimmer reads from a chunk's bytes what it reads from its text"
   );
   assert.deepEqual(answers.slice(1, -1), [...TEXTS, 'and back']);
 });
+
+test('the chat stream decoder reads the same events from text chunks on one data line as from chunks it parses', () => {
+  const stream = [
+    chunk([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]),
+    ...TEXTS.map(text),
+    chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]),
+    text('after the finish'),
+    chunk([], { usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } }),
+  ];
+  const decode = (events: string[]) => {
+    const decoder = new ChatStreamDecoder();
+    return [...decoder.push(Buffer.from(`${events.join('')}data: [DONE]\n\n`)), ...decoder.end()];
+  };
+  // Two data lines an event: never read from bytes, always decoded and parsed.
+  const split = (data: string) => `data: ${data.replace(',', ',\ndata: ')}\n\n`;
+  const fromBytes = decode(stream.map((data) => `data: ${data}\n\n`));
+  assert.deepEqual(fromBytes, decode(stream.map(split)));
+  assert.deepEqual(
+    fromBytes.filter((event) => event.type === 'text').map((event) => (event as { text: string }).text),
+    TEXTS.filter((t) => t !== ''),
+  );
+});
