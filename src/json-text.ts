@@ -53,6 +53,19 @@ export function withTopLevelString(text: string, key: string, from: string, to: 
   return `${text.slice(0, at + field.length)}${JSON.stringify(to)}${text.slice(at + field.length + value.length)}`;
 }
 
+/**
+ * `text` parsed, when it is the text of a JSON object; undefined when it is not one, or is
+ * malformed (a stream passes such data on as it came, and reads nothing from it).
+ */
+export function parseJsonObject(text: string): unknown {
+  if (!text.startsWith('{')) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** A JSON body already written as text (an upstream's answer passed on): sent as it is, never serialized again. */
 export class JsonText {
   constructor(readonly text: string) {}

@@ -5,6 +5,7 @@
 // multi-byte UTF-8 character, so a cut there never splits one.)
 
 import type { Readable } from 'node:stream';
+import { parseJsonObject } from '../json-text.js';
 import { feedTap, PassThroughTap } from './tap.js';
 
 /** Called for every parsed line; throw to fail the stream (an upstream error object, say). */
@@ -21,15 +22,8 @@ const NEWLINE = 0x0a;
 export function observeNdjson<Line>(body: Readable, observe: NdjsonObserver<Line>, skim?: NdjsonSkimmer): Readable {
   const look = (line: string) => {
     // Some clients prefix lines with `data:`; the upstream documents plain lines.
-    const text = line.replace(/^data:\s*/, '').trim();
-    if (!text.startsWith('{')) return;
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      return;
-    }
-    observe(value as Line);
+    const value = parseJsonObject(line.replace(/^data:\s*/, '').trim());
+    if (value !== undefined) observe(value as Line);
   };
   const cutter = new LineCutter();
   const tap = new PassThroughTap((chunk, eventRead) => {

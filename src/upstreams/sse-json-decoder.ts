@@ -1,5 +1,7 @@
 // The part every SSE-speaking kind's stream decoder shares: frame the body into events and read each
 // event's JSON data; the kind says what an event means in pivot events.
+
+import { parseJsonObject } from '../json-text.js';
 import type { PivotEvent, PivotStreamDecoder } from '../pivot/types.js';
 import { parseSseEvent, SseFramer } from './sse.js';
 
@@ -36,14 +38,8 @@ export abstract class SseJsonDecoder<Event> implements PivotStreamDecoder {
 
   /** One event's data: its JSON read, unless it is not an object (a malformed event carries nothing a caller could use). */
   protected readData(data: string, events: PivotEvent[]): void {
-    if (!data.startsWith('{')) return;
-    let event: Event;
-    try {
-      event = JSON.parse(data);
-    } catch {
-      return;
-    }
-    this.readEvent(event, events);
+    const event = parseJsonObject(data);
+    if (event !== undefined) this.readEvent(event as Event, events);
   }
 
   protected abstract readEvent(event: Event, events: PivotEvent[]): void;

@@ -2,7 +2,7 @@
 // reader look at each one (for usage) and decide whether it goes on to the client unchanged.
 
 import type { Readable } from 'node:stream';
-import { OPEN_BRACE } from '../json-text.js';
+import { parseJsonObject } from '../json-text.js';
 import { feedTap, PassThroughTap } from './tap.js';
 
 export interface SseEvent {
@@ -189,16 +189,16 @@ export function createSseTap(read: SseReader, options: { rename?: ModelAlias; sk
   });
 }
 
-/** Whether `skim` read the current event from its bytes: a single `data:` line holding a JSON object. */
+/** Whether `skim` read the current event from its bytes: a single `data:` line. */
 function skimmed(framer: SseFramer, skim: SseDataSkimmer): boolean {
   const data = framer.dataLine();
-  return data !== -1 && framer.bytes[data] === OPEN_BRACE && skim(framer.bytes, data, framer.end);
+  return data !== -1 && skim(framer.bytes, data, framer.end);
 }
 
 const separatorOf = (bytes: Buffer, end: number, close: number) => (close - end === 2 ? '\n\n' : bytes.toString('latin1', end, close));
 
 /**
- * Reads an event's JSON data (`bytes[start, end)`, an object on one line) without decoding or
+ * Reads an event's data (`bytes[start, end)`, one line) without decoding or
  * parsing it, when its shape is one it knows: true when it has seen all the reader would have (the
  * event then goes on unchanged), false to read the event as usual.
  */
@@ -218,14 +218,8 @@ export function observeSseJson<Event>(
     ({ data }) => {
       // `[DONE]`: the chat completions stream's end marker.
       if (data === '[DONE]') options.onDone?.();
-      if (!data.startsWith('{')) return;
-      let value: unknown;
-      try {
-        value = JSON.parse(data);
-      } catch {
-        return;
-      }
-      return observe(value as Event);
+      const value = parseJsonObject(data);
+      return value === undefined ? undefined : observe(value as Event);
     },
     { rename: options.modelAlias, skim: options.skim },
   );

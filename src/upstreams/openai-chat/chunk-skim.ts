@@ -67,6 +67,7 @@ export class TextChunkSkimmer {
    * bytes that match the surroundings around a text are a text chunk.
    */
   readBytes(bytes: Buffer, from: number, to: number, sink: TextSink): boolean {
+    if (bytes[from] !== OPEN_BRACE) return false; // not a chunk: `[DONE]`, say
     const around = this.aroundBytes ?? this.bytesOfAround();
     if (around && to - from > around.head.length + around.tail.length && around.head.compare(bytes, from, from + around.head.length) === 0) {
       const open = from + around.head.length - 1;

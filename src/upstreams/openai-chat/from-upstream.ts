@@ -1,8 +1,7 @@
 // An OpenAI chat completion, whole or streamed, read into the pivot (chat-formats.md §3.5–3.8). Pure.
-import { OPEN_BRACE } from '../../json-text.js';
 import type { PivotEvent, PivotFinish, PivotResponse, PivotToolCall, PivotUsage } from '../../pivot/types.js';
 import { SseJsonDecoder } from '../sse-json-decoder.js';
-import { TextChunkSkimmer } from './chunk-skim.js';
+import { TextChunkSkimmer, type TextSink } from './chunk-skim.js';
 
 import type { ChatCompletion, ChatCompletionChunk, ChatToolCallFragment, ChatUsage } from './types.js';
 
@@ -74,6 +73,12 @@ export function pivotResponseOfChat(completion: ChatCompletion): PivotResponse {
  */
 export class ChatStreamDecoder extends SseJsonDecoder<ChatCompletionChunk & { error?: { message?: unknown } }> {
   private readonly skimmer = new TextChunkSkimmer();
+  /** Where the skimmer's text goes: the events of the chunk being read (one sink a stream, not one an event). */
+  private events: PivotEvent[] = [];
+  private readonly textSink: TextSink = {
+    add: (text) => this.text(text, this.events),
+    addBytes: (bytes, start, end) => this.text(bytes.toString('utf8', start, end), this.events),
+  };
   /** The upstream's tool_calls index → the pivot's call index, and the call's id. */
   private readonly calls = new Map<number, { index: number; id: string | undefined }>();
   private lastUpstreamIndex: number | undefined;
@@ -93,11 +98,8 @@ export class ChatStreamDecoder extends SseJsonDecoder<ChatCompletionChunk & { er
 
   /** A text chunk is read from its bytes, only its text decoded; any other is decoded and parsed. */
   protected override readDataBytes(bytes: Buffer, start: number, end: number, events: PivotEvent[]): boolean {
-    if (bytes[start] !== OPEN_BRACE) return false;
-    return this.skimmer.readBytes(bytes, start, end, {
-      add: (text) => this.text(text, events),
-      addBytes: (from, textStart, textEnd) => this.text(from.toString('utf8', textStart, textEnd), events),
-    });
+    this.events = events;
+    return this.skimmer.readBytes(bytes, start, end, this.textSink);
   }
 
   private text(text: string, events: PivotEvent[]): void {
