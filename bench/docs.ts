@@ -19,6 +19,12 @@ export interface RunEnvironment {
   node: string;
   cores: number;
   cpuModel: string;
+  /**
+   * The CPU's family and model numbers and whether the kernel isolates page tables (Linux only). A
+   * virtual machine may name its CPU only "AMD EPYC"; the family tells its generations apart, and
+   * page-table isolation makes every system call dearer.
+   */
+  cpu: CpuDetail;
   platform: string;
   /** The machine's 1-minute load average when the run began: other work on it skews every figure. */
   loadAverage: number;
@@ -33,6 +39,7 @@ export function runEnvironment(): RunEnvironment {
     node: process.version,
     cores: os.cpus().length,
     cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
+    cpu: cpuDetail(readText('/proc/cpuinfo'), readText('/sys/devices/system/cpu/vulnerabilities/meltdown')),
     platform: `${os.type()} ${os.release()} ${os.arch()}`,
     loadAverage: Number(os.loadavg()[0]?.toFixed(2)),
     commit: currentCommit(),
@@ -41,7 +48,7 @@ export function runEnvironment(): RunEnvironment {
 
 /** The date, code and machine of a run, as every report and Markdown section opens. */
 export function describeMachine(env: RunEnvironment): string {
-  return `${env.date.slice(0, 10)}, code ${env.commit}, host ${env.host}, Node.js ${env.node}, ${env.cores} cores (${env.cpuModel}), ${env.platform}, load average ${env.loadAverage} at the start`;
+  return `${env.date.slice(0, 10)}, code ${env.commit}, host ${env.host}, Node.js ${env.node}, ${env.cores} cores (${describeCpu(env)}), ${env.platform}, load average ${env.loadAverage} at the start`;
 }
 
 /**
@@ -61,6 +68,42 @@ export function describeRun(
   );
 }
 
+export interface CpuDetail {
+  family: number | null;
+  model: number | null;
+  /** null when the kernel does not say (not Linux). */
+  pageTableIsolation: boolean | null;
+}
+
+/** The family, model and page-table isolation read from `/proc/cpuinfo` and the kernel's Meltdown status. */
+export function cpuDetail(cpuinfo: string, meltdownStatus: string): CpuDetail {
+  const field = (name: string) => {
+    const match = new RegExp(`^${name}\\s*:\\s*(\\d+)`, 'm').exec(cpuinfo);
+    return match ? Number(match[1]) : null;
+  };
+  return {
+    family: field('cpu family'),
+    model: field('model'),
+    pageTableIsolation: meltdownStatus ? /PTI/.test(meltdownStatus) : null,
+  };
+}
+
+function describeCpu(env: RunEnvironment): string {
+  const { family, model, pageTableIsolation } = env.cpu;
+  const parts = [env.cpuModel];
+  if (family !== null) parts.push(`family ${family}${model === null ? '' : ` model ${model}`}`);
+  if (pageTableIsolation !== null) parts.push(`page-table isolation ${pageTableIsolation ? 'on' : 'off'}`);
+  return parts.join(', ');
+}
+
+const readText = (file: string) => {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+};
+
 function currentCommit(): string {
   const git = (...args: string[]) => spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
   const head = git('rev-parse', '--short', 'HEAD');
@@ -78,16 +121,23 @@ export function writeJson(section: ResultSection, data: unknown): string {
 }
 
 /**
- * The kind of host a run was made on, by its CPU's maker: the same code costs a different share of
- * a call on Intel and AMD cores, so each kind keeps its own results.
+ * The kind of host a run was made on, by its CPU's maker and family: the same code costs a
+ * different share of a call on Intel and AMD cores, and on two AMD generations, so each kind keeps
+ * its own results.
  */
-export function hostKind(cpuModel: string): string {
-  if (/intel|xeon/i.test(cpuModel)) return 'intel';
-  if (/amd|epyc|ryzen/i.test(cpuModel)) return 'amd';
-  return 'other';
+export function hostKind(cpuModel: string, family: number | null = null): string {
+  const maker = /intel|xeon/i.test(cpuModel) ? 'intel' : /amd|epyc|ryzen/i.test(cpuModel) ? 'amd' : 'other';
+  return family === null ? maker : `${maker}-${family}`;
 }
 
-const HOST_KIND_TITLES: Record<string, string> = { intel: 'Intel hosts', amd: 'AMD hosts', other: 'Other hosts' };
+const MAKER_TITLES: Record<string, string> = { intel: 'Intel hosts', amd: 'AMD hosts', other: 'Other hosts' };
+
+/** `AMD hosts, CPU family 26` for `amd-26`. */
+function hostKindTitle(kind: string): string {
+  const [maker = kind, family] = kind.split('-');
+  const title = MAKER_TITLES[maker] ?? maker;
+  return family ? `${title}, CPU family ${family}` : title;
+}
 
 /** Where a section for a host kind not measured before goes: before this marker, which stays last. */
 const NEW_HOST_KINDS = (name: string) => `<!-- bench:${name}:new-host-kinds -->`;
@@ -107,7 +157,7 @@ export function replaceSection(text: string, name: string, content: string, kind
   if (from >= 0 && to > from) return `${text.slice(0, from + start.length)}\n${content.trim()}\n${text.slice(to)}`;
   const slot = kind ? text.indexOf(NEW_HOST_KINDS(name)) : -1;
   if (slot < 0) throw new Error(`${DOCS_MARKDOWN}: the markers ${start} … ${end} are missing`);
-  const heading = `#### ${HOST_KIND_TITLES[kind!] ?? kind}\n\n${start}\n${content.trim()}\n${end}\n\n`;
+  const heading = `#### ${hostKindTitle(kind!)}\n\n${start}\n${content.trim()}\n${end}\n\n`;
   return `${text.slice(0, slot)}${heading}${text.slice(slot)}`;
 }
 

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { hostKind, replaceSection } from '../../bench/docs.js';
+import { cpuDetail, hostKind, replaceSection } from '../../bench/docs.js';
 
 const DOC = [
   'intro',
@@ -19,12 +19,29 @@ const DOC = [
 ].join('\n');
 
 test('a host is of the kind its CPU maker names', () => {
-  assert.deepEqual(['Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz', 'AMD EPYC 7B13', 'AMD Ryzen 9 7950X', 'Neoverse-N1'].map(hostKind), [
-    'intel',
-    'amd',
-    'amd',
-    'other',
-  ]);
+  assert.deepEqual(
+    ['Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz', 'AMD EPYC 7B13', 'AMD Ryzen 9 7950X', 'Neoverse-N1'].map((model) => hostKind(model)),
+    ['intel', 'amd', 'amd', 'other'],
+  );
+});
+
+test('a host whose CPU family is known is of the kind its maker and family name', () => {
+  assert.equal(hostKind('AMD EPYC', 26), 'amd-26');
+  assert.equal(hostKind('Intel(R) Xeon(R) CPU', 6), 'intel-6');
+  assert.equal(hostKind('AMD EPYC', null), 'amd');
+});
+
+test("the CPU's family, model and page-table isolation are read from the kernel's files", () => {
+  const cpuinfo = 'processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\nmodel name\t: AMD EPYC\nstepping\t: 1\n';
+  assert.deepEqual(cpuDetail(cpuinfo, 'Mitigation: PTI\n'), { family: 26, model: 2, pageTableIsolation: true });
+  assert.deepEqual(cpuDetail(cpuinfo, 'Not affected\n'), { family: 26, model: 2, pageTableIsolation: false });
+  assert.deepEqual(cpuDetail('', ''), { family: null, model: null, pageTableIsolation: null });
+});
+
+test('a first run on a family of a maker measured before adds its own table under a heading naming the family', () => {
+  const text = replaceSection(DOC, 'results', 'zen table', 'amd-26');
+  assert.match(text, /old amd table/);
+  assert.match(text, /#### AMD hosts, CPU family 26\n\n<!-- bench:results-amd-26:start -->\nzen table\n/);
 });
 
 test('a run on a kind of host measured before replaces that kind’s table and nothing else', () => {

@@ -24,4 +24,5 @@ test("a result's environment records the host name and the CPU model, and its de
   const line = describeMachine(env);
   assert.ok(line.includes(`host ${env.host}`), line);
   assert.ok(line.includes(env.cpuModel), line);
+  if (env.cpu.family !== null) assert.ok(line.includes(`family ${env.cpu.family}`), line);
 });
