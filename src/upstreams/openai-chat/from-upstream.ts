@@ -2,7 +2,6 @@
 import type { PivotEvent, PivotFinish, PivotResponse, PivotToolCall, PivotUsage } from '../../pivot/types.js';
 import { SseJsonDecoder } from '../sse-json-decoder.js';
 import { TextChunkSkimmer, type TextSink } from './chunk-skim.js';
-
 import type { ChatCompletion, ChatCompletionChunk, ChatToolCallFragment, ChatUsage } from './types.js';
 
 /** Usage as OpenAI and its look-alikes report it; DeepSeek counts cache hits in fields of its own. */
