@@ -4,11 +4,12 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { boundHeapGrowth } from '../../src/cli/heap-growth.js';
+import { LOAD_TYPESCRIPT } from '../helpers/processes.js';
 
 const run = promisify(execFile);
 const script = fileURLToPath(new URL('./heap-growth-run.ts', import.meta.url));
 const collect = async (mode: 'bound' | 'default') => {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', script, mode], { env: { ...process.env, NODE_OPTIONS: '' } });
+  const { stdout } = await run(process.execPath, ['--import', LOAD_TYPESCRIPT, script, mode], { env: { ...process.env, NODE_OPTIONS: '' } });
   return JSON.parse(stdout) as { fullCollections: number; peakMb: number };
 };
 

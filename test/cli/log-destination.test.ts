@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
+import { LOAD_TYPESCRIPT } from '../helpers/processes.js';
 
 const DESTINATION = path.resolve(import.meta.dirname, '../../src/cli/log-destination.ts');
 
@@ -23,7 +24,7 @@ fs.writeSync = (fd, bytes, offset) => { writes += 1; return write(fd, bytes, off
 process.on('exit', () => process.stderr.write('writes=' + writes));
 const log = pino({ base: null }, bufferedStdout());
 ${body}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', LOAD_TYPESCRIPT, '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const arrivals: { at: number; text: string }[] = [];

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ADMIN_TOKEN, startTestGateway } from '../helpers/gateway.js';
-import { freePort } from '../helpers/processes.js';
+import { freePort, LOAD_TYPESCRIPT } from '../helpers/processes.js';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 
@@ -50,7 +50,7 @@ test('a gateway whose data disk an unfinished upload filled still starts, after 
     // fills the disk: head stops at ENOSPC, leaving the file as large as the disk allows
     'head -c 16777216 /dev/zero > "$TOLLROUTE_DATA_DIR/files/file_00000000000000000000000000000009.part" 2>/dev/null',
     'df -k "$TOLLROUTE_DATA_DIR" | tail -1 >&2',
-    `exec "${process.execPath}" --import tsx "${MAIN}" serve`,
+    `exec "${process.execPath}" --import "${LOAD_TYPESCRIPT}" "${MAIN}" serve`,
   ].join('; ');
   const child = spawn('unshare', ['-rm', 'sh', '-c', script], {
     env: { ...process.env, PORT: String(port), SANDBOX_PORT: String(await freePort()), TOLLROUTE_DATA_DIR: dataDir, TOLLROUTE_ADMIN_TOKEN: ADMIN_TOKEN },

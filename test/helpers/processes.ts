@@ -6,6 +6,9 @@ import { fileURLToPath } from 'node:url';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 
+/** What `--import` takes to run a TypeScript file in a child process, as the test runner runs the tests. */
+export const LOAD_TYPESCRIPT = new URL('../load-typescript.mjs', import.meta.url).href;
+
 /**
  * A port that nothing listens on, picked below the kernel's ephemeral range. A port from
  * `listen(0)` is itself ephemeral: between our close and the caller's listen, any outgoing
@@ -50,7 +53,7 @@ function listenOnce(port: number): Promise<number> {
 /** Runs `tollroute <args>` to completion; resolves with its exit code and output. */
 export function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', LOAD_TYPESCRIPT, MAIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -76,7 +79,7 @@ export async function startServe(
   args: string[] = [],
   { entry, nodeArgs = [], startTimeoutMs = 20_000 }: { entry?: string; nodeArgs?: string[]; startTimeoutMs?: number } = {},
 ): Promise<ServingProcess> {
-  const command = [...nodeArgs, ...(entry ? [entry, 'serve', ...args] : ['--import', 'tsx', MAIN, 'serve', ...args])];
+  const command = [...nodeArgs, ...(entry ? [entry, 'serve', ...args] : ['--import', LOAD_TYPESCRIPT, MAIN, 'serve', ...args])];
   const child = spawn(process.execPath, command, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';

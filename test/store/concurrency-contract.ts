@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { checkAccountBalance, createAccount } from '../../src/billing/accounts.js';
 import { holdFunds, releaseHold, settleHold } from '../../src/billing/ledger.js';
 import type { GatewayError } from '../../src/errors.js';
+import { LOAD_TYPESCRIPT } from '../helpers/processes.js';
 import type { StoreContext } from './store-context.js';
 
 const HOLD = 1_000;
@@ -85,7 +86,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 // their holds overlap in time instead of one process finishing before the other has started.
 async function fireFromProcesses(url: string, accountId: string, perProcess: number[]): Promise<Counts[]> {
   const children = perProcess.map((n) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, url, accountId, String(n), String(HOLD)], {
+    const child = spawn(process.execPath, ['--import', LOAD_TYPESCRIPT, FIXTURE, url, accountId, String(n), String(HOLD)], {
       cwd: ROOT,
       stdio: ['pipe', 'pipe', 'pipe'],
     });

@@ -17,6 +17,7 @@ import { openStore, type Store } from '../../src/store/open.js';
 import { listUsage, spendByModel } from '../../src/store/usage.js';
 import type { UsageMoveSchedule } from '../../src/store/usage-recent.js';
 import { usageRow } from '../helpers/account-rows.js';
+import { LOAD_TYPESCRIPT } from '../helpers/processes.js';
 import { plansOf } from './query-plans.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/settle-and-move.ts', import.meta.url));
@@ -212,7 +213,7 @@ describe('usage rows on SQLite: usage_recent, then usage', () => {
     for (let i = 0; i < 4; i++) accounts.push((await createAccount(setup, { name: `a${i}`, creditMicros: 10_000_000_000 })).id);
     await setup.close();
     for (let kill = 0; kill < KILLS; kill++) {
-      const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, url, ...accounts], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, ['--import', LOAD_TYPESCRIPT, FIXTURE, url, ...accounts], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
       let stderr = '';
       child.stderr.on('data', (chunk) => (stderr += chunk));
       const exited = once(child, 'exit');
