@@ -20,20 +20,29 @@ if (typeof module.registerHooks !== 'function') {
   const fromTsx = createRequire(createRequire(import.meta.url).resolve('tsx/package.json'));
   const esbuild = fromTsx('esbuild');
   const salt = `${esbuild.version} ${JSON.stringify(TRANSFORM)}`;
-  mkdirSync(CACHE, { recursive: true });
   // Stack traces name the .ts file and line, as under tsx.
   process.setSourceMapsEnabled(true);
+
+  /** Keeps a transform for the next process; a cache that cannot be written only costs time. */
+  const keep = (cached, code) => {
+    try {
+      mkdirSync(CACHE, { recursive: true });
+      // Written whole and renamed: two test processes may transform the same file at once.
+      const partial = `${cached}.${process.pid}`;
+      writeFileSync(partial, code);
+      renameSync(partial, cached);
+    } catch {}
+  };
 
   /** The module's JavaScript: from the cache when this text was transformed before. */
   const javascriptOf = (file) => {
     const text = readFileSync(file, 'utf8');
     const cached = `${CACHE}${createHash('sha1').update(salt).update(file).update(text).digest('hex')}.js`;
-    if (existsSync(cached)) return readFileSync(cached, 'utf8');
+    try {
+      return readFileSync(cached, 'utf8');
+    } catch {}
     const { code } = esbuild.transformSync(text, { ...TRANSFORM, sourcefile: file });
-    // Written whole and renamed: two test processes may transform the same file at once.
-    const partial = `${cached}.${process.pid}`;
-    writeFileSync(partial, code);
-    renameSync(partial, cached);
+    keep(cached, code);
     return code;
   };
 
