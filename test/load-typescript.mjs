@@ -1,8 +1,8 @@
 // Runs the TypeScript sources without a build: `node --import ./test/load-typescript.mjs <file.ts>`.
 // Where Node has module.registerHooks (22.15+), the hooks run in the loading thread and keep what
 // esbuild made of each file on disk, so a test process starts in about the time the built gateway
-// takes; tsx's hooks run on a thread of their own, which cost about a second of CPU a process here,
-// and the suite starts 313 of them. Elsewhere (Node 20) this is tsx itself.
+// takes; tsx's hooks run on a thread of their own, about a second more CPU for each of the suite's
+// processes. Elsewhere (Node 20) this is tsx itself.
 // Plain JavaScript: it is what loads the TypeScript.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';

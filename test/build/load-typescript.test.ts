@@ -9,7 +9,8 @@ import { promisify } from 'node:util';
 import { LOAD_TYPESCRIPT } from '../helpers/processes.js';
 
 const run = promisify(execFile);
-// Inside the project, so the loader's own resolution (tsx, esbuild) is the tests' own.
+// Inside the project, whose package.json makes the scripts ES modules as the sources are (outside
+// it, tsx on Node 20 reads a .ts file as CommonJS).
 const dir = mkdtempSync(path.join(import.meta.dirname, '.load-typescript-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
