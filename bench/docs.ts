@@ -121,22 +121,28 @@ export function writeJson(section: ResultSection, data: unknown): string {
 }
 
 /**
- * The kind of host a run was made on, by its CPU's maker and family: the same code costs a
- * different share of a call on Intel and AMD cores, and on two AMD generations, so each kind keeps
- * its own results.
+ * The kind of host a run was made on, by its CPU's maker and family, and whether its kernel isolates
+ * page tables: the same code costs a different share of a call on Intel and AMD cores, on two AMD
+ * generations, and where every system call also switches page tables, so each kind keeps its own
+ * results.
  */
-export function hostKind(cpuModel: string, family: number | null = null): string {
+export function hostKind(cpuModel: string, family: number | null = null, pageTableIsolation: boolean | null = null): string {
   const maker = /intel|xeon/i.test(cpuModel) ? 'intel' : /amd|epyc|ryzen/i.test(cpuModel) ? 'amd' : 'other';
-  return family === null ? maker : `${maker}-${family}`;
+  const kind = family === null ? maker : `${maker}-${family}`;
+  return pageTableIsolation ? `${kind}-pti` : kind;
 }
 
 const MAKER_TITLES: Record<string, string> = { intel: 'Intel hosts', amd: 'AMD hosts', other: 'Other hosts' };
 
-/** `AMD hosts, CPU family 26` for `amd-26`. */
+/** `AMD hosts, CPU family 26` for `amd-26`; `…, page-table isolation on` for `amd-26-pti`. */
 function hostKindTitle(kind: string): string {
-  const [maker = kind, family] = kind.split('-');
-  const title = MAKER_TITLES[maker] ?? maker;
-  return family ? `${title}, CPU family ${family}` : title;
+  const [maker = kind, ...rest] = kind.split('-');
+  const pti = rest.at(-1) === 'pti' ? rest.pop() : undefined;
+  const family = rest[0];
+  const title = [MAKER_TITLES[maker] ?? maker];
+  if (family) title.push(`CPU family ${family}`);
+  if (pti) title.push('page-table isolation on');
+  return title.join(', ');
 }
 
 /** Where a section for a host kind not measured before goes: before this marker, which stays last. */

@@ -91,7 +91,7 @@ export async function runHttpBench(options: BenchOptions, interrupted: Promise<n
       if (options.writeDocs) {
         const markdown = options.sweep ? sweepMarkdown(data, results, sweepGroups) : resultsMarkdown(data, results, checks);
         // The default scenarios' targets hold per host kind: each kind keeps its own table.
-        const kind = options.sweep ? undefined : hostKind(environment.cpuModel, environment.cpu.family);
+        const kind = options.sweep ? undefined : hostKind(environment.cpuModel, environment.cpu.family, environment.cpu.pageTableIsolation);
         out(`${section} written to ${writeMarkdownSection(section, markdown, kind)}`);
       }
       return errorRateExitCode(results);

@@ -31,6 +31,13 @@ test('a host whose CPU family is known is of the kind its maker and family name'
   assert.equal(hostKind('AMD EPYC', null), 'amd');
 });
 
+test('a host whose kernel isolates page tables is a kind of its own', () => {
+  assert.equal(hostKind('AMD EPYC', 26, true), 'amd-26-pti');
+  assert.equal(hostKind('AMD EPYC', 26, false), 'amd-26');
+  const text = replaceSection(DOC, 'results', 'pti table', 'amd-26-pti');
+  assert.match(text, /#### AMD hosts, CPU family 26, page-table isolation on\n\n<!-- bench:results-amd-26-pti:start -->\npti table\n/);
+});
+
 test("the CPU's family, model and page-table isolation are read from the kernel's files", () => {
   const cpuinfo = 'processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\nmodel name\t: AMD EPYC\nstepping\t: 1\n';
   assert.deepEqual(cpuDetail(cpuinfo, 'Mitigation: PTI\n'), { family: 26, model: 2, pageTableIsolation: true });
