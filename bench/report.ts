@@ -198,7 +198,14 @@ export function checkTargets(results: ScenarioResult[]): TargetCheck[] {
   addedOverDirect('chat-plain-c1', 'p99Ms', 'p99', C1_ADDED_P99_MS);
   addedOverDirect('chat-stream-200w-c1', 'ttfbMs', 'TTFB', STREAM_ADDED_TTFB_MS);
   addedOverDirect('chat-stream-64w-c1', 'ttfbMs', 'TTFB', STREAM_ADDED_TTFB_MS);
-  const streams = ['chat-stream-200w-c50', 'messages-translated-stream-c50', 'gemini-translated-stream-c50', 'chat-bedrock-stream-c50', 'speech-stream-c50'];
+  const streams = [
+    'chat-stream-200w-c50',
+    'messages-stream-c50',
+    'messages-translated-stream-c50',
+    'gemini-translated-stream-c50',
+    'chat-bedrock-stream-c50',
+    'speech-stream-c50',
+  ];
   for (const scenario of streams) rpsAgainstFloor(scenario);
   rpsAgainstFloor('embeddings-c50');
   return checks;

@@ -138,6 +138,13 @@ export function buildScenarios(gatewayKey: string, bedrockBaseline?: BenchReques
     upstream: post('/v1/chat/completions', openAi, translatedChatBody(), 'data: [DONE]'),
     gateway: post('/v1/messages', { ...gatewayJson, ...anthropicVersion }, messagesBody('sandbox-chat'), 'message_stop'),
   };
+  // On an Anthropic channel the same call passes through as it came, read on the side for usage.
+  const messagesNative: Scenario = {
+    name: 'messages-stream-c50',
+    connections: 50,
+    upstream: post('/v1/messages', { ...sandboxJson, 'x-api-key': SANDBOX_KEY, ...anthropicVersion }, messagesBody('sandbox-claude'), 'message_stop'),
+    gateway: post('/v1/messages', { ...gatewayJson, ...anthropicVersion }, messagesBody('sandbox-claude'), 'message_stop'),
+  };
   const geminiTranslated: Scenario = {
     name: 'gemini-translated-stream-c50',
     connections: 50,
@@ -200,6 +207,7 @@ export function buildScenarios(gatewayKey: string, bedrockBaseline?: BenchReques
     // Most chat and tool-call streams are short: a stream's fixed cost is spread over 64 words here, not 200.
     streamedChat(64, 1),
     streamedChat(64, 50),
+    messagesNative,
     messagesTranslated,
     geminiTranslated,
     ...chatOnBedrock,

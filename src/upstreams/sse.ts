@@ -105,13 +105,19 @@ export class SseFramer {
   }
 
   /**
-   * Where the current event's data begins, when the event is one `data:` line and nothing else
-   * (its data then ends at `end`); -1 otherwise.
+   * Where the current event's data begins, when the event is one `data:` line, after at most an
+   * `event:` line (its data then ends at `end`); -1 otherwise. The event's name is not read: a
+   * skimming reader (observeSseJson) reads the data alone, as Anthropic's streams name every event.
    */
   dataLine(): number {
-    const { bytes, start, end } = this;
-    // Byte by byte: a call to Buffer's compare costs more than these five reads.
-    for (let i = 0; i < DATA_FIELD.length; i++) if (start + i >= end || bytes[start + i] !== DATA_FIELD[i]) return -1;
+    const { bytes, end } = this;
+    let start = this.start;
+    if (fieldAt(bytes, start, end, EVENT_FIELD)) {
+      const newline = bytes.indexOf(LF, start);
+      if (newline === -1 || newline >= end) return -1;
+      start = newline + 1;
+    }
+    if (!fieldAt(bytes, start, end, DATA_FIELD)) return -1;
     const data = bytes[start + DATA_FIELD.length] === SPACE ? start + DATA_FIELD.length + 1 : start + DATA_FIELD.length;
     const newline = bytes.indexOf(LF, data);
     return newline === -1 || newline >= end ? data : -1;
@@ -124,6 +130,14 @@ export class SseFramer {
 }
 
 const DATA_FIELD = Buffer.from('data:');
+const EVENT_FIELD = Buffer.from('event:');
+
+/** Whether the line at `start` (before `end`) is the field `name`. Byte by byte: a call to Buffer's compare costs more than these few reads. */
+function fieldAt(bytes: Buffer, start: number, end: number, name: Buffer): boolean {
+  if (start + name.length > end) return false;
+  for (let i = 0; i < name.length; i++) if (bytes[start + i] !== name[i]) return false;
+  return true;
+}
 
 /** Any byte other than whitespace: what a partial event must hold to be delivered at the end. */
 function holdsText(bytes: Buffer): boolean {
@@ -136,7 +150,8 @@ function holdsText(bytes: Buffer): boolean {
  * timer, never more than one partial event held. Events that go on as they came go on as their
  * own bytes (a chunk of them as the very Buffer that came); only an event the reader keeps back
  * or the model rename changes is written anew. An event `skim` reads from its bytes (one `data:`
- * line the rename leaves alone) is never decoded. The tap's lengths count bytes.
+ * line, after at most an `event:` line, that the rename leaves alone) is never decoded. The tap's
+ * lengths count bytes.
  */
 export function createSseTap(read: SseReader, options: { rename?: ModelAlias; skim?: SseDataSkimmer } = {}): PassThroughTap {
   const framer = new SseFramer();
@@ -189,7 +204,7 @@ export function createSseTap(read: SseReader, options: { rename?: ModelAlias; sk
   });
 }
 
-/** Whether `skim` read the current event from its bytes: a single `data:` line. */
+/** Whether `skim` read the current event from its bytes: a single `data:` line, named or not. */
 function skimmed(framer: SseFramer, skim: SseDataSkimmer): boolean {
   const data = framer.dataLine();
   return data !== -1 && skim(framer.bytes, data, framer.end);

@@ -103,7 +103,9 @@ test('lines end at LF or CR LF, and a lone CR stays in the data', () => {
 });
 
 test('an event the skimmer reads from its bytes goes on unchanged and is never shown to the reader', async () => {
-  const body = 'data: {"skim":1}\n\ndata: {"read":1}\n\ndata: {"skim":2}\r\n\r\nevent: x\ndata: {"skim":3}\n\ndata: {"skim":4}\ndata: {"skim":5}\n\n';
+  const body =
+    'data: {"skim":1}\n\ndata: {"read":1}\n\ndata: {"skim":2}\r\n\r\nevent: x\ndata: {"skim":3}\n\nevent: y\r\ndata: {"skim":4}\r\n\r\n' +
+    'id: 1\ndata: {"skim":5}\n\ndata: {"skim":6}\ndata: {"skim":7}\n\nevent: z\n\n';
   const skimmed: string[] = [];
   const seen: string[] = [];
   const tap = createSseTap(
@@ -122,9 +124,10 @@ test('an event the skimmer reads from its bytes goes on unchanged and is never s
   );
   const out = await text(Readable.from([Buffer.from(body)]).pipe(tap));
   assert.equal(out, body);
-  // Only single data lines are offered: an event with another field, or two data lines, is read.
-  assert.deepEqual(skimmed, ['{"skim":1}', '{"skim":2}']);
-  assert.deepEqual(seen, ['{"read":1}', '{"skim":3}', '{"skim":4}\n{"skim":5}']);
+  // Only single data lines are offered, named by an event line or not: an event with another
+  // field, two data lines or no data line is read.
+  assert.deepEqual(skimmed, ['{"skim":1}', '{"skim":2}', '{"skim":3}', '{"skim":4}']);
+  assert.deepEqual(seen, ['{"read":1}', '{"skim":5}', '{"skim":6}\n{"skim":7}', '']);
 });
 
 test('an event the model rename changes is renamed, not skimmed; the others are skimmed as they came', async () => {

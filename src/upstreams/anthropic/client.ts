@@ -50,5 +50,8 @@ export async function streamNativeMessage(
   const meter = new MessagesStreamMeter(args.tokenizer);
   const upstreamModel = String(args.body.model);
   const modelAlias = { upstream: upstreamModel, public: args.publicModel ?? upstreamModel };
-  return { body: observeSseJson(response.body, (event: Parameters<typeof meter.observe>[0]) => void meter.observe(event), { modelAlias }), meter };
+  const observe = (event: Parameters<typeof meter.observe>[0]) => void meter.observe(event);
+  // A content block's delta: its piece read from the bytes, the event not parsed.
+  const skim = (bytes: Buffer, from: number, to: number) => meter.skim(bytes, from, to);
+  return { body: observeSseJson(response.body, observe, { modelAlias, skim }), meter };
 }

@@ -4,6 +4,7 @@
 import { unitsOfPivot, withCountedOutput } from '../../billing/usage-units.js';
 import type { TokenUsage } from '../openai-chat/usage.js';
 import { TokenStreamMeter } from '../stream-meter.js';
+import { skimBlockDelta } from './delta-skim.js';
 import { definedOf, pivotUsageOfMessages } from './from-upstream.js';
 
 export interface NativeUsage {
@@ -45,6 +46,11 @@ export class MessagesStreamMeter extends TokenStreamMeter {
       this.output.add(event.delta?.thinking);
     } else if (event.type === 'message_stop') this.ended = true;
     else if (event.type === 'error') this.failed = true;
+  }
+
+  /** An event's data as bytes (`bytes[from, to)`): true when it was a block's piece of output, now counted; false to parse and observe it. */
+  skim(bytes: Buffer, from: number, to: number): boolean {
+    return skimBlockDelta(bytes, from, to, this.output);
   }
 
   /**
