@@ -145,6 +145,14 @@ export function buildScenarios(gatewayKey: string, bedrockBaseline?: BenchReques
     upstream: post('/v1/messages', { ...sandboxJson, 'x-api-key': SANDBOX_KEY, ...anthropicVersion }, messagesBody('sandbox-claude'), 'message_stop'),
     gateway: post('/v1/messages', { ...gatewayJson, ...anthropicVersion }, messagesBody('sandbox-claude'), 'message_stop'),
   };
+  // The Responses API on an OpenAI channel: passed through, read on the side for usage.
+  const responsesBody = json({ model: 'sandbox-chat', input: story(200), max_output_tokens: 1024, stream: true });
+  const responsesNative: Scenario = {
+    name: 'responses-stream-c50',
+    connections: 50,
+    upstream: post('/v1/responses', openAi, responsesBody, 'response.completed'),
+    gateway: post('/v1/responses', gatewayJson, responsesBody, 'response.completed'),
+  };
   const geminiTranslated: Scenario = {
     name: 'gemini-translated-stream-c50',
     connections: 50,
@@ -209,6 +217,7 @@ export function buildScenarios(gatewayKey: string, bedrockBaseline?: BenchReques
     streamedChat(64, 50),
     messagesNative,
     messagesTranslated,
+    responsesNative,
     geminiTranslated,
     ...chatOnBedrock,
     speech,

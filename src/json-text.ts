@@ -6,7 +6,7 @@ export const BACKSLASH = 92;
 export const OPEN_BRACE = 123;
 export const CLOSE_BRACE = 125;
 export const OPEN_BRACKET = 91;
-const CLOSE_BRACKET = 93;
+export const CLOSE_BRACKET = 93;
 
 /** The index of the quote that closes the string opening at `open`, or `end` when none does before it. */
 export function closingQuote(text: string, open: number, end = text.length): number {
@@ -17,6 +17,30 @@ export function closingQuote(text: string, open: number, end = text.length): num
     if (c === BACKSLASH) i++; // skip the escaped character
   }
   return Math.min(i, end);
+}
+
+/** Whether `bytes` hold `expected` at `at`, before `to`. Byte by byte: a call to Buffer's compare costs more than these few reads. */
+export function bytesMatchAt(bytes: Buffer, at: number, to: number, expected: Buffer): boolean {
+  if (at + expected.length > to) return false;
+  for (let i = 0; i < expected.length; i++) if (bytes[at + i] !== expected[i]) return false;
+  return true;
+}
+
+/** Below it, a byte in a JSON string is a raw control character, which JSON.parse refuses. */
+const FIRST_PRINTABLE = 32;
+
+/**
+ * The index of the quote that closes the JSON string opening at `bytes[open]`, before `to`; -1 when
+ * none does, or when the string holds a raw control character (JSON.parse would refuse it).
+ */
+export function closingQuoteInBytes(bytes: Buffer, open: number, to: number): number {
+  for (let i = open + 1; i < to; i++) {
+    const byte = bytes[i]!;
+    if (byte === QUOTE) return i;
+    if (byte < FIRST_PRINTABLE) return -1;
+    if (byte === BACKSLASH) i++; // the escaped character
+  }
+  return -1;
 }
 
 /**

@@ -2,7 +2,7 @@
 // reader look at each one (for usage) and decide whether it goes on to the client unchanged.
 
 import type { Readable } from 'node:stream';
-import { parseJsonObject } from '../json-text.js';
+import { bytesMatchAt, parseJsonObject } from '../json-text.js';
 import { feedTap, PassThroughTap } from './tap.js';
 
 export interface SseEvent {
@@ -112,12 +112,12 @@ export class SseFramer {
   dataLine(): number {
     const { bytes, end } = this;
     let start = this.start;
-    if (fieldAt(bytes, start, end, EVENT_FIELD)) {
+    if (bytesMatchAt(bytes, start, end, EVENT_FIELD)) {
       const newline = bytes.indexOf(LF, start);
       if (newline === -1 || newline >= end) return -1;
       start = newline + 1;
     }
-    if (!fieldAt(bytes, start, end, DATA_FIELD)) return -1;
+    if (!bytesMatchAt(bytes, start, end, DATA_FIELD)) return -1;
     const data = bytes[start + DATA_FIELD.length] === SPACE ? start + DATA_FIELD.length + 1 : start + DATA_FIELD.length;
     const newline = bytes.indexOf(LF, data);
     return newline === -1 || newline >= end ? data : -1;
@@ -131,13 +131,6 @@ export class SseFramer {
 
 const DATA_FIELD = Buffer.from('data:');
 const EVENT_FIELD = Buffer.from('event:');
-
-/** Whether the line at `start` (before `end`) is the field `name`. Byte by byte: a call to Buffer's compare costs more than these few reads. */
-function fieldAt(bytes: Buffer, start: number, end: number, name: Buffer): boolean {
-  if (start + name.length > end) return false;
-  for (let i = 0; i < name.length; i++) if (bytes[start + i] !== name[i]) return false;
-  return true;
-}
 
 /** Any byte other than whitespace: what a partial event must hold to be delivered at the end. */
 function holdsText(bytes: Buffer): boolean {

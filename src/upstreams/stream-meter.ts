@@ -3,8 +3,33 @@
 // says in its own meter which events are which, and what usage the upstream reported.
 import { OutputCounter } from '../billing/output-counter.js';
 import type { TokenizerName } from '../billing/tokens.js';
+import { BACKSLASH } from '../json-text.js';
 import type { StreamMeter } from '../pipeline/types.js';
 import type { TokenUsage } from './openai-chat/usage.js';
+
+/** Where a skimmed piece of output goes (an OutputCounter): as the UTF-8 bytes it came in, or as text. */
+export interface PieceSink {
+  add(text: string): void;
+  addBytes(bytes: Buffer, start: number, end: number): void;
+}
+
+/**
+ * The JSON string `bytes[open, close]` (its quotes included) to `sink`: its bytes as they came when
+ * it has no escapes, else the string a parse of it gives; false when that parse fails.
+ */
+export function addStringPiece(bytes: Buffer, open: number, close: number, sink: PieceSink): boolean {
+  const backslash = bytes.indexOf(BACKSLASH, open);
+  if (backslash === -1 || backslash > close) {
+    sink.addBytes(bytes, open + 1, close);
+    return true;
+  }
+  try {
+    sink.add(JSON.parse(bytes.toString('utf8', open, close + 1)) as string);
+    return true;
+  } catch {
+    return false; // an escape JSON does not have: the parse of the whole event refuses it too
+  }
+}
 
 export abstract class TokenStreamMeter implements StreamMeter {
   /** The upstream reported an error in the stream. */

@@ -2,13 +2,8 @@
 // or thinking. The meter needs only that piece (as output delivered), so it is read from the
 // event's bytes, without decoding the event or parsing it into an object (the largest cost per
 // event). Any other shape, or any doubt, is answered with false, and the event is parsed as before.
-import { BACKSLASH, CLOSE_BRACE, QUOTE } from '../../json-text.js';
-
-/** Where a piece goes: as the UTF-8 bytes it came in, or as text when it had escapes to undo. */
-export interface PieceSink {
-  add(text: string): void;
-  addBytes(bytes: Buffer, start: number, end: number): void;
-}
+import { bytesMatchAt, CLOSE_BRACE, closingQuoteInBytes } from '../../json-text.js';
+import { addStringPiece, type PieceSink } from '../stream-meter.js';
 
 // As Anthropic (and the sandbox) write a content block delta: type, index, then the delta.
 const DELTA_HEAD = Buffer.from('{"type":"content_block_delta","index":');
@@ -18,8 +13,6 @@ const PIECE_HEADS = ['text_delta","text', 'input_json_delta","partial_json', 'th
 );
 const DIGIT_0 = 48;
 const DIGIT_9 = 57;
-/** Below it, a byte in a JSON string is a raw control character, which JSON.parse refuses. */
-const FIRST_PRINTABLE = 32;
 
 /**
  * Reads the event data `bytes[from, to)` when it is exactly
@@ -28,46 +21,17 @@ const FIRST_PRINTABLE = 32;
  * including data that JSON.parse would refuse, so that skimming never counts what parsing would not.
  */
 export function skimBlockDelta(bytes: Buffer, from: number, to: number, sink: PieceSink): boolean {
-  if (!matchesAt(bytes, from, to, DELTA_HEAD)) return false;
+  if (!bytesMatchAt(bytes, from, to, DELTA_HEAD)) return false;
   const digits = from + DELTA_HEAD.length;
   let at = digits;
   while (at < to && bytes[at]! >= DIGIT_0 && bytes[at]! <= DIGIT_9) at++;
   // JSON's integers: at least one digit, and no leading zero before another
   if (at === digits || (bytes[digits] === DIGIT_0 && at - digits > 1)) return false;
-  const head = PIECE_HEADS.find((candidate) => matchesAt(bytes, at, to, candidate));
+  const head = PIECE_HEADS.find((candidate) => bytesMatchAt(bytes, at, to, candidate));
   if (!head) return false;
   const open = at + head.length - 1;
-  let escaped = false;
-  let close = -1;
-  for (let i = open + 1; i < to; i++) {
-    const byte = bytes[i]!;
-    if (byte === QUOTE) {
-      close = i;
-      break;
-    }
-    if (byte < FIRST_PRINTABLE) return false;
-    if (byte === BACKSLASH) {
-      escaped = true;
-      i++; // the escaped character
-    }
-  }
+  const close = closingQuoteInBytes(bytes, open, to);
   // The piece's string closes the delta and the event, and nothing follows.
   if (close === -1 || close + 3 !== to || bytes[close + 1] !== CLOSE_BRACE || bytes[close + 2] !== CLOSE_BRACE) return false;
-  if (!escaped) {
-    sink.addBytes(bytes, open + 1, close);
-    return true;
-  }
-  try {
-    sink.add(JSON.parse(bytes.toString('utf8', open, close + 1)) as string);
-    return true;
-  } catch {
-    return false; // an escape JSON does not have: the parse of the whole event refuses it too
-  }
-}
-
-/** Whether `bytes` hold `expected` at `at`, before `to`. */
-function matchesAt(bytes: Buffer, at: number, to: number, expected: Buffer): boolean {
-  if (at + expected.length > to) return false;
-  for (let i = 0; i < expected.length; i++) if (bytes[at + i] !== expected[i]) return false;
-  return true;
+  return addStringPiece(bytes, open, close, sink);
 }

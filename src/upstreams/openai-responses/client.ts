@@ -10,6 +10,7 @@ import type { TokenUsage } from '../openai-chat/usage.js';
 import type { Upstream } from '../pool.js';
 import { observeSseJson } from '../sse.js';
 import { TokenStreamMeter } from '../stream-meter.js';
+import { skimOutputDelta } from './delta-skim.js';
 
 export interface ResponsesUsage {
   input_tokens: number;
@@ -53,6 +54,11 @@ export class ResponsesStreamMeter extends TokenStreamMeter {
     else if (event.type === 'error' || event.type === 'response.failed') this.failed = true;
   }
 
+  /** An event's data as bytes (`bytes[from, to)`): true when it was a delta of output, now counted; false to parse and observe it. */
+  skim(bytes: Buffer, from: number, to: number): boolean {
+    return skimOutputDelta(bytes, from, to, this.output);
+  }
+
   reported(): TokenUsage | undefined {
     return this.usage && responsesTokens(this.usage);
   }
@@ -81,5 +87,8 @@ export async function streamResponse(
   });
   const meter = new ResponsesStreamMeter(args.tokenizer);
   const modelAlias = { upstream: String(body.model), public: args.publicModel };
-  return { body: observeSseJson(response.body, (event: Parameters<typeof meter.observe>[0]) => void meter.observe(event), { modelAlias }), meter };
+  const observe = (event: Parameters<typeof meter.observe>[0]) => void meter.observe(event);
+  // A delta of output: its piece read from the bytes, the event not parsed.
+  const skim = (bytes: Buffer, from: number, to: number) => meter.skim(bytes, from, to);
+  return { body: observeSseJson(response.body, observe, { modelAlias, skim }), meter };
 }
