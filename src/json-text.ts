@@ -44,6 +44,15 @@ export function closingQuoteInBytes(bytes: Buffer, open: number, to: number): nu
 }
 
 /**
+ * Whether a backslash comes between `open` and `close`. A loop over the string's own bytes, not
+ * Buffer's indexOf, which would search on to the end of the chunk when there is none.
+ */
+export function escapedWithin(bytes: Buffer, open: number, close: number): boolean {
+  for (let i = open + 1; i < close; i++) if (bytes[i] === BACKSLASH) return true;
+  return false;
+}
+
+/**
  * Walks the nesting of objects and arrays along `text` from `from` to `to`, starting at `depth`:
  * `onDepth` hears the depth after each bracket and may answer false to stop the walk. The depth at
  * `to`, or undefined when stopped.

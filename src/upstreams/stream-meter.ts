@@ -3,7 +3,7 @@
 // says in its own meter which events are which, and what usage the upstream reported.
 import { OutputCounter } from '../billing/output-counter.js';
 import type { TokenizerName } from '../billing/tokens.js';
-import { BACKSLASH } from '../json-text.js';
+import { escapedWithin } from '../json-text.js';
 import type { StreamMeter } from '../pipeline/types.js';
 import type { TokenUsage } from './openai-chat/usage.js';
 
@@ -18,8 +18,7 @@ export interface PieceSink {
  * it has no escapes, else the string a parse of it gives; false when that parse fails.
  */
 export function addStringPiece(bytes: Buffer, open: number, close: number, sink: PieceSink): boolean {
-  const backslash = bytes.indexOf(BACKSLASH, open);
-  if (backslash === -1 || backslash > close) {
+  if (!escapedWithin(bytes, open, close)) {
     sink.addBytes(bytes, open + 1, close);
     return true;
   }

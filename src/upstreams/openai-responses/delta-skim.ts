@@ -4,7 +4,7 @@
 // (a sequence number, ids, indexes, empty logprobs) come in an order that varies between servers,
 // so its members are walked one by one; anything nested, escaped or unexpected answers false, and
 // the event is parsed as before.
-import { BACKSLASH, bytesMatchAt, CLOSE_BRACE, CLOSE_BRACKET, closingQuoteInBytes, OPEN_BRACKET, QUOTE } from '../../json-text.js';
+import { bytesMatchAt, CLOSE_BRACE, CLOSE_BRACKET, closingQuoteInBytes, escapedWithin, OPEN_BRACKET, QUOTE } from '../../json-text.js';
 import { addStringPiece, type PieceSink } from '../stream-meter.js';
 
 // The event types whose `delta` the meter counts, written first as OpenAI and the sandbox write them.
@@ -13,6 +13,8 @@ const DELTA_KEY = Buffer.from('"delta"');
 const TYPE_KEY = Buffer.from('"type"');
 const COLON = 58;
 const COMMA = 44;
+const DIGIT_0 = 48;
+const DIGIT_9 = 57;
 /** A number, true, false or null, as JSON writes them. */
 const LITERAL = /^(?:-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)$/;
 
@@ -50,7 +52,7 @@ export function skimOutputDelta(bytes: Buffer, from: number, to: number, sink: P
     else {
       after = value;
       while (after < to && bytes[after] !== COMMA && bytes[after] !== CLOSE_BRACE) after++;
-      if (!LITERAL.test(bytes.toString('latin1', value, after))) return false;
+      if (!isLiteral(bytes, value, after)) return false;
     }
     if (bytes[after] === CLOSE_BRACE) {
       if (after + 1 !== to || piece === -1) return false;
@@ -61,8 +63,11 @@ export function skimOutputDelta(bytes: Buffer, from: number, to: number, sink: P
   }
 }
 
-/** Whether a backslash comes between the quotes at `open` and `close`. */
-function escapedWithin(bytes: Buffer, open: number, close: number): boolean {
-  const backslash = bytes.indexOf(BACKSLASH, open);
-  return backslash !== -1 && backslash < close;
+/** Whether `bytes[from, to)` is a JSON number, true, false or null: the usual unsigned integer read here, anything else decoded and matched. */
+function isLiteral(bytes: Buffer, from: number, to: number): boolean {
+  if (to === from) return false;
+  let digits = true;
+  for (let i = from; i < to && digits; i++) digits = bytes[i]! >= DIGIT_0 && bytes[i]! <= DIGIT_9;
+  if (digits) return to - from === 1 || bytes[from] !== DIGIT_0;
+  return LITERAL.test(bytes.toString('latin1', from, to));
 }
