@@ -30,6 +30,16 @@ export function addStringPiece(bytes: Buffer, open: number, close: number, sink:
   }
 }
 
+/** The JSON string `bytes[open, close]` (its quotes included) as text; undefined when its escapes are not JSON's. */
+export function stringPiece(bytes: Buffer, open: number, close: number): string | undefined {
+  if (!escapedWithin(bytes, open, close)) return bytes.toString('utf8', open + 1, close);
+  try {
+    return JSON.parse(bytes.toString('utf8', open, close + 1)) as string;
+  } catch {
+    return undefined;
+  }
+}
+
 export abstract class TokenStreamMeter implements StreamMeter {
   /** The upstream reported an error in the stream. */
   failed = false;

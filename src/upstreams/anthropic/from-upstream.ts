@@ -1,6 +1,8 @@
 // An Anthropic message, whole or streamed, read into the pivot (chat-formats.md §1.3–1.5). Pure.
 import type { PivotEvent, PivotFinish, PivotResponse, PivotUsage } from '../../pivot/types.js';
 import { SseJsonDecoder } from '../sse-json-decoder.js';
+import { stringPiece } from '../stream-meter.js';
+import { blockDeltaAt } from './delta-skim.js';
 import type { NativeUsage } from './usage.js';
 
 /** Messages counts the uncached prompt in input_tokens; the pivot's input is the whole prompt. */
@@ -113,6 +115,20 @@ export class MessagesStreamDecoder extends SseJsonDecoder<Record<string, unknown
         break;
       }
     }
+  }
+
+  /** A content block's delta read from its bytes (delta-skim.ts), as readDelta reads the parsed event. */
+  protected override readDataBytes(bytes: Buffer, start: number, end: number, events: PivotEvent[]): boolean {
+    const piece = blockDeltaAt(bytes, start, end);
+    const text = piece && stringPiece(bytes, piece.open, piece.close);
+    if (piece === undefined || text === undefined) return false;
+    if (piece.kind === 'text') events.push({ type: 'text', text });
+    else if (piece.kind === 'thinking') events.push({ type: 'reasoning', text });
+    else if (text !== '') {
+      const index = this.calls.get(piece.index);
+      if (index !== undefined) events.push({ type: 'tool_call', index, arguments: text });
+    }
+    return true;
   }
 
   private readDelta(blockIndex: number, delta: Record<string, unknown> | undefined, events: PivotEvent[]): void {

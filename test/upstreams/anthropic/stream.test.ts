@@ -84,3 +84,26 @@ test('two tool_use blocks after a text block are pivot calls 0 and 1, each delta
 test('a last event without its closing blank line is still read at the end', () => {
   assert.deepEqual(inOnePiece('event: message_stop\ndata: {"type":"message_stop"}'), [{ type: 'done' }]);
 });
+
+/** A decoder that counts the events it parsed: those it did not were read from their bytes. */
+class CountingDecoder extends MessagesStreamDecoder {
+  parsed = 0;
+  protected override readData(data: string, events: PivotEvent[]): void {
+    this.parsed += 1;
+    super.readData(data, events);
+  }
+}
+
+test('content block deltas are read from their bytes, giving the events a parse of each gives', async () => {
+  const { upstream, expected } = await fixture('stream-thinking-text-tool-use');
+  const skimming = new CountingDecoder();
+  const skimmed = [...skimming.push(Buffer.from(sseOf(upstream))), ...skimming.end()];
+  // The same events with the delta's fields in another order: not a shape the skim knows, so parsed.
+  const reordered = upstream.map((event) => (event.type === 'content_block_delta' ? { delta: event.delta, ...event } : event));
+  const parsing = new CountingDecoder();
+  const parsed = [...parsing.push(Buffer.from(sseOf(reordered))), ...parsing.end()];
+  assert.deepEqual(skimmed, expected);
+  assert.deepEqual(parsed, expected);
+  // thinking, two texts and three pieces of tool input were skimmed; the signature and the rest parsed
+  assert.equal(parsing.parsed - skimming.parsed, 6);
+});
