@@ -13,23 +13,6 @@ export interface PieceSink {
   addBytes(bytes: Buffer, start: number, end: number): void;
 }
 
-/**
- * The JSON string `bytes[open, close]` (its quotes included) to `sink`: its bytes as they came when
- * it has no escapes, else the string a parse of it gives; false when that parse fails.
- */
-export function addStringPiece(bytes: Buffer, open: number, close: number, sink: PieceSink): boolean {
-  if (!escapedWithin(bytes, open, close)) {
-    sink.addBytes(bytes, open + 1, close);
-    return true;
-  }
-  try {
-    sink.add(JSON.parse(bytes.toString('utf8', open, close + 1)) as string);
-    return true;
-  } catch {
-    return false; // an escape JSON does not have: the parse of the whole event refuses it too
-  }
-}
-
 /** The JSON string `bytes[open, close]` (its quotes included) as text; undefined when its escapes are not JSON's. */
 export function stringPiece(bytes: Buffer, open: number, close: number): string | undefined {
   if (!escapedWithin(bytes, open, close)) return bytes.toString('utf8', open + 1, close);
@@ -38,6 +21,21 @@ export function stringPiece(bytes: Buffer, open: number, close: number): string 
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The JSON string `bytes[open, close]` to `sink`: its bytes as they came when it has no escapes (never
+ * decoded), else the string stringPiece gives; false when its escapes are not JSON's, as the parse of
+ * the whole event would refuse them too.
+ */
+export function addStringPiece(bytes: Buffer, open: number, close: number, sink: PieceSink): boolean {
+  if (!escapedWithin(bytes, open, close)) {
+    sink.addBytes(bytes, open + 1, close);
+    return true;
+  }
+  const text = stringPiece(bytes, open, close);
+  if (text !== undefined) sink.add(text);
+  return text !== undefined;
 }
 
 export abstract class TokenStreamMeter implements StreamMeter {

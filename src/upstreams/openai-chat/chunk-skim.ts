@@ -2,7 +2,8 @@
 // Reading that text without parsing the whole chunk saves the stream its largest cost per chunk
 // (JSON.parse building the chunk's object and its keys). Any other shape, or any doubt, is
 // answered with undefined, and the caller parses the chunk as before.
-import { BACKSLASH, CLOSE_BRACE, closingQuote, OPEN_BRACE, QUOTE, walkNesting } from '../../json-text.js';
+import { BACKSLASH, CLOSE_BRACE, closingQuote, escapedWithin, OPEN_BRACE, QUOTE, walkNesting } from '../../json-text.js';
+import type { PieceSink } from '../stream-meter.js';
 
 // The chunk's first choice, as OpenAI (and the sandbox) write it: index 0 first, then its delta.
 const FIRST_CHOICE_TEXT = '"choices":[{"index":0,"delta":{"content":"';
@@ -25,10 +26,7 @@ export function plainTextDelta(data: string): string | undefined {
 }
 
 /** Where a skimmer puts the text it read: as a string, or as the UTF-8 bytes of one. */
-export interface TextSink {
-  add(text: string): void;
-  addBytes(bytes: Buffer, start: number, end: number): void;
-}
+export type TextSink = PieceSink;
 
 /**
  * Reads the text chunks of one stream. They differ only in their text: what surrounds it (the id,
@@ -73,7 +71,7 @@ export class TextChunkSkimmer {
       const open = from + around.head.length - 1;
       const close = closeOfTextBytes(bytes, open, to);
       if (close !== -1 && to - around.tail.length === close + 2 && around.tail.compare(bytes, close + 2, to) === 0) {
-        if (!escapedBetween(bytes, open, close)) {
+        if (!escapedWithin(bytes, open, close)) {
           sink.addBytes(bytes, open + 1, close);
           return true;
         }
@@ -117,12 +115,6 @@ function closeOfTextBytes(bytes: Buffer, open: number, to: number): number {
     if (c === BACKSLASH) i++; // skip the escaped character
   }
   return -1;
-}
-
-/** Whether a backslash comes between `open` and `close`. */
-function escapedBetween(bytes: Buffer, open: number, close: number): boolean {
-  for (let i = open + 1; i < close; i++) if (bytes[i] === BACKSLASH) return true;
-  return false;
 }
 
 /** The text between its quotes, unescaped by a parse of that string alone when it holds escapes. */
