@@ -1,20 +1,12 @@
 // Reading a Responses stream's output delta from an event's bytes: the same output counted as
 // parsing the event counts, and any shape it does not know left to the parse.
 import assert from 'node:assert/strict';
-import { Readable } from 'node:stream';
-import { text } from 'node:stream/consumers';
 import { test } from 'node:test';
 import { ResponsesStreamMeter } from '../../../src/upstreams/openai-responses/client.js';
 import { skimOutputDelta } from '../../../src/upstreams/openai-responses/delta-skim.js';
-import { observeSseJson } from '../../../src/upstreams/sse.js';
+import { meteredStream, skimmedPiece } from '../../helpers/stream-skim.js';
 
-/** What the skim gave the sink, or undefined when it left the data to the parse. */
-function skim(data: string): string | undefined {
-  const bytes = Buffer.from(`xx${data}yy`); // offsets inside a larger chunk, as the tap passes them
-  let piece = '';
-  const sink = { add: (text: string) => void (piece += text), addBytes: (b: Buffer, s: number, e: number) => void (piece += b.toString('utf8', s, e)) };
-  return skimOutputDelta(bytes, 2, bytes.length - 2, sink) ? piece : undefined;
-}
+const skim = (data: string) => skimmedPiece(skimOutputDelta, data);
 
 const textDelta = (delta: unknown, fields: Record<string, unknown> = {}) =>
   JSON.stringify({
@@ -79,23 +71,7 @@ test('data that JSON.parse refuses is refused, so nothing is counted that parsin
   }
 });
 
-/** A stream through the tap with its meter, skimming or not: the bytes out and what the meter counted. */
-async function metered(sse: string, skimming: boolean) {
-  const meter = new ResponsesStreamMeter('o200k_base');
-  const skimmed: string[] = [];
-  const skimOption = (bytes: Buffer, from: number, to: number) => {
-    const read = meter.skim(bytes, from, to);
-    if (read) skimmed.push(bytes.toString('utf8', from, to));
-    return read;
-  };
-  const body = observeSseJson(
-    Readable.from([...Buffer.from(sse)].map((byte) => Buffer.of(byte))), // byte by byte
-    (event: Parameters<typeof meter.observe>[0]) => void meter.observe(event),
-    skimming ? { skim: skimOption } : {},
-  );
-  const out = await text(body);
-  return { out, output: meter.output.pendingText(), reported: meter.reported(), completed: meter.completed, skimmed };
-}
+const metered = (sse: string, skimming: boolean) => meteredStream(sse, new ResponsesStreamMeter('o200k_base'), skimming);
 
 test('a stream of text and a function call is metered the same, skimmed or parsed, and passes through unchanged', async () => {
   const events = [
