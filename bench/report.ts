@@ -202,6 +202,7 @@ export function checkTargets(results: ScenarioResult[]): TargetCheck[] {
     'chat-stream-200w-c50',
     'messages-stream-c50',
     'messages-translated-stream-c50',
+    'responses-stream-c50',
     'gemini-translated-stream-c50',
     'chat-bedrock-stream-c50',
     'speech-stream-c50',

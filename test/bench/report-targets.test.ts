@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ScenarioResult, TargetSummary } from '../../bench/measure.js';
 import { checkTargets, targetsSummary, targetsTable, verdict } from '../../bench/report.js';
+import { buildScenarios } from '../../bench/scenarios.js';
 
 /** A target's medians: only what the checks read is set apart from zero. */
 function summary(figures: Partial<TargetSummary>): TargetSummary {
@@ -66,6 +67,26 @@ describe('the bench report of the targets', () => {
     assert.equal(check.met, true);
     assert.equal(verdict(check), 'MET');
     assert.match(targetsTable([check], 'text'), /MET/);
+  });
+
+  it('checks the calls a second of every stream of the default run at 50 connections against the floor', () => {
+    const streams = buildScenarios('tr-bench').defaults.filter((s) => s.name.endsWith('stream-c50') || /^chat-stream-\d+w-c50$/.test(s.name));
+    const results = streams.map(
+      ({ name }): ScenarioResult => ({
+        name,
+        connections: 50,
+        targets: { direct: summary({}), floor: summary({}), gateway: summary({}) },
+        added: { floor: { p50Ms: 0, p99Ms: 0, ttfbMs: 0 }, gateway: { p50Ms: 0, p99Ms: 0, ttfbMs: 0 } },
+        gatewayToFloor: { requestsPerSecond: 1, cpuMsPerRequest: 1 },
+      }),
+    );
+    const checked = new Set(
+      checkTargets(results)
+        .filter((c) => c.goal.startsWith('gateway req/s'))
+        .map((c) => c.scenario),
+    );
+    assert.ok(streams.length >= 6);
+    for (const { name } of streams) assert.ok(checked.has(name), `${name}: its req/s target is checked`);
   });
 });
 
