@@ -15,7 +15,11 @@ export interface PieceSink {
 
 /** The JSON string `bytes[open, close]` (its quotes included) as text; undefined when its escapes are not JSON's. */
 export function stringPiece(bytes: Buffer, open: number, close: number): string | undefined {
-  if (!escapedWithin(bytes, open, close)) return bytes.toString('utf8', open + 1, close);
+  return escapedWithin(bytes, open, close) ? unescapedPiece(bytes, open, close) : bytes.toString('utf8', open + 1, close);
+}
+
+/** The escaped JSON string `bytes[open, close]` parsed alone; undefined when JSON.parse refuses it. */
+function unescapedPiece(bytes: Buffer, open: number, close: number): string | undefined {
   try {
     return JSON.parse(bytes.toString('utf8', open, close + 1)) as string;
   } catch {
@@ -25,7 +29,7 @@ export function stringPiece(bytes: Buffer, open: number, close: number): string 
 
 /**
  * The JSON string `bytes[open, close]` to `sink`: its bytes as they came when it has no escapes (never
- * decoded), else the string stringPiece gives; false when its escapes are not JSON's, as the parse of
+ * decoded), else parsed alone; false when its escapes are not JSON's, as the parse of
  * the whole event would refuse them too.
  */
 export function addStringPiece(bytes: Buffer, open: number, close: number, sink: PieceSink): boolean {
@@ -33,7 +37,7 @@ export function addStringPiece(bytes: Buffer, open: number, close: number, sink:
     sink.addBytes(bytes, open + 1, close);
     return true;
   }
-  const text = stringPiece(bytes, open, close);
+  const text = unescapedPiece(bytes, open, close);
   if (text !== undefined) sink.add(text);
   return text !== undefined;
 }

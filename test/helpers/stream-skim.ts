@@ -1,8 +1,9 @@
 // For tests of a stream meter's skim: what a skim reads from one event's data, and a whole stream
 // metered through the SSE tap with the skim and without it, to be compared.
+import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
-import { observeSseJson } from '../../src/upstreams/sse.js';
+import { observeSseJson, type SkimmingMeter as StreamSkimmingMeter } from '../../src/upstreams/sse.js';
 import type { PieceSink } from '../../src/upstreams/stream-meter.js';
 
 /** What `skim` gave its sink for `data`, or undefined when it left the data to the parse. */
@@ -13,9 +14,8 @@ export function skimmedPiece(skim: (bytes: Buffer, from: number, to: number, sin
   return skim(bytes, 2, bytes.length - 2, sink) ? piece : undefined;
 }
 
-interface SkimmingMeter {
-  observe(event: any): void; // each protocol's meter reads its own event shape
-  skim(bytes: Buffer, from: number, to: number): boolean;
+// each protocol's meter reads its own event shape
+interface SkimmingMeter extends StreamSkimmingMeter<any> {
   output: { pendingText(): string };
   reported(): unknown;
   completed: boolean;
@@ -39,4 +39,17 @@ export async function meteredStream(sse: string, meter: SkimmingMeter, skimming:
   );
   const out = await text(body);
   return { out, output: meter.output.pendingText(), reported: meter.reported(), completed: meter.completed, skimmed };
+}
+
+/**
+ * `sse` metered by two fresh meters, parsing every event and skimming: both pass it through
+ * unchanged and meter it the same. The skimming run's figures, with the data it skimmed.
+ */
+export async function meteredAlike(sse: string, newMeter: () => SkimmingMeter) {
+  const parsed = await meteredStream(sse, newMeter(), false);
+  const skimmed = await meteredStream(sse, newMeter(), true);
+  assert.equal(skimmed.out, sse);
+  assert.equal(parsed.out, sse);
+  assert.deepEqual({ ...skimmed, skimmed: [] }, { ...parsed, skimmed: [] });
+  return skimmed;
 }

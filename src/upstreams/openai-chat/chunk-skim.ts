@@ -25,9 +25,6 @@ export function plainTextDelta(data: string): string | undefined {
   return new TextChunkSkimmer().read(data);
 }
 
-/** Where a skimmer puts the text it read: as a string, or as the UTF-8 bytes of one. */
-export type TextSink = PieceSink;
-
 /**
  * Reads the text chunks of one stream. They differ only in their text: what surrounds it (the id,
  * the model, the choice's other fields, the usage) repeats, so once it has been checked, a chunk
@@ -64,7 +61,7 @@ export class TextChunkSkimmer {
    * The text's quotes and backslashes are single bytes that no multi-byte character contains, so
    * bytes that match the surroundings around a text are a text chunk.
    */
-  readBytes(bytes: Buffer, from: number, to: number, sink: TextSink): boolean {
+  readBytes(bytes: Buffer, from: number, to: number, sink: PieceSink): boolean {
     if (bytes[from] !== OPEN_BRACE) return false; // not a chunk: `[DONE]`, say
     const around = this.aroundBytes ?? this.bytesOfAround();
     if (around && to - from > around.head.length + around.tail.length && around.head.compare(bytes, from, from + around.head.length) === 0) {

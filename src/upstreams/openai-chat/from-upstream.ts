@@ -1,7 +1,8 @@
 // An OpenAI chat completion, whole or streamed, read into the pivot (chat-formats.md §3.5–3.8). Pure.
 import type { PivotEvent, PivotFinish, PivotResponse, PivotToolCall, PivotUsage } from '../../pivot/types.js';
 import { SseJsonDecoder } from '../sse-json-decoder.js';
-import { TextChunkSkimmer, type TextSink } from './chunk-skim.js';
+import type { PieceSink } from '../stream-meter.js';
+import { TextChunkSkimmer } from './chunk-skim.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatToolCallFragment, ChatUsage } from './types.js';
 
 /** Usage as OpenAI and its look-alikes report it; DeepSeek counts cache hits in fields of its own. */
@@ -74,7 +75,7 @@ export class ChatStreamDecoder extends SseJsonDecoder<ChatCompletionChunk & { er
   private readonly skimmer = new TextChunkSkimmer();
   /** Where the skimmer's text goes: the events of the chunk being read (one sink a stream, not one an event). */
   private events: PivotEvent[] = [];
-  private readonly textSink: TextSink = {
+  private readonly textSink: PieceSink = {
     add: (text) => this.text(text, this.events),
     addBytes: (bytes, start, end) => this.text(bytes.toString('utf8', start, end), this.events),
   };
