@@ -235,19 +235,6 @@ export function observeSseJson<Event>(
   return feedTap(body, tap);
 }
 
-/** A pass-through stream's meter that reads its protocol's usual event from the event's bytes. */
-export interface SkimmingMeter<Event> {
-  observe(event: Event): void;
-  /** An event's data as bytes: true when the meter read it, false to parse and observe it. */
-  skim(bytes: Buffer, from: number, to: number): boolean;
-}
-
-/** An upstream's SSE body passed through unchanged but for the model's name, read on the side by `meter`. */
-export function meterSseJson<Event>(body: Readable, meter: SkimmingMeter<Event>, modelAlias: ModelAlias): Readable {
-  const skim = (bytes: Buffer, from: number, to: number) => meter.skim(bytes, from, to);
-  return observeSseJson(body, (event: Event) => void meter.observe(event), { modelAlias, skim });
-}
-
 /** The channel's model id and the public one the caller asked for. */
 export interface ModelAlias {
   upstream: string;

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
-import { observeSseJson, type SkimmingMeter as StreamSkimmingMeter } from '../../src/upstreams/sse.js';
+import { observeSseJson } from '../../src/upstreams/sse.js';
 import type { PieceSink } from '../../src/upstreams/stream-meter.js';
 
 /** What `skim` gave its sink for `data`, or undefined when it left the data to the parse. */
@@ -14,8 +14,9 @@ export function skimmedPiece(skim: (bytes: Buffer, from: number, to: number, sin
   return skim(bytes, 2, bytes.length - 2, sink) ? piece : undefined;
 }
 
-// each protocol's meter reads its own event shape
-interface SkimmingMeter extends StreamSkimmingMeter<any> {
+interface SkimmingMeter {
+  observe(event: any): void; // each protocol's meter reads its own event shape
+  skim(bytes: Buffer, from: number, to: number): boolean;
   output: { pendingText(): string };
   reported(): unknown;
   completed: boolean;

@@ -5,7 +5,7 @@ import type { TokenizerName } from '../../billing/tokens.js';
 import { withFields } from '../../with-fields.js';
 import { postForText, postJson } from '../http.js';
 import type { Upstream } from '../pool.js';
-import { meterSseJson } from '../sse.js';
+import { observeSseJson } from '../sse.js';
 import { MessagesStreamMeter, type NativeUsage } from './usage.js';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -50,5 +50,9 @@ export async function streamNativeMessage(
   const meter = new MessagesStreamMeter(args.tokenizer);
   const upstreamModel = String(args.body.model);
   const modelAlias = { upstream: upstreamModel, public: args.publicModel ?? upstreamModel };
-  return { body: meterSseJson(response.body, meter, modelAlias), meter };
+  // Closures of this stream kind's own, not a helper shared by every kind: each call site sees one meter class.
+  const observe = (event: Parameters<typeof meter.observe>[0]) => void meter.observe(event);
+  // A content block's delta: its piece read from the bytes, the event not parsed.
+  const skim = (bytes: Buffer, from: number, to: number) => meter.skim(bytes, from, to);
+  return { body: observeSseJson(response.body, observe, { modelAlias, skim }), meter };
 }

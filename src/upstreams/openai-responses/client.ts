@@ -8,7 +8,7 @@ import { postForText, postJson } from '../http.js';
 import { openAiAuthHeaders, openAiPath } from '../openai-chat/endpoint.js';
 import type { TokenUsage } from '../openai-chat/usage.js';
 import type { Upstream } from '../pool.js';
-import { meterSseJson } from '../sse.js';
+import { observeSseJson } from '../sse.js';
 import { TokenStreamMeter } from '../stream-meter.js';
 import { skimOutputDelta } from './delta-skim.js';
 
@@ -87,5 +87,9 @@ export async function streamResponse(
   });
   const meter = new ResponsesStreamMeter(args.tokenizer);
   const modelAlias = { upstream: String(body.model), public: args.publicModel };
-  return { body: meterSseJson(response.body, meter, modelAlias), meter };
+  // Closures of this stream kind's own, not a helper shared by every kind: each call site sees one meter class.
+  const observe = (event: Parameters<typeof meter.observe>[0]) => void meter.observe(event);
+  // A delta of output: its piece read from the bytes, the event not parsed.
+  const skim = (bytes: Buffer, from: number, to: number) => meter.skim(bytes, from, to);
+  return { body: observeSseJson(response.body, observe, { modelAlias, skim }), meter };
 }
