@@ -2,7 +2,7 @@
 // Reading that text without parsing the whole chunk saves the stream its largest cost per chunk
 // (JSON.parse building the chunk's object and its keys). Any other shape, or any doubt, is
 // answered with undefined, and the caller parses the chunk as before.
-import { BACKSLASH, CLOSE_BRACE, closingQuote, escapedWithin, OPEN_BRACE, QUOTE, walkNesting } from '../../json-text.js';
+import { CLOSE_BRACE, closingQuote, closingQuoteInBytes, escapedWithin, OPEN_BRACE, walkNesting } from '../../json-text.js';
 import type { PieceSink } from '../stream-meter.js';
 
 // The chunk's first choice, as OpenAI (and the sandbox) write it: index 0 first, then its delta.
@@ -104,20 +104,22 @@ function closeOfText(data: string, open: number): number {
   return data.charCodeAt(close + 1) === CLOSE_BRACE ? close : -1;
 }
 
-/** As closeOfText, on bytes up to `to`. */
+/** As closeOfText, on bytes up to `to`; -1 also for a text holding a raw control character, which JSON.parse refuses. */
 function closeOfTextBytes(bytes: Buffer, open: number, to: number): number {
-  for (let i = open + 1; i < to; i++) {
-    const c = bytes[i];
-    if (c === QUOTE) return bytes[i + 1] === CLOSE_BRACE ? i : -1;
-    if (c === BACKSLASH) i++; // skip the escaped character
-  }
-  return -1;
+  const close = closingQuoteInBytes(bytes, open, to);
+  return close !== -1 && bytes[close + 1] === CLOSE_BRACE ? close : -1;
 }
 
-/** The text between its quotes, unescaped by a parse of that string alone when it holds escapes. */
+// A raw control character in a JSON string: JSON.parse refuses the chunk, so the meter counts none of it.
+const RAW_CONTROL = /[\u0000-\u001f]/;
+
+/**
+ * The text between its quotes, unescaped by a parse of that string alone when it holds escapes;
+ * undefined when a parse would refuse it.
+ */
 function textOf(data: string, open: number, close: number): string | undefined {
   const text = data.slice(open + 1, close);
-  if (!text.includes('\\')) return text;
+  if (!text.includes('\\')) return RAW_CONTROL.test(text) ? undefined : text;
   try {
     return JSON.parse(data.slice(open, close + 1)) as string;
   } catch {

@@ -6,6 +6,7 @@ import { plainTextDelta, TextChunkSkimmer } from '../../../src/upstreams/openai-
 import { ChatStreamDecoder } from '../../../src/upstreams/openai-chat/from-upstream.js';
 import type { ChatCompletionChunk } from '../../../src/upstreams/openai-chat/types.js';
 import { ChatStreamMeter } from '../../../src/upstreams/openai-chat/usage.js';
+import { meteredAlike } from '../../helpers/stream-skim.js';
 
 const chunk = (choices: unknown, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'm', choices, usage: null, ...extra });
@@ -177,4 +178,26 @@ test('the chat stream decoder reads the same events from text chunks on one data
     fromBytes.filter((event) => event.type === 'text').map((event) => (event as { text: string }).text),
     TEXTS.filter((t) => t !== ''),
   );
+});
+
+test('a text chunk holding a raw control character is left to the parse, which refuses it, from text and from bytes', async () => {
+  // JSON.stringify escapes it; an upstream that writes it raw writes a chunk JSON refuses
+  const raw = text('tab\u0001bed').replace('\\u0001', '\u0001');
+  assert.throws(() => JSON.parse(raw));
+  assert.equal(plainTextDelta(raw), undefined);
+
+  // A skimmer that knows the surroundings from a text chunk before steps aside as well
+  const fromText = new TextChunkSkimmer();
+  const fromBytes = new TextChunkSkimmer();
+  const none = { add: () => assert.fail('nothing is read'), addBytes: () => assert.fail('nothing is read') };
+  assert.equal(fromText.read(text('before')), 'before');
+  assert.equal(fromBytes.readBytes(Buffer.from(text('before')), 0, text('before').length, { add() {}, addBytes() {} }), true);
+  assert.equal(fromText.read(raw), undefined);
+  const { bytes, from, to } = asDataLine(raw);
+  assert.equal(fromBytes.readBytes(bytes, from, to, none), false);
+
+  // A whole stream with such a chunk is metered as parsing it would: the chunk's text is not counted
+  const sse = [text('one'), raw, text(' two'), chunk([], { usage: null })].map((data) => `data: ${data}\n\n`).join('');
+  const skimmed = await meteredAlike(sse, () => new ChatStreamMeter('o200k_base'));
+  assert.equal(skimmed.output, 'one two');
 });
