@@ -2,8 +2,8 @@
 // Reading that text without parsing the whole chunk saves the stream its largest cost per chunk
 // (JSON.parse building the chunk's object and its keys). Any other shape, or any doubt, is
 // answered with undefined, and the caller parses the chunk as before.
-import { CLOSE_BRACE, closingQuote, closingQuoteInBytes, escapedWithin, OPEN_BRACE, walkNesting } from '../../json-text.js';
-import type { PieceSink } from '../stream-meter.js';
+import { CLOSE_BRACE, closingQuote, closingQuoteInBytes, OPEN_BRACE, walkNesting } from '../../json-text.js';
+import { addStringPiece, type PieceSink } from '../stream-meter.js';
 
 // The chunk's first choice, as OpenAI (and the sandbox) write it: index 0 first, then its delta.
 const FIRST_CHOICE_TEXT = '"choices":[{"index":0,"delta":{"content":"';
@@ -68,14 +68,7 @@ export class TextChunkSkimmer {
       const open = from + around.head.length - 1;
       const close = closeOfTextBytes(bytes, open, to);
       if (close !== -1 && to - around.tail.length === close + 2 && around.tail.compare(bytes, close + 2, to) === 0) {
-        if (!escapedWithin(bytes, open, close)) {
-          sink.addBytes(bytes, open + 1, close);
-          return true;
-        }
-        const quoted = bytes.toString('utf8', open, close + 1);
-        const text = textOf(quoted, 0, quoted.length - 1);
-        if (text !== undefined) sink.add(text);
-        return text !== undefined;
+        return addStringPiece(bytes, open, close, sink);
       }
     }
     const text = this.read(bytes.toString('utf8', from, to));

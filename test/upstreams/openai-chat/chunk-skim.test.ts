@@ -191,7 +191,8 @@ test('a text chunk holding a raw control character is left to the parse, which r
   const fromBytes = new TextChunkSkimmer();
   const none = { add: () => assert.fail('nothing is read'), addBytes: () => assert.fail('nothing is read') };
   assert.equal(fromText.read(text('before')), 'before');
-  assert.equal(fromBytes.readBytes(Buffer.from(text('before')), 0, text('before').length, { add() {}, addBytes() {} }), true);
+  const before = asDataLine(text('before'));
+  assert.equal(fromBytes.readBytes(before.bytes, before.from, before.to, { add() {}, addBytes() {} }), true);
   assert.equal(fromText.read(raw), undefined);
   const { bytes, from, to } = asDataLine(raw);
   assert.equal(fromBytes.readBytes(bytes, from, to, none), false);
