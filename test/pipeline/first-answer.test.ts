@@ -2,26 +2,23 @@
 // pipe that follows; a stream that fails or ends empty first is a failed attempt.
 import assert from 'node:assert/strict';
 import { PassThrough, type Readable } from 'node:stream';
+import { text } from 'node:stream/consumers';
 import { test } from 'node:test';
 import { firstData } from '../../src/pipeline/first-answer.js';
 import { observeSseJson } from '../../src/upstreams/sse.js';
 import { PassThroughTap } from '../../src/upstreams/tap.js';
 
-/** An SSE body fed by hand, through the gateway's tap. */
-function sseTap() {
+/** An SSE body fed by hand, through the gateway's tap; `observe` may keep events back. */
+function sseTap(observe: () => boolean | undefined = () => undefined) {
   const upstream = new PassThrough();
-  const body = observeSseJson(upstream, () => undefined);
+  const body = observeSseJson(upstream, observe);
   assert.ok(body instanceof PassThroughTap);
   return { upstream, body };
 }
 
 /** Everything a reader piped from `body` receives, once it ends. */
-async function drained(body: Readable): Promise<string> {
-  const sink = new PassThrough();
-  body.pipe(sink);
-  let text = '';
-  for await (const chunk of sink) text += String(chunk);
-  return text;
+function drained(body: Readable): Promise<string> {
+  return text(body.pipe(new PassThrough()));
 }
 
 test("a tap's first data ends the wait, and stays buffered for the reader", async () => {
@@ -59,8 +56,7 @@ test('a tap that ends without data fails the wait', async () => {
 });
 
 test('a tap whose events were all kept back ends without data, and fails the wait', async () => {
-  const upstream = new PassThrough();
-  const body = observeSseJson(upstream, () => false);
+  const { upstream, body } = sseTap(() => false);
   const waiting = firstData(body);
   body.resume();
   upstream.end('data: {"kept":"back"}\n\n');
@@ -74,12 +70,15 @@ test("a tap whose upstream fails before its first data fails the wait with the u
   await assert.rejects(waiting, /upstream socket reset/);
 });
 
-test('a body that is not a tap is waited for by the same rules', async () => {
+test('a body that is not a tap ends the wait with its first data, left buffered', async () => {
   const body = new PassThrough();
   const waiting = firstData(body);
   body.write('audio');
   await waiting;
   assert.equal(body.readableLength, 5);
+});
+
+test('a body that is not a tap and ends without data fails the wait', async () => {
   const empty = new PassThrough();
   const failing = firstData(empty);
   empty.end();
