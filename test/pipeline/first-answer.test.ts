@@ -70,6 +70,22 @@ test("a tap whose upstream fails before its first data fails the wait with the u
   await assert.rejects(waiting, /upstream socket reset/);
 });
 
+test('a tap destroyed without an error before its first data fails the wait', async () => {
+  const { body } = sseTap();
+  const waiting = firstData(body);
+  body.destroy();
+  await assert.rejects(waiting, /closed before its first data/);
+});
+
+test('after its first data, the wait leaves no close or error listener of its own on the tap', async () => {
+  const { upstream, body } = sseTap();
+  const before = { close: body.listenerCount('close'), error: body.listenerCount('error') };
+  const waiting = firstData(body);
+  upstream.write('data: {"n":1}\n\n');
+  await waiting;
+  assert.deepEqual({ close: body.listenerCount('close'), error: body.listenerCount('error') }, before);
+});
+
 test('a body that is not a tap ends the wait with its first data, left buffered', async () => {
   const body = new PassThrough();
   const waiting = firstData(body);

@@ -57,11 +57,12 @@ export class TextChunkSkimmer {
   /**
    * Reads a chunk's JSON as the bytes `bytes[from, to)`, one line of them: true when it is a text
    * chunk, whose text then goes to `sink`. A chunk with the surroundings of the last text chunk
-   * has its text copied as bytes, never decoded; any other is decoded and read as text.
+   * has its text copied as bytes, never decoded; any other is decoded and read as text, and when it
+   * holds no text, `orNothing` may still take it as read (a chunk that carries nothing for its reader).
    * The text's quotes and backslashes are single bytes that no multi-byte character contains, so
    * bytes that match the surroundings around a text are a text chunk.
    */
-  readBytes(bytes: Buffer, from: number, to: number, sink: PieceSink): boolean {
+  readBytes(bytes: Buffer, from: number, to: number, sink: PieceSink, orNothing?: (data: string) => boolean): boolean {
     if (bytes[from] !== OPEN_BRACE) return false; // not a chunk: `[DONE]`, say
     const around = this.aroundBytes ?? this.bytesOfAround();
     if (around && to - from > around.head.length + around.tail.length && around.head.compare(bytes, from, from + around.head.length) === 0) {
@@ -71,9 +72,11 @@ export class TextChunkSkimmer {
         return addStringPiece(bytes, open, close, sink);
       }
     }
-    const text = this.read(bytes.toString('utf8', from, to));
-    if (text !== undefined) sink.add(text);
-    return text !== undefined;
+    const data = bytes.toString('utf8', from, to);
+    const text = this.read(data);
+    if (text === undefined) return orNothing?.(data) === true;
+    sink.add(text);
+    return true;
   }
 
   private remember(head: string, tail: string): void {
@@ -132,6 +135,30 @@ function onlyTextAround(data: string, head: number, close: number): boolean {
   const after = data.slice(close + 2);
   for (const key of OTHER_KEYS) if (before.includes(key) || after.includes(key)) return false;
   for (const key of NULL_KEYS) if (!nullWherever(before, key) || !nullWherever(after, key)) return false;
+  return true;
+}
+
+// Keys that mean a chunk may carry something for the meter, whatever their value.
+const METERED_KEYS = ['"error"', '"tool_calls"', '"reasoning'];
+
+/**
+ * Whether a chunk carries nothing the stream's meter takes: no error, no usage (absent or null), no
+ * tool calls, no reasoning, and every content empty or null. Such are the chunk that announces the
+ * role and the one that gives the finish reason, which the meter would parse only to find nothing.
+ * A key may be written with escapes (`"\u0075sage"`), so a chunk holding any backslash is parsed.
+ */
+export function carriesNothingMetered(data: string): boolean {
+  if (data.charCodeAt(0) !== OPEN_BRACE || data.includes('\\')) return false;
+  for (const key of METERED_KEYS) if (data.includes(key)) return false;
+  return nullWherever(data, '"usage"') && emptyWherever(data, '"content"');
+}
+
+/** Every `key` in `part` has the value "" or null. */
+function emptyWherever(part: string, key: string): boolean {
+  for (let at = part.indexOf(key); at !== -1; at = part.indexOf(key, at + 1)) {
+    const value = at + key.length;
+    if (!part.startsWith(':""', value) && !part.startsWith(':null', value)) return false;
+  }
   return true;
 }
 

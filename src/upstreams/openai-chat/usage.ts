@@ -2,7 +2,7 @@
 import type { Units } from '../../billing/prices.js';
 import { unitsOfPivot } from '../../billing/usage-units.js';
 import { TokenStreamMeter } from '../stream-meter.js';
-import { TextChunkSkimmer } from './chunk-skim.js';
+import { carriesNothingMetered, TextChunkSkimmer } from './chunk-skim.js';
 import { pivotUsageOfChat } from './from-upstream.js';
 import type { ChatCompletion, ChatCompletionChunk, ChatUsage } from './types.js';
 
@@ -43,9 +43,12 @@ export class ChatStreamMeter extends TokenStreamMeter {
     if (delta.tool_calls?.length) this.output.add(JSON.stringify(delta.tool_calls));
   }
 
-  /** A chunk's JSON as bytes (`bytes[from, to)`): true when it was a text-only chunk and its text is counted, false to parse and observe it. */
+  /**
+   * A chunk's JSON as bytes (`bytes[from, to)`): true when it was a text-only chunk and its text is
+   * counted, or a chunk with nothing to count; false to parse and observe it.
+   */
   skim(bytes: Buffer, from: number, to: number): boolean {
-    return this.skimmer.readBytes(bytes, from, to, this.output);
+    return this.skimmer.readBytes(bytes, from, to, this.output, carriesNothingMetered);
   }
 
   reported(): TokenUsage | undefined {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { MessagesStreamEncoder } from '../../../src/formats/messages/from-pivot.js';
-import { plainTextDelta, TextChunkSkimmer } from '../../../src/upstreams/openai-chat/chunk-skim.js';
+import { carriesNothingMetered, plainTextDelta, TextChunkSkimmer } from '../../../src/upstreams/openai-chat/chunk-skim.js';
 import { ChatStreamDecoder } from '../../../src/upstreams/openai-chat/from-upstream.js';
 import type { ChatCompletionChunk } from '../../../src/upstreams/openai-chat/types.js';
 import { ChatStreamMeter } from '../../../src/upstreams/openai-chat/usage.js';
@@ -201,4 +201,52 @@ test('a text chunk holding a raw control character is left to the parse, which r
   const sse = [text('one'), raw, text(' two'), chunk([], { usage: null })].map((data) => `data: ${data}\n\n`).join('');
   const skimmed = await meteredAlike(sse, () => new ChatStreamMeter('o200k_base'));
   assert.equal(skimmed.output, 'one two');
+});
+
+// The chunks around the text: the role announced, the finish reason, a keep-alive with no choices.
+const NOTHING_METERED = [
+  chunk([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]),
+  chunk([{ index: 0, delta: { role: 'assistant' }, finish_reason: null }]),
+  chunk([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]),
+  chunk([{ index: 0, delta: { content: null }, finish_reason: 'length' }]),
+  chunk([]),
+  JSON.stringify({ id: 'chatcmpl-2', choices: [{ index: 0, delta: { role: 'assistant', content: '', refusal: null } }] }),
+];
+
+test('the role and finish chunks are taken as carrying nothing to meter, as parsing them finds', () => {
+  for (const data of NOTHING_METERED) {
+    assert.equal(carriesNothingMetered(data), true, data);
+    assert.deepEqual(parsedReading(data), { text: '', other: false }, data);
+  }
+});
+
+test('a chunk with text, usage, an error, tool calls or reasoning is never taken as carrying nothing', () => {
+  const metered = [
+    text('a'),
+    text(' '),
+    chunk([{ index: 0, delta: { content: 'last words' }, finish_reason: 'length' }]),
+    chunk([], { usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } }),
+    chunk([{ index: 0, delta: {}, finish_reason: 'stop' }], { error: { message: 'boom' } }),
+    chunk([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{}' } }] }, finish_reason: null }]),
+    chunk([{ index: 0, delta: { reasoning_content: 'r' }, finish_reason: null }]),
+    // keys written with escapes, which JSON.parse reads as the keys themselves
+    '{"choices":[],"\\u0075sage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}',
+    '{"choices":[{"index":0,"delta":{"c\\u006fntent":"hidden"}}],"usage":null}',
+    '{"choices":[{"index":0,"delta":{"content" : "spaced"}}]}',
+    '[DONE]',
+  ];
+  for (const data of metered) {
+    assert.equal(carriesNothingMetered(data), false, data);
+    if (data !== '[DONE]') assert.notDeepEqual(parsedReading(data), { text: '', other: false }, data);
+  }
+});
+
+test("a chat stream's meter skims the role and finish chunks from their bytes and meters the stream as parsing it would", async () => {
+  const sse = [...NOTHING_METERED.slice(0, 1), text('one'), text(' two'), ...NOTHING_METERED.slice(2, 3)]
+    .concat(chunk([], { usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } }))
+    .map((data) => `data: ${data}\n\n`)
+    .join('');
+  const skimmed = await meteredAlike(`${sse}data: [DONE]\n\n`, () => new ChatStreamMeter('o200k_base'));
+  assert.equal(skimmed.output, 'one two');
+  assert.deepEqual(skimmed.skimmed, [NOTHING_METERED[0], text('one'), text(' two'), NOTHING_METERED[2]]);
 });
