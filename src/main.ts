@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 // The command line: serve | sandbox | migrate | accounts … | keys … | channels … | prices … | reload
+// (first, before any other module loads: see the file)
+import './tick-object-shape.js';
 import { cliProgram, describeFailure } from './cli/program.js';
 
 cliProgram()
