@@ -5,7 +5,7 @@
 // the inline cache of a computed key goes megamorphic for good the first time it meets a class it
 // has not seen. A full collection at a moment when no tick object is alive (between two turns of the
 // loop, say) frees those classes, the next tick makes new ones, and from then on V8's runtime builds
-// every tick object: about 300 ns a tick instead of 100, and some 30 ticks a stream
+// every tick object: about 400 ns a tick instead of 100, and some 30 ticks a stream
 // (docs/benchmarks.md). A tick object held here holds its classes, so they are never made again.
 // It runs when imported, first thing in the entry, before the loading of everything else can
 // trigger a full collection.
