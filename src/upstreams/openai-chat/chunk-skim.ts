@@ -138,28 +138,19 @@ function onlyTextAround(data: string, head: number, close: number): boolean {
   return true;
 }
 
-// Keys that mean a chunk may carry something for the meter, whatever their value.
-const METERED_KEYS = ['"error"', '"tool_calls"', '"reasoning'];
+// What may carry something for the meter: a backslash (a key may be written with escapes,
+// `"\u0075sage"`), an error, tool calls or reasoning whatever their value, a usage that is not
+// null, a content that is neither empty nor null. One pass of a regular expression: a search per
+// key took as long as the JSON.parse it saves.
+const MAY_BE_METERED = /\\|"(?:error"|tool_calls"|reasoning)|"usage"(?!:null)|"content"(?!:""|:null)/;
 
 /**
  * Whether a chunk carries nothing the stream's meter takes: no error, no usage (absent or null), no
  * tool calls, no reasoning, and every content empty or null. Such are the chunk that announces the
  * role and the one that gives the finish reason, which the meter would parse only to find nothing.
- * A key may be written with escapes (`"\u0075sage"`), so a chunk holding any backslash is parsed.
  */
 export function carriesNothingMetered(data: string): boolean {
-  if (data.charCodeAt(0) !== OPEN_BRACE || data.includes('\\')) return false;
-  for (const key of METERED_KEYS) if (data.includes(key)) return false;
-  return nullWherever(data, '"usage"') && emptyWherever(data, '"content"');
-}
-
-/** Every `key` in `part` has the value "" or null. */
-function emptyWherever(part: string, key: string): boolean {
-  for (let at = part.indexOf(key); at !== -1; at = part.indexOf(key, at + 1)) {
-    const value = at + key.length;
-    if (!part.startsWith(':""', value) && !part.startsWith(':null', value)) return false;
-  }
-  return true;
+  return data.charCodeAt(0) === OPEN_BRACE && !MAY_BE_METERED.test(data);
 }
 
 /** Every `key` in `part` (a key with its quotes) has the value null. */
