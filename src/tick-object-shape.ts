@@ -13,9 +13,8 @@ import { createHook } from 'node:async_hooks';
 
 let kept: object | undefined;
 
-/** Captures one tick object through a hook enabled for one `nextTick` only; once per process. */
-export function keepTickObjectShape(): void {
-  if (kept !== undefined) return;
+/** Captures one tick object through a hook enabled for one `nextTick` only. */
+function keepTickObjectShape(): void {
   const hook = createHook({
     init(_asyncId, type, _triggerAsyncId, resource) {
       if (type === 'TickObject') kept ??= resource;

@@ -9,10 +9,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { tickObjectKept } from '../src/tick-object-shape.js';
 
-const MODULE = pathToFileURL(fileURLToPath(new URL('../src/tick-object-shape.ts', import.meta.url))).href;
+const MODULE = new URL('../src/tick-object-shape.ts', import.meta.url).href;
 const LOADER = fileURLToPath(new URL('./load-typescript.mjs', import.meta.url));
 const dir = mkdtempSync(path.join(tmpdir(), 'tick-shape-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -7,8 +7,10 @@ import { addStringPiece, type PieceSink } from '../stream-meter.js';
 
 // The chunk's first choice, as OpenAI (and the sandbox) write it: index 0 first, then its delta.
 const FIRST_CHOICE_TEXT = '"choices":[{"index":0,"delta":{"content":"';
+// Keys that, anywhere in a chunk, mean it carries something the meter reads, whatever their value.
+const METERED_KEYS = ['"error"', '"tool_calls"', '"reasoning'];
 // Keys that, anywhere outside the text, mean the chunk carries more than text for its readers.
-const OTHER_KEYS = ['"delta"', '"error"', '"tool_calls"', '"reasoning'];
+const OTHER_KEYS = ['"delta"', ...METERED_KEYS];
 // Keys a text chunk may carry only as null.
 const NULL_KEYS = ['"usage"', '"finish_reason"'];
 // Open after the delta's object closes: the outer object, the choices array and the first choice.
@@ -139,10 +141,9 @@ function onlyTextAround(data: string, head: number, close: number): boolean {
 }
 
 // What may carry something for the meter: a backslash (a key may be written with escapes,
-// `"\u0075sage"`), an error, tool calls or reasoning whatever their value, a usage that is not
-// null, a content that is neither empty nor null. One pass of a regular expression: a search per
-// key took as long as the JSON.parse it saves.
-const MAY_BE_METERED = /\\|"(?:error"|tool_calls"|reasoning)|"usage"(?!:null)|"content"(?!:""|:null)/;
+// `"\u0075sage"`), a metered key, a usage that is not null, a content that is neither empty nor
+// null. One pass of a regular expression: a search per key took as long as the JSON.parse it saves.
+const MAY_BE_METERED = new RegExp(`\\\\|${METERED_KEYS.join('|')}|"usage"(?!:null)|"content"(?!:""|:null)`);
 
 /**
  * Whether a chunk carries nothing the stream's meter takes: no error, no usage (absent or null), no
