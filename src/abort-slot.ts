@@ -35,3 +35,6 @@ export function listenForAbort(signal: AbortSignal, handler: () => void): () => 
   signal.addEventListener('abort', handler, { once: true });
   return () => signal.removeEventListener('abort', handler);
 }
+
+/** Why `signal` aborted: its reason, or the DOM's AbortError when it gave none. */
+export const abortReason = (signal: AbortSignal): unknown => signal.reason ?? new DOMException('This operation was aborted', 'AbortError');

@@ -1,11 +1,14 @@
-// The headers and body timeouts of answers read whole (http.ts's postForText), kept by one sweep of
-// the answers on the wire instead of undici's timers. undici gives each request a timer for its
+// The headers and body timeouts of upstream answers (http.ts's postJson and postForText), kept by one
+// sweep of the answers on the wire instead of undici's timers. undici gives each request a timer for its
 // headers and another for its body, and keeps a cleared one listed until its next tick, up to a
 // second later: under load long enough to be copied and promoted by the young collector, so every
 // plain call paid the collectors for two timers (2.5 to 5 % of a plain call's CPU, measured with
 // `npm run bench -- --compare`). Here an answer is a deadline and two links in a list, and the
 // sweep fails one past its deadline with undici's own error: never before its bound, and at most
 // SWEEP_MS after it (undici's own timers of a second or more run up to a second late).
+
+/** A deadline `ms` from now; none when `ms` is 0 (undici's meaning of a timeout of 0). */
+export const deadlineIn = (ms: number): number => (ms > 0 ? performance.now() + ms : Number.POSITIVE_INFINITY);
 
 /** How often the answers on the wire are looked at, while there are any. */
 export const SWEEP_MS = 100;

@@ -1,7 +1,8 @@
 // A channel's headers and body timeouts (timeouts.headers_ms and body_ms): a call fails with
 // undici's own errors when its answer's headers, or the next bytes of its body, do not come in
-// time, never before, and a call that keeps showing life is left alone. Streams keep them through
-// undici's timers; an answer read whole (postForText) through the answer watch (answer-watch.ts).
+// time, never before, and a call that keeps showing life is left alone. A request of the pool's own
+// keeps them through undici's timers; an answer read as it comes (postJson) or whole (postForText)
+// through the answer watch (answer-watch.ts).
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type Server, type ServerResponse } from 'node:http';
@@ -9,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { answerWatch } from '../../src/upstreams/answer-watch.js';
-import { postForText } from '../../src/upstreams/http.js';
+import { postForText, postJson } from '../../src/upstreams/http.js';
 import type { Upstream } from '../../src/upstreams/pool.js';
 import { WaitBoundedPool } from '../../src/upstreams/wait-bounded-pool.js';
 
@@ -76,6 +77,10 @@ const readStreamed = async (pool: WaitBoundedPool, path: string, signal: AbortSi
 
 /** A POST of `path` read whole (postForText). */
 const readWhole = (pool: WaitBoundedPool, path: string, signal: AbortSignal) => postForText(upstreamOf(pool), { path, body: {}, signal });
+
+/** A POST of `path` read as it comes (postJson), its body to the end. */
+const readPosted = async (pool: WaitBoundedPool, path: string, signal: AbortSignal) =>
+  (await postJson(upstreamOf(pool), { path, body: {}, signal })).body.text();
 
 /** The error a call of `path` ends with, read as `read` reads it, and after how long. */
 async function failureOf(pool: WaitBoundedPool, path: string, read = readStreamed): Promise<{ code: unknown; ms: number }> {
@@ -167,5 +172,44 @@ describe('an answer read whole keeps its channel’s timeouts', () => {
     withPool(0, 0, async (pool) => {
       const text = await readWhole(pool, '/json-trickle?untimed', new AbortController().signal);
       assert.equal(JSON.parse(text).length, 12);
+    }));
+});
+
+describe('an answer read as it comes keeps its channel’s timeouts', () => {
+  test('one whose headers do not come within the headers timeout fails with undici’s headers timeout, and its connection is closed', () =>
+    withPool(300, 60_000, (pool) => assertHeadersTimedOut(pool, '/hang?posted', readPosted)));
+
+  test('one whose body stops coming fails with undici’s body timeout once it has been quiet for the body timeout', () =>
+    withPool(60_000, 300, async (pool) => {
+      const { code, ms } = await failureOf(pool, '/stall?posted', readPosted);
+      assert.equal(code, 'UND_ERR_BODY_TIMEOUT');
+      assert.ok(ms >= 300, `not before the bound: ${ms} ms`);
+      assert.ok(ms < 2_500, `soon after the bound: ${ms} ms`);
+      await sleep(50);
+      assert.ok(closedSockets.includes('/stall?posted'));
+    }));
+
+  test('one whose body keeps coming is not timed out, however long it takes in all', () =>
+    withPool(60_000, 300, async (pool) => {
+      const text = await readPosted(pool, '/trickle?posted', new AbortController().signal); // 1.5 s, never 300 ms quiet
+      assert.equal(text.split(';').filter(Boolean).length, 15);
+    }));
+
+  test('one its reader holds back is not timed out while the reader holds it', () =>
+    withPool(60_000, 300, async (pool) => {
+      const { body } = await postJson(upstreamOf(pool), { path: '/big?posted', body: {}, signal: new AbortController().signal });
+      const reader = body[Symbol.asyncIterator]();
+      let bytes = ((await reader.next()).value as Buffer).length;
+      await sleep(1_200); // the body is full and reading has stopped: the rest waits, unread
+      for (let next = await reader.next(); !next.done; next = await reader.next()) bytes += (next.value as Buffer).length;
+      assert.equal(bytes, 4 << 20);
+    }));
+
+  test('one answered in time is not timed out afterwards, and leaves the watch', () =>
+    withPool(300, 300, async (pool) => {
+      assert.equal(await readPosted(pool, '/quick?posted-left-alone', new AbortController().signal), '{"done":true}');
+      assert.equal(answerWatch.size, 0);
+      await sleep(700); // past both bounds: a deadline left behind would abort it now, its socket closed
+      assert.ok(!closedSockets.includes('/quick?posted-left-alone'), 'its connection stays open for the next call');
     }));
 });
