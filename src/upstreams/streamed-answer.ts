@@ -114,6 +114,7 @@ export class StreamedAnswer implements Dispatcher.DispatchHandler, WatchedAnswer
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void) {
+    if (statusCode < 200) return true; // informational (103 Early Hints): the answer itself follows
     this.statusCode = statusCode;
     this.rawHeaders = rawHeaders;
     this.resume = resume;

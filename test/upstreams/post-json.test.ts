@@ -77,6 +77,19 @@ test('the headers are as node gives them: names in lower case, a repeated one as
     assert.deepEqual(await body.json(), {});
   }));
 
+test('an informational answer before the answer itself is passed over', () =>
+  withUpstream(async (upstream) => {
+    routes.set('/base/hints', (_req, res) => {
+      res.writeEarlyHints({ link: '</style.css>; rel=preload' });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"after":"hints"}');
+    });
+    const { statusCode, headers, body } = await post(upstream, '/hints');
+    assert.equal(statusCode, 200);
+    assert.equal(headers.link, undefined);
+    assert.deepEqual(await body.json(), { after: 'hints' });
+  }));
+
 test('an error status throws UpstreamHttpError with its body (limited to 64 KiB), content type and Retry-After', () =>
   withUpstream(async (upstream) => {
     routes.set('/base/refused', (_req, res) => {
