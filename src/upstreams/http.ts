@@ -1,11 +1,11 @@
 // The one way an adapter talks HTTP to an upstream: undici's dispatch on the channel's pool, with a
 // handler of the gateway's for an answer read as it comes (streamed-answer.ts) or read whole.
 
-import { type Dispatcher, errors } from 'undici';
-import { abortReason, listenForAbort } from '../abort-slot.js';
-import { answerWatch, deadlineIn, type WatchedAnswer } from './answer-watch.js';
+import type { Dispatcher } from 'undici';
+import { abortReason } from '../abort-slot.js';
 import type { Upstream } from './pool.js';
 import { StreamedAnswer, type UpstreamResponse } from './streamed-answer.js';
+import { TimedAnswer } from './timed-answer.js';
 import { ERROR_BODY_LIMIT, errorOfAnswer } from './upstream-error.js';
 
 export type { AnswerBody, UpstreamResponse } from './streamed-answer.js';
@@ -17,23 +17,30 @@ export { headerValue, retryAfterMsOf, UpstreamHttpError } from './upstream-error
  * UpstreamHttpError, its body limited. undici's dispatch with a handler of the gateway's
  * (streamed-answer.ts), timed by the answer watch, as postForText is.
  */
-export function postJson(
+export function postJson(upstream: Upstream, args: JsonPost): Promise<UpstreamResponse> {
+  return dispatchJson(upstream, args, (resolve, reject) => new StreamedAnswer(args.signal, upstream.pool.answerTimeouts, resolve, reject));
+}
+
+type JsonPost = { path: string; body: unknown; headers?: Record<string, string>; signal: AbortSignal };
+
+/** A JSON POST on the channel's pool, answered through the handler `handlerOf` makes; none sent for a caller who already left. */
+function dispatchJson<T>(
   upstream: Upstream,
-  args: { path: string; body: unknown; headers?: Record<string, string>; signal: AbortSignal },
-): Promise<UpstreamResponse> {
-  const { signal } = args;
-  if (signal.aborted) return Promise.reject(abortReason(signal));
+  args: JsonPost,
+  handlerOf: (resolve: (value: T) => void, reject: (error: unknown) => void) => Dispatcher.DispatchHandler,
+): Promise<T> {
+  if (args.signal.aborted) return Promise.reject(abortReason(args.signal));
   return new Promise((resolve, reject) => {
     try {
-      upstream.pool.dispatch(dispatchOptions(upstream, args), new StreamedAnswer(signal, upstream.pool.answerTimeouts, resolve, reject));
+      upstream.pool.dispatch(dispatchOptions(upstream, args), handlerOf(resolve, reject));
     } catch (error) {
       reject(error);
     }
   });
 }
 
-/** A JSON POST on the channel's pool, its timeouts left to the answer watch. */
-function dispatchOptions(upstream: Upstream, args: { path: string; body: unknown; headers?: Record<string, string>; signal: AbortSignal }) {
+/** A JSON POST's options, its timeouts left to the answer watch. */
+function dispatchOptions(upstream: Upstream, args: JsonPost) {
   return {
     method: 'POST' as const,
     path: upstream.basePath + args.path,
@@ -55,62 +62,31 @@ function dispatchOptions(upstream: Upstream, args: { path: string; body: unknown
  * headers and body timeouts are the channel's, kept by the answer watch (answer-watch.ts), not by
  * undici's timers.
  */
-export function postForText(upstream: Upstream, args: { path: string; body: unknown; headers?: Record<string, string>; signal: AbortSignal }): Promise<string> {
-  const { signal } = args;
-  if (signal.aborted) return Promise.reject(abortReason(signal));
-  return new Promise((resolve, reject) => {
-    try {
-      upstream.pool.dispatch(dispatchOptions(upstream, args), new WholeAnswer(signal, upstream.pool.answerTimeouts, resolve, reject));
-    } catch (error) {
-      reject(error);
-    }
-  });
+export function postForText(upstream: Upstream, args: JsonPost): Promise<string> {
+  return dispatchJson(upstream, args, (resolve, reject) => new WholeAnswer(args.signal, upstream.pool.answerTimeouts, resolve, reject));
 }
 
-/**
- * Gathers an answer's body; settles once, when it completes or fails. Timed by the answer watch from
- * its connect: its headers within `headersMs`, then each part of its body within `bodyMs` of the
- * one before, as undici's own timeouts would (0: not timed).
- */
-class WholeAnswer implements Dispatcher.DispatchHandler, WatchedAnswer {
-  deadline = Number.POSITIVE_INFINITY;
-  previous: WatchedAnswer | undefined = undefined;
-  next: WatchedAnswer | undefined = undefined;
-  watched = false;
-  /** 0 until the headers arrive. */
-  private statusCode = 0;
-  private rawHeaders: Buffer[] = [];
+/** Gathers an answer's body; settles once, when it completes or fails. */
+class WholeAnswer extends TimedAnswer implements Dispatcher.DispatchHandler {
   private readonly chunks: Buffer[] = [];
   private size = 0;
-  private abort: ((reason?: Error) => void) | undefined;
-  private readonly onAbort = () => this.abort?.(abortReason(this.signal) as Error);
-  private stopListening: (() => void) | undefined;
 
   constructor(
-    private readonly signal: AbortSignal,
-    private readonly timeouts: { headersMs: number; bodyMs: number },
+    signal: AbortSignal,
+    timeouts: { headersMs: number; bodyMs: number },
     private readonly resolve: (text: string) => void,
     private readonly reject: (error: unknown) => void,
-  ) {}
-
-  onConnect(abort: (reason?: Error) => void) {
-    if (this.signal.aborted) return abort(abortReason(this.signal) as Error);
-    this.abort = abort;
-    // undici may connect a request again: it is listened for once, and timed from the last connect
-    this.stopListening ??= listenForAbort(this.signal, this.onAbort);
-    this.deadline = deadlineIn(this.timeouts.headersMs);
-    answerWatch.watch(this);
+  ) {
+    super(signal, timeouts);
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[]) {
-    this.statusCode = statusCode;
-    this.rawHeaders = rawHeaders;
-    this.deadline = deadlineIn(this.timeouts.bodyMs);
+    this.headersArrived(statusCode, rawHeaders);
     return true;
   }
 
   onData(chunk: Buffer) {
-    this.deadline = deadlineIn(this.timeouts.bodyMs);
+    this.dataArrived();
     // an error body is kept to its first ERROR_BODY_LIMIT bytes; the rest is read and dropped
     if (this.succeeded() || this.size < ERROR_BODY_LIMIT) {
       this.chunks.push(chunk);
@@ -120,25 +96,14 @@ class WholeAnswer implements Dispatcher.DispatchHandler, WatchedAnswer {
   }
 
   onComplete() {
-    answerWatch.unwatch(this);
-    this.stopListening?.();
+    this.finish();
     const body = Buffer.concat(this.chunks, this.size);
     if (this.succeeded()) return this.resolve(body.toString('utf8'));
     this.reject(errorOfAnswer(this.statusCode, this.rawHeaders, body));
   }
 
   onError(error: Error) {
-    answerWatch.unwatch(this);
-    this.stopListening?.();
+    this.finish();
     this.reject(error);
-  }
-
-  /** Past its deadline: undici's error for the phase it waited in, and its connection closed (by undici's abort). */
-  expire() {
-    this.abort?.(this.statusCode === 0 ? new errors.HeadersTimeoutError() : new errors.BodyTimeoutError());
-  }
-
-  private succeeded() {
-    return this.statusCode >= 200 && this.statusCode < 300;
   }
 }

@@ -7,8 +7,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import { type Dispatcher, errors } from 'undici';
-import { abortReason, listenForAbort } from '../abort-slot.js';
-import { answerWatch, deadlineIn, type WatchedAnswer } from './answer-watch.js';
+import { deadlineIn } from './answer-watch.js';
+import { TimedAnswer } from './timed-answer.js';
 import { ERROR_BODY_LIMIT, errorOfAnswer } from './upstream-error.js';
 
 /** What a body buffers before undici stops reading its connection: undici's own default for a body. */
@@ -78,14 +78,7 @@ const ignore = () => {};
  * then each part of its body within `bodyMs` of the one before, except while its reader holds the
  * body back, as undici's own timers do (0: not timed).
  */
-export class StreamedAnswer implements Dispatcher.DispatchHandler, WatchedAnswer {
-  deadline = Number.POSITIVE_INFINITY;
-  previous: WatchedAnswer | undefined = undefined;
-  next: WatchedAnswer | undefined = undefined;
-  watched = false;
-  /** 0 until the headers arrive. */
-  private statusCode = 0;
-  private rawHeaders: Buffer[] = [];
+export class StreamedAnswer extends TimedAnswer implements Dispatcher.DispatchHandler {
   private body: AnswerBody | undefined;
   /** An error answer's body, as far as it is kept. */
   private readonly errorChunks: Buffer[] = [];
@@ -93,32 +86,20 @@ export class StreamedAnswer implements Dispatcher.DispatchHandler, WatchedAnswer
   /** undici stopped reading the connection because the body's reader is behind. */
   private paused = false;
   private resume: (() => void) | undefined;
-  private abort: ((reason?: Error) => void) | undefined;
-  private readonly onAbort = () => this.abort?.(abortReason(this.signal) as Error);
-  private stopListening: (() => void) | undefined;
 
   constructor(
-    private readonly signal: AbortSignal,
-    private readonly timeouts: { headersMs: number; bodyMs: number },
+    signal: AbortSignal,
+    timeouts: { headersMs: number; bodyMs: number },
     private readonly resolve: (response: UpstreamResponse) => void,
     private readonly reject: (error: unknown) => void,
-  ) {}
-
-  onConnect(abort: (reason?: Error) => void) {
-    if (this.signal.aborted) return abort(abortReason(this.signal) as Error);
-    this.abort = abort;
-    // undici may connect a request again: it is listened for once, and timed from the last connect
-    this.stopListening ??= listenForAbort(this.signal, this.onAbort);
-    this.deadline = deadlineIn(this.timeouts.headersMs);
-    answerWatch.watch(this);
+  ) {
+    super(signal, timeouts);
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void) {
     if (statusCode < 200) return true; // informational (103 Early Hints): the answer itself follows
-    this.statusCode = statusCode;
-    this.rawHeaders = rawHeaders;
+    this.headersArrived(statusCode, rawHeaders);
     this.resume = resume;
-    this.deadline = deadlineIn(this.timeouts.bodyMs);
     if (this.succeeded()) {
       this.body = new AnswerBody(this);
       this.resolve({ statusCode, headers: headersOf(rawHeaders), body: this.body });
@@ -127,7 +108,7 @@ export class StreamedAnswer implements Dispatcher.DispatchHandler, WatchedAnswer
   }
 
   onData(chunk: Buffer) {
-    this.deadline = deadlineIn(this.timeouts.bodyMs);
+    this.dataArrived();
     if (!this.body) {
       if (this.errorSize < ERROR_BODY_LIMIT) {
         this.errorChunks.push(chunk);
@@ -167,19 +148,5 @@ export class StreamedAnswer implements Dispatcher.DispatchHandler, WatchedAnswer
   /** The body was left before its end: the call stops, and its connection with it. */
   stop(reason: Error) {
     this.abort?.(reason);
-  }
-
-  /** Past its deadline: undici's error for the phase it waited in, and its connection closed (by undici's abort). */
-  expire() {
-    this.abort?.(this.statusCode === 0 ? new errors.HeadersTimeoutError() : new errors.BodyTimeoutError());
-  }
-
-  private finish() {
-    answerWatch.unwatch(this);
-    this.stopListening?.();
-  }
-
-  private succeeded() {
-    return this.statusCode >= 200 && this.statusCode < 300;
   }
 }

@@ -47,6 +47,12 @@ const startEndlessAnswer = (res: ServerResponse) => {
   res.write('data: 1\n\n');
 };
 
+/** An answer whose connection breaks after its first event. */
+const breakOffAfterFirstEvent: Route = (req, res) => {
+  startEndlessAnswer(res);
+  setTimeout(() => req.socket.destroy(), 20);
+};
+
 test('the body is read as it comes: its first part before the upstream has finished', () =>
   withUpstream(async (upstream) => {
     let finish = () => {};
@@ -142,10 +148,7 @@ test('a body destroyed before its end stops the upstream call', () =>
 
 test('an upstream that breaks off mid-body fails the body', () =>
   withUpstream(async (upstream) => {
-    routes.set('/base/broken', (req, res) => {
-      startEndlessAnswer(res);
-      setTimeout(() => req.socket.destroy(), 20);
-    });
+    routes.set('/base/broken', breakOffAfterFirstEvent);
     const { body } = await post(upstream, '/broken');
     await assert.rejects(body.text(), (error: unknown) => error instanceof Error);
     assert.equal(body.readableEnded, false);
@@ -153,10 +156,7 @@ test('an upstream that breaks off mid-body fails the body', () =>
 
 test('a body that fails before anyone reads it raises no uncaught error, and fails whoever reads it later', () =>
   withUpstream(async (upstream) => {
-    routes.set('/base/broken-unread', (req, res) => {
-      startEndlessAnswer(res);
-      setTimeout(() => req.socket.destroy(), 20);
-    });
+    routes.set('/base/broken-unread', breakOffAfterFirstEvent);
     const { body } = await post(upstream, '/broken-unread');
     await sleep(100); // an uncaught error would fail the test run here
     assert.ok(body.errored instanceof Error);

@@ -1,0 +1,63 @@
+// What every upstream answer handler of http.ts shares: its caller's signal heard for the length of
+// the call, and its headers and body timeouts kept by the answer watch (answer-watch.ts) instead of
+// undici's timers, failing with undici's own errors.
+import { errors } from 'undici';
+import { abortReason, listenForAbort } from '../abort-slot.js';
+import { answerWatch, deadlineIn, type WatchedAnswer } from './answer-watch.js';
+
+/**
+ * Timed from its connect: its headers within `headersMs`, then each part of its body within
+ * `bodyMs` of the one before (0: not timed). A subclass calls `headersArrived` and `dataArrived` as
+ * they come, and `finish` when the answer completes or fails.
+ */
+export abstract class TimedAnswer implements WatchedAnswer {
+  deadline = Number.POSITIVE_INFINITY;
+  previous: WatchedAnswer | undefined = undefined;
+  next: WatchedAnswer | undefined = undefined;
+  watched = false;
+  /** 0 until the headers arrive. */
+  protected statusCode = 0;
+  protected rawHeaders: Buffer[] = [];
+  protected abort: ((reason?: Error) => void) | undefined;
+  private readonly onAbort = () => this.abort?.(abortReason(this.signal) as Error);
+  private stopListening: (() => void) | undefined;
+
+  constructor(
+    private readonly signal: AbortSignal,
+    protected readonly timeouts: { headersMs: number; bodyMs: number },
+  ) {}
+
+  onConnect(abort: (reason?: Error) => void) {
+    if (this.signal.aborted) return abort(abortReason(this.signal) as Error);
+    this.abort = abort;
+    // undici may connect a request again: it is listened for once, and timed from the last connect
+    this.stopListening ??= listenForAbort(this.signal, this.onAbort);
+    this.deadline = deadlineIn(this.timeouts.headersMs);
+    answerWatch.watch(this);
+  }
+
+  /** Past its deadline: undici's error for the phase it waited in, and its connection closed (by undici's abort). */
+  expire() {
+    this.abort?.(this.statusCode === 0 ? new errors.HeadersTimeoutError() : new errors.BodyTimeoutError());
+  }
+
+  protected headersArrived(statusCode: number, rawHeaders: Buffer[]) {
+    this.statusCode = statusCode;
+    this.rawHeaders = rawHeaders;
+    this.deadline = deadlineIn(this.timeouts.bodyMs);
+  }
+
+  protected dataArrived() {
+    this.deadline = deadlineIn(this.timeouts.bodyMs);
+  }
+
+  /** The answer completed or failed: no longer timed, nor listening to its caller. */
+  protected finish() {
+    answerWatch.unwatch(this);
+    this.stopListening?.();
+  }
+
+  protected succeeded() {
+    return this.statusCode >= 200 && this.statusCode < 300;
+  }
+}
