@@ -1,9 +1,12 @@
 // Run as a child process by heap-growth.test.ts: promotes old-generation garbage beside a live set
-// (as slow streams do) and prints how many full collections ran and the peak RSS.
+// (as slow streams do) and prints how many full collections ran and the peak RSS. The mode names the
+// growth: V8's own ('default'), the gateway's ('bound'), or 30 % with no floor of room ('thirty').
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { boundHeapGrowth } from '../../src/cli/heap-growth.js';
 
-if (process.argv[2] === 'bound') boundHeapGrowth([], '');
+const mode = process.argv[2];
+if (mode === 'bound') boundHeapGrowth({ execArgv: [], nodeOptions: '' });
+if (mode === 'thirty') boundHeapGrowth({ execArgv: [], nodeOptions: '', minGrowthBytes: 0 });
 let fullCollections = 0;
 new PerformanceObserver((list) => {
   for (const entry of list.getEntries()) if ((entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) fullCollections++;
@@ -12,8 +15,11 @@ const kept = Array.from({ length: 600_000 }, (_, i) => ({ i, text: `kept-${i}` }
 // Each object outlives two scavenges, so it is promoted, then dropped: garbage in the old generation.
 const window: unknown[] = new Array(300_000);
 let peak = 0;
-for (let i = 0; i < 4_000_000; i++) {
-  window[i % window.length] = { i, text: `x${i}`, pair: [i, i] };
-  if (i % 100_000 === 0) peak = Math.max(peak, process.memoryUsage().rss);
+// In slices, with a turn of the event loop between them: the bound is set again after each full
+// collection, by an observer that runs between turns.
+for (let slice = 0; slice < 40; slice++) {
+  for (let i = slice * 100_000; i < (slice + 1) * 100_000; i++) window[i % window.length] = { i, text: `x${i}`, pair: [i, i] };
+  peak = Math.max(peak, process.memoryUsage().rss);
+  await new Promise((resolve) => setImmediate(resolve));
 }
 setTimeout(() => process.stdout.write(JSON.stringify({ fullCollections, peakMb: Math.round(peak / 1e6), kept: kept.length })), 20);
