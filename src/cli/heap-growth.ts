@@ -1,5 +1,5 @@
 // How far V8 lets the old generation grow between full collections: by 30 % of what the last one
-// left, or by 128 MiB, whichever is more.
+// left while that grows, and by 30 % or 128 MiB, whichever is more, while it holds steady.
 //
 // A gateway holding many slow streams promotes a little of every chunk, and with V8's own factor (up
 // to four times the heap left by the last collection) that garbage took it from 765 to 1 035 MB of
@@ -7,27 +7,30 @@
 // near 535 MB. The same 30 % of a small heap is a few megabytes, and a busy gateway's heap is small
 // (60 MB, most of it the tokenizer's tables): short streams then ran a full collection, with its
 // marking of the whole old generation, every 0.3 s on Node.js 24 instead of every 4 s, for 14 % more
-// CPU a call there and 10 % more a stream on Node.js 22. Hence the floor of 128 MiB of room.
+// CPU a call there and 10 % more a stream on Node.js 22. Hence the room of 128 MiB; but only for a
+// heap that holds steady, because the growth set after one collection applies at the next, and a
+// heap filling with streams would be given room for its size of a collection before.
 //
-// V8 reads the growth at every full collection, so it is set again after each one, from what that
-// one left. A --heap-growing-percent given to node itself (on its command line or in NODE_OPTIONS)
-// wins.
+// A --heap-growing-percent given to node itself (on its command line or in NODE_OPTIONS) wins.
 import { constants, PerformanceObserver } from 'node:perf_hooks';
 import v8 from 'node:v8';
 
 export const HEAP_GROWING_PERCENT = 30;
 /** The least room the old generation gets between full collections. */
 export const MIN_HEAP_GROWTH_BYTES = 128 * 1024 * 1024;
-/**
- * The most: V8's own largest factor (4). The growth set after one collection applies at the next,
- * so a heap still small at the last collection must not be given many times its size.
- */
+/** The most: V8's own largest factor (4). */
 export const MAX_HEAP_GROWING_PERCENT = 300;
+/** A heap that a full collection left this much larger than the one before is growing. */
+const GROWING = 1.25;
 
 const FLAG = /^--heap[-_]growing[-_]percent\b/;
 
-/** The growth, in percent, for a heap that a full collection left at `usedBytes`. */
-export function heapGrowingPercent(usedBytes: number, minGrowthBytes = MIN_HEAP_GROWTH_BYTES): number {
+/**
+ * The growth, in percent, for a heap that a full collection left at `usedBytes`, the one before at
+ * `previousBytes` (undefined: none yet, a heap still growing).
+ */
+export function heapGrowingPercent(usedBytes: number, previousBytes: number | undefined, minGrowthBytes = MIN_HEAP_GROWTH_BYTES): number {
+  if (previousBytes === undefined || usedBytes > previousBytes * GROWING) return HEAP_GROWING_PERCENT;
   const forRoom = Math.ceil((minGrowthBytes * 100) / Math.max(usedBytes, 1));
   return Math.min(MAX_HEAP_GROWING_PERCENT, Math.max(HEAP_GROWING_PERCENT, forRoom));
 }
@@ -46,8 +49,10 @@ export function boundHeapGrowth({
 }: HeapGrowthOptions = {}): boolean {
   if ([...execArgv, ...nodeOptions.split(/\s+/)].some((arg) => FLAG.test(arg))) return false;
   let percent = 0;
+  let previousBytes: number | undefined;
   const setFor = (usedBytes: number) => {
-    const next = heapGrowingPercent(usedBytes, minGrowthBytes);
+    const next = heapGrowingPercent(usedBytes, previousBytes, minGrowthBytes);
+    previousBytes = usedBytes;
     if (next === percent) return;
     percent = next;
     v8.setFlagsFromString(`--heap-growing-percent=${percent}`);

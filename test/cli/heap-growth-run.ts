@@ -8,18 +8,26 @@ const mode = process.argv[2];
 if (mode === 'bound') boundHeapGrowth({ execArgv: [], nodeOptions: '' });
 if (mode === 'thirty') boundHeapGrowth({ execArgv: [], nodeOptions: '', minGrowthBytes: 0 });
 let fullCollections = 0;
+/** Those of the second half, when the live set holds steady. */
+let lateFullCollections = 0;
+let late = false;
 new PerformanceObserver((list) => {
-  for (const entry of list.getEntries()) if ((entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) fullCollections++;
+  for (const entry of list.getEntries())
+    if ((entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) {
+      fullCollections++;
+      if (late) lateFullCollections++;
+    }
 }).observe({ entryTypes: ['gc'] });
-const kept = Array.from({ length: 600_000 }, (_, i) => ({ i, text: `kept-${i}` }));
+const kept = Array.from({ length: 200_000 }, (_, i) => ({ i, text: `kept-${i}` }));
 // Each object outlives two scavenges, so it is promoted, then dropped: garbage in the old generation.
 const window: unknown[] = new Array(300_000);
 let peak = 0;
 // In slices, with a turn of the event loop between them: the bound is set again after each full
 // collection, by an observer that runs between turns.
-for (let slice = 0; slice < 40; slice++) {
+for (let slice = 0; slice < 60; slice++) {
+  late = slice >= 20;
   for (let i = slice * 100_000; i < (slice + 1) * 100_000; i++) window[i % window.length] = { i, text: `x${i}`, pair: [i, i] };
   peak = Math.max(peak, process.memoryUsage().rss);
   await new Promise((resolve) => setImmediate(resolve));
 }
-setTimeout(() => process.stdout.write(JSON.stringify({ fullCollections, peakMb: Math.round(peak / 1e6), kept: kept.length })), 20);
+setTimeout(() => process.stdout.write(JSON.stringify({ fullCollections, lateFullCollections, peakMb: Math.round(peak / 1e6), kept: kept.length })), 20);
