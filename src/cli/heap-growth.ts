@@ -1,15 +1,15 @@
 // How far V8 lets the old generation grow between full collections: by 30 % of what the last one
-// left while that grows, and by 30 % or 128 MiB, whichever is more, while it holds steady.
+// left while that grows, and by 30 % or 64 MiB, whichever is more, while it holds steady.
 //
 // A gateway holding many slow streams promotes a little of every chunk, and with V8's own factor (up
 // to four times the heap left by the last collection) that garbage took it from 765 to 1 035 MB of
 // RSS while holding 9 900 streams, depending on when the collection fell; growth of 30 % kept it
-// near 535 MB. The same 30 % of a small heap is a few megabytes, and a busy gateway's heap is small
-// (60 MB, most of it the tokenizer's tables): short streams then ran a full collection, with its
-// marking of the whole old generation, every 0.3 s on Node.js 24 instead of every 4 s, for 14 % more
-// CPU a call there and 10 % more a stream on Node.js 22. Hence the room of 128 MiB; but only for a
-// heap that holds steady, because the growth set after one collection applies at the next, and a
-// heap filling with streams would be given room for its size of a collection before.
+// near 535 MB. But 30 % of a busy gateway's heap (60 MB, most of it the tokenizer's tables and the
+// code) is less than Node.js 24's young generation holds: under short streams it ran a full
+// collection, marking the whole old generation, every 0.3 s instead of scavenging, and the 64-word
+// stream cost a third more CPU than with the room of 64 MiB (docs/benchmarks.md). The room is
+// only for a heap that holds steady: the growth set after one collection applies at the next, and
+// a heap filling with streams would be given room for its size of a collection before.
 //
 // A --heap-growing-percent given to node itself (on its command line or in NODE_OPTIONS) wins.
 import { constants, PerformanceObserver } from 'node:perf_hooks';
@@ -17,7 +17,7 @@ import v8 from 'node:v8';
 
 export const HEAP_GROWING_PERCENT = 30;
 /** The least room the old generation gets between full collections. */
-export const MIN_HEAP_GROWTH_BYTES = 128 * 1024 * 1024;
+export const MIN_HEAP_GROWTH_BYTES = 64 * 1024 * 1024;
 /** The most: V8's own largest factor (4). */
 export const MAX_HEAP_GROWING_PERCENT = 300;
 /** A heap that a full collection left this much larger than the one before is growing. */

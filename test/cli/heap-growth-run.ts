@@ -18,9 +18,9 @@ new PerformanceObserver((list) => {
       if (late) lateFullCollections++;
     }
 }).observe({ entryTypes: ['gc'] });
-const kept = Array.from({ length: 200_000 }, (_, i) => ({ i, text: `kept-${i}` }));
+const kept = Array.from({ length: 50_000 }, (_, i) => ({ i, text: `kept-${i}` }));
 // Each object outlives two scavenges, so it is promoted, then dropped: garbage in the old generation.
-const window: unknown[] = new Array(300_000);
+const window: unknown[] = new Array(150_000);
 let peak = 0;
 // In slices, with a turn of the event loop between them: the bound is set again after each full
 // collection, by an observer that runs between turns.

@@ -16,12 +16,13 @@ const MiB = 1024 * 1024;
 
 test('a large heap that holds steady may grow by 30 % between full collections', () => {
   assert.equal(heapGrowingPercent(2048 * MiB, 2000 * MiB), HEAP_GROWING_PERCENT);
-  assert.equal(heapGrowingPercent(400 * MiB, 410 * MiB), 32); // 128 MiB is 32 % of 400
+  assert.equal(heapGrowingPercent(400 * MiB, 410 * MiB), HEAP_GROWING_PERCENT);
 });
 
-test('a small heap that holds steady may grow by 128 MiB between full collections, however little 30 % of it is', () => {
-  assert.equal(heapGrowingPercent(64 * MiB, 60 * MiB), 200);
-  assert.ok(heapGrowingPercent(60 * MiB, 60 * MiB) * 60 * MiB >= MIN_HEAP_GROWTH_BYTES * 100);
+test('a small heap that holds steady may grow by 64 MiB between full collections, however little 30 % of it is', () => {
+  assert.equal(MIN_HEAP_GROWTH_BYTES, 64 * MiB);
+  assert.equal(heapGrowingPercent(64 * MiB, 60 * MiB), 100);
+  assert.equal(heapGrowingPercent(160 * MiB, 160 * MiB), 40);
   assert.equal(heapGrowingPercent(1, 1), 300); // never more than V8's own largest factor
 });
 
@@ -36,9 +37,9 @@ test('with growth of 30 %, promoted garbage is collected far sooner: more full c
   assert.ok(thirty.peakMb < unbound.peakMb * 0.8, JSON.stringify({ unbound, thirty }));
 });
 
-test('a small heap holding steady is collected in full far less often than 30 % growth would', async () => {
+test('a small heap holding steady is collected in full less often than 30 % growth would', async () => {
   const [bound, thirty] = await Promise.all([collect('bound'), collect('thirty')]);
-  assert.ok(bound.lateFullCollections * 2 <= thirty.lateFullCollections, JSON.stringify({ bound, thirty }));
+  assert.ok(bound.lateFullCollections * 3 <= thirty.lateFullCollections * 2, JSON.stringify({ bound, thirty }));
 });
 
 test('a growth given to node itself, on its command line or in NODE_OPTIONS, is left as it is', () => {
