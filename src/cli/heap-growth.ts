@@ -58,6 +58,8 @@ export function boundHeapGrowth({
     v8.setFlagsFromString(`--heap-growing-percent=${percent}`);
   };
   setFor(v8.getHeapStatistics().used_heap_size);
+  // The heap is read when the observer runs, a few milliseconds after the collection: what was
+  // allocated meanwhile counts as left by it, which errs only towards less room.
   const afterFullCollections = new PerformanceObserver((list) => {
     const full = list.getEntries().some((entry) => (entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR);
     if (full) setFor(v8.getHeapStatistics().used_heap_size);
