@@ -12,7 +12,7 @@
 // a heap filling with streams would be given room for its size of a collection before.
 //
 // A --heap-growing-percent given to node itself (on its command line or in NODE_OPTIONS) wins.
-import { constants, PerformanceObserver } from 'node:perf_hooks';
+import { constants, type PerformanceEntry, PerformanceObserver } from 'node:perf_hooks';
 import v8 from 'node:v8';
 
 export const HEAP_GROWING_PERCENT = 30;
@@ -24,6 +24,10 @@ export const MAX_HEAP_GROWING_PERCENT = 300;
 const GROWING = 1.25;
 
 const FLAG = /^--heap[-_]growing[-_]percent\b/;
+
+/** Whether a `gc` performance entry is of a full collection (mark-compact). */
+export const isFullCollection = (entry: PerformanceEntry): boolean =>
+  (entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR;
 
 /**
  * The growth, in percent, for a heap that a full collection left at `usedBytes`, the one before at
@@ -48,21 +52,16 @@ export function boundHeapGrowth({
   minGrowthBytes = MIN_HEAP_GROWTH_BYTES,
 }: HeapGrowthOptions = {}): boolean {
   if ([...execArgv, ...nodeOptions.split(/\s+/)].some((arg) => FLAG.test(arg))) return false;
-  let percent = 0;
   let previousBytes: number | undefined;
   const setFor = (usedBytes: number) => {
-    const next = heapGrowingPercent(usedBytes, previousBytes, minGrowthBytes);
+    v8.setFlagsFromString(`--heap-growing-percent=${heapGrowingPercent(usedBytes, previousBytes, minGrowthBytes)}`);
     previousBytes = usedBytes;
-    if (next === percent) return;
-    percent = next;
-    v8.setFlagsFromString(`--heap-growing-percent=${percent}`);
   };
   setFor(v8.getHeapStatistics().used_heap_size);
   // The heap is read when the observer runs, a few milliseconds after the collection: what was
   // allocated meanwhile counts as left by it, which errs only towards less room.
   const afterFullCollections = new PerformanceObserver((list) => {
-    const full = list.getEntries().some((entry) => (entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR);
-    if (full) setFor(v8.getHeapStatistics().used_heap_size);
+    if (list.getEntries().some(isFullCollection)) setFor(v8.getHeapStatistics().used_heap_size);
   });
   afterFullCollections.observe({ entryTypes: ['gc'] });
   return true;

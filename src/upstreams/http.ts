@@ -5,8 +5,7 @@ import type { Dispatcher } from 'undici';
 import { abortReason } from '../abort-slot.js';
 import type { Upstream } from './pool.js';
 import { StreamedAnswer, type UpstreamResponse } from './streamed-answer.js';
-import { TimedAnswer } from './timed-answer.js';
-import { ERROR_BODY_LIMIT, errorOfAnswer } from './upstream-error.js';
+import { type AnswerTimeouts, TimedAnswer } from './timed-answer.js';
 
 export type { AnswerBody, UpstreamResponse } from './streamed-answer.js';
 export { headerValue, retryAfterMsOf, UpstreamHttpError } from './upstream-error.js';
@@ -18,21 +17,25 @@ export { headerValue, retryAfterMsOf, UpstreamHttpError } from './upstream-error
  * (streamed-answer.ts), timed by the answer watch, as postForText is.
  */
 export function postJson(upstream: Upstream, args: JsonPost): Promise<UpstreamResponse> {
-  return dispatchJson(upstream, args, (resolve, reject) => new StreamedAnswer(args.signal, upstream.pool.answerTimeouts, resolve, reject));
+  return dispatchJson(upstream, args, StreamedAnswer);
 }
 
 type JsonPost = { path: string; body: unknown; headers?: Record<string, string>; signal: AbortSignal };
 
-/** A JSON POST on the channel's pool, answered through the handler `handlerOf` makes; none sent for a caller who already left. */
-function dispatchJson<T>(
-  upstream: Upstream,
-  args: JsonPost,
-  handlerOf: (resolve: (value: T) => void, reject: (error: unknown) => void) => Dispatcher.DispatchHandler,
-): Promise<T> {
+/** How a call's answer is read: a handler settling the call with its value or its error. */
+type AnswerHandler<T> = new (
+  signal: AbortSignal,
+  timeouts: AnswerTimeouts,
+  resolve: (value: T) => void,
+  reject: (error: unknown) => void,
+) => Dispatcher.DispatchHandler;
+
+/** A JSON POST on the channel's pool, its answer read by `Answer`; none sent for a caller who already left. */
+function dispatchJson<T>(upstream: Upstream, args: JsonPost, Answer: AnswerHandler<T>): Promise<T> {
   if (args.signal.aborted) return Promise.reject(abortReason(args.signal));
   return new Promise((resolve, reject) => {
     try {
-      upstream.pool.dispatch(dispatchOptions(upstream, args), handlerOf(resolve, reject));
+      upstream.pool.dispatch(dispatchOptions(upstream, args), new Answer(args.signal, upstream.pool.answerTimeouts, resolve, reject));
     } catch (error) {
       reject(error);
     }
@@ -63,23 +66,11 @@ function dispatchOptions(upstream: Upstream, args: JsonPost) {
  * undici's timers.
  */
 export function postForText(upstream: Upstream, args: JsonPost): Promise<string> {
-  return dispatchJson(upstream, args, (resolve, reject) => new WholeAnswer(args.signal, upstream.pool.answerTimeouts, resolve, reject));
+  return dispatchJson(upstream, args, WholeAnswer);
 }
 
 /** Gathers an answer's body; settles once, when it completes or fails. */
-class WholeAnswer extends TimedAnswer implements Dispatcher.DispatchHandler {
-  private readonly chunks: Buffer[] = [];
-  private size = 0;
-
-  constructor(
-    signal: AbortSignal,
-    timeouts: { headersMs: number; bodyMs: number },
-    private readonly resolve: (text: string) => void,
-    private readonly reject: (error: unknown) => void,
-  ) {
-    super(signal, timeouts);
-  }
-
+class WholeAnswer extends TimedAnswer<string> implements Dispatcher.DispatchHandler {
   onHeaders(statusCode: number, rawHeaders: Buffer[]) {
     this.headersArrived(statusCode, rawHeaders);
     return true;
@@ -87,19 +78,15 @@ class WholeAnswer extends TimedAnswer implements Dispatcher.DispatchHandler {
 
   onData(chunk: Buffer) {
     this.dataArrived();
-    // an error body is kept to its first ERROR_BODY_LIMIT bytes; the rest is read and dropped
-    if (this.succeeded() || this.size < ERROR_BODY_LIMIT) {
-      this.chunks.push(chunk);
-      this.size += chunk.length;
-    }
+    if (this.succeeded()) this.keep(chunk);
+    else this.keepErrorPart(chunk);
     return true;
   }
 
   onComplete() {
     this.finish();
-    const body = Buffer.concat(this.chunks, this.size);
-    if (this.succeeded()) return this.resolve(body.toString('utf8'));
-    this.reject(errorOfAnswer(this.statusCode, this.rawHeaders, body));
+    if (this.succeeded()) this.resolve(this.keptBody().toString('utf8'));
+    else this.rejectAsErrorAnswer();
   }
 
   onError(error: Error) {

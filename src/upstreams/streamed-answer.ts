@@ -9,7 +9,6 @@ import { Readable } from 'node:stream';
 import { type Dispatcher, errors } from 'undici';
 import { deadlineIn } from './answer-watch.js';
 import { TimedAnswer } from './timed-answer.js';
-import { ERROR_BODY_LIMIT, errorOfAnswer } from './upstream-error.js';
 
 /** What a body buffers before undici stops reading its connection: undici's own default for a body. */
 const BODY_BUFFER = 64 * 1024;
@@ -78,23 +77,11 @@ const ignore = () => {};
  * then each part of its body within `bodyMs` of the one before, except while its reader holds the
  * body back, as undici's own timers do (0: not timed).
  */
-export class StreamedAnswer extends TimedAnswer implements Dispatcher.DispatchHandler {
+export class StreamedAnswer extends TimedAnswer<UpstreamResponse> implements Dispatcher.DispatchHandler {
   private body: AnswerBody | undefined;
-  /** An error answer's body, as far as it is kept. */
-  private readonly errorChunks: Buffer[] = [];
-  private errorSize = 0;
   /** undici stopped reading the connection because the body's reader is behind. */
   private paused = false;
   private resume: (() => void) | undefined;
-
-  constructor(
-    signal: AbortSignal,
-    timeouts: { headersMs: number; bodyMs: number },
-    private readonly resolve: (response: UpstreamResponse) => void,
-    private readonly reject: (error: unknown) => void,
-  ) {
-    super(signal, timeouts);
-  }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[], resume: () => void) {
     if (statusCode < 200) return true; // informational (103 Early Hints): the answer itself follows
@@ -110,10 +97,7 @@ export class StreamedAnswer extends TimedAnswer implements Dispatcher.DispatchHa
   onData(chunk: Buffer) {
     this.dataArrived();
     if (!this.body) {
-      if (this.errorSize < ERROR_BODY_LIMIT) {
-        this.errorChunks.push(chunk);
-        this.errorSize += chunk.length;
-      }
+      this.keepErrorPart(chunk);
       return true;
     }
     if (this.body.push(chunk)) return true;
@@ -126,7 +110,7 @@ export class StreamedAnswer extends TimedAnswer implements Dispatcher.DispatchHa
   onComplete() {
     this.finish();
     if (this.body) this.body.push(null);
-    else this.reject(errorOfAnswer(this.statusCode, this.rawHeaders, Buffer.concat(this.errorChunks, this.errorSize)));
+    else this.rejectAsErrorAnswer();
   }
 
   onError(error: Error) {

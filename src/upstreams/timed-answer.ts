@@ -1,16 +1,24 @@
 // What every upstream answer handler of http.ts shares: its caller's signal heard for the length of
-// the call, and its headers and body timeouts kept by the answer watch (answer-watch.ts) instead of
-// undici's timers, failing with undici's own errors.
+// the call, its headers and body timeouts kept by the answer watch (answer-watch.ts) instead of
+// undici's timers, failing with undici's own errors, and an error answer's body kept for the
+// UpstreamHttpError it becomes.
 import { errors } from 'undici';
 import { abortReason, listenForAbort } from '../abort-slot.js';
 import { answerWatch, deadlineIn, type WatchedAnswer } from './answer-watch.js';
+import { ERROR_BODY_LIMIT, errorOfAnswer } from './upstream-error.js';
+
+/** A channel's timeouts for an answer: its headers, then each part of its body (0: not timed). */
+export interface AnswerTimeouts {
+  headersMs: number;
+  bodyMs: number;
+}
 
 /**
  * Timed from its connect: its headers within `headersMs`, then each part of its body within
- * `bodyMs` of the one before (0: not timed). A subclass calls `headersArrived` and `dataArrived` as
- * they come, and `finish` when the answer completes or fails.
+ * `bodyMs` of the one before. A subclass calls `headersArrived` and `dataArrived` as they come, and
+ * `finish` when the answer completes or fails; it settles the call once, with `resolve` or `reject`.
  */
-export abstract class TimedAnswer implements WatchedAnswer {
+export abstract class TimedAnswer<T> implements WatchedAnswer {
   deadline = Number.POSITIVE_INFINITY;
   previous: WatchedAnswer | undefined = undefined;
   next: WatchedAnswer | undefined = undefined;
@@ -21,10 +29,15 @@ export abstract class TimedAnswer implements WatchedAnswer {
   protected abort: ((reason?: Error) => void) | undefined;
   private readonly onAbort = () => this.abort?.(abortReason(this.signal) as Error);
   private stopListening: (() => void) | undefined;
+  /** The body's parts kept so far (keep, keepErrorPart). */
+  private readonly parts: Buffer[] = [];
+  private keptSize = 0;
 
   constructor(
     private readonly signal: AbortSignal,
-    protected readonly timeouts: { headersMs: number; bodyMs: number },
+    protected readonly timeouts: AnswerTimeouts,
+    protected readonly resolve: (value: T) => void,
+    protected readonly reject: (error: unknown) => void,
   ) {}
 
   onConnect(abort: (reason?: Error) => void) {
@@ -59,5 +72,24 @@ export abstract class TimedAnswer implements WatchedAnswer {
 
   protected succeeded() {
     return this.statusCode >= 200 && this.statusCode < 300;
+  }
+
+  protected keep(part: Buffer) {
+    this.parts.push(part);
+    this.keptSize += part.length;
+  }
+
+  /** An error answer's body is kept to its first ERROR_BODY_LIMIT bytes; the rest is read and dropped. */
+  protected keepErrorPart(part: Buffer) {
+    if (this.keptSize < ERROR_BODY_LIMIT) this.keep(part);
+  }
+
+  protected keptBody(): Buffer {
+    return Buffer.concat(this.parts, this.keptSize);
+  }
+
+  /** The error answer, with what was kept of its body, as UpstreamHttpError. */
+  protected rejectAsErrorAnswer() {
+    this.reject(errorOfAnswer(this.statusCode, this.rawHeaders, this.keptBody()));
   }
 }

@@ -8,6 +8,7 @@
 import type { Duplex } from 'node:stream';
 import { type Dispatcher, Pool } from 'undici';
 import { listenForAbort } from '../abort-slot.js';
+import type { AnswerTimeouts } from './timed-answer.js';
 
 /** The call waited `connection_wait_ms` for a connection of the channel and was not sent. */
 export class ConnectionWaitTimeoutError extends Error {
@@ -56,7 +57,7 @@ export class WaitBoundedPool extends Pool {
   readonly #maxWaitMs: number;
   readonly #observer: ConnectionWaitObserver | undefined;
   /** The headers and body timeouts undici keeps for this pool's requests; an answer read whole keeps them itself (http.ts). */
-  readonly answerTimeouts: { headersMs: number; bodyMs: number };
+  readonly answerTimeouts: AnswerTimeouts;
   #inFlight = 0;
   // insertion-ordered, so the first entry is the longest waiting; delete is O(1) for a caller who leaves
   readonly #queue = new Set<QueuedRequest>();

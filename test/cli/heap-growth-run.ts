@@ -1,8 +1,8 @@
 // Run as a child process by heap-growth.test.ts: promotes old-generation garbage beside a live set
 // (as slow streams do) and prints how many full collections ran and the peak RSS. The mode names the
 // growth: V8's own ('default'), the gateway's ('bound'), or 30 % with no floor of room ('thirty').
-import { constants, PerformanceObserver } from 'node:perf_hooks';
-import { boundHeapGrowth } from '../../src/cli/heap-growth.js';
+import { PerformanceObserver } from 'node:perf_hooks';
+import { boundHeapGrowth, isFullCollection } from '../../src/cli/heap-growth.js';
 
 const mode = process.argv[2];
 if (mode === 'bound') boundHeapGrowth({ execArgv: [], nodeOptions: '' });
@@ -13,7 +13,7 @@ let lateFullCollections = 0;
 let late = false;
 new PerformanceObserver((list) => {
   for (const entry of list.getEntries())
-    if ((entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) {
+    if (isFullCollection(entry)) {
       fullCollections++;
       if (late) lateFullCollections++;
     }
