@@ -17,7 +17,7 @@ import { type BenchChild, ROOT, startNode } from './processes.js';
 import { defaultScenario } from './scenarios.js';
 import { median } from './stats.js';
 import { ratio, textTable } from './table.js';
-import { buildDist, issueKey, prepareTargets } from './targets.js';
+import { buildDist, gatewayNodeArgs, issueKey, prepareTargets } from './targets.js';
 import { measureTtfb } from './ttfb.js';
 import { makeWorkDir, removeWorkDir } from './work-dir.js';
 import { requireWrk, runWrk } from './wrk.js';
@@ -89,7 +89,9 @@ export async function runCompareBench(options: BenchOptions, interrupted: Promis
       mkdirSync(dir, { recursive: true });
       const configFile = path.join(dir, 'tollroute.json');
       writeFileSync(configFile, JSON.stringify({ ...base, port: ports[build], data_dir: dir, store: `sqlite:${path.join(dir, 'tollroute.db')}` }));
-      const child = await startNode(`gateway ${build}`, [entries[build], 'serve', '--config', configFile], { stdoutFile: path.join(dir, 'gateway.log') });
+      const child = await startNode(`gateway ${build}`, [...gatewayNodeArgs(), entries[build], 'serve', '--config', configFile], {
+        stdoutFile: path.join(dir, 'gateway.log'),
+      });
       started.push(child);
       const url = `http://127.0.0.1:${ports[build]}`;
       gateways[build] = { child, url, key: await issueKey(url, files.adminToken) };

@@ -18,7 +18,7 @@ import { type BenchChild, freePort, ROOT, startNode } from './processes.js';
 import type { BenchRequest } from './scenarios.js';
 import { median } from './stats.js';
 import { count, fixed, textTable } from './table.js';
-import { adminCall, buildDist } from './targets.js';
+import { adminCall, buildDist, gatewayNodeArgs } from './targets.js';
 import { makeWorkDir, removeWorkDir } from './work-dir.js';
 import { findWrk, runWrk, wrkVersion } from './wrk.js';
 
@@ -142,7 +142,7 @@ async function startGateways(workDir: string, storeUrl: string, children: BenchC
     return file;
   };
   children.push(await startNode('sandbox', [entry, 'sandbox', '--config', configFor(sandboxPort, 'sandbox')]));
-  const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const nodeArgs = gatewayNodeArgs();
   for (const [i, port] of ports.entries()) {
     const name = `gateway-${i + 1}`;
     children.push(await startNode(name, [...nodeArgs, entry, 'serve', '--config', configFor(port, name)], { stdoutFile: path.join(workDir, `${name}.log`) }));

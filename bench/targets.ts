@@ -6,6 +6,7 @@ import { existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { request } from 'undici';
+import { GATEWAY_NODE_FLAGS } from '../src/cli/node-flags.js';
 import { sandboxCatalogue } from '../src/config/sandbox-catalogue.js';
 import { type BenchChild, freePort, ROOT, startNode } from './processes.js';
 import type { TargetName } from './scenarios.js';
@@ -95,9 +96,7 @@ export async function startTargets(workDir: string, interrupted: Promise<never>,
     const floor = await startNode('bare proxy', [floorScript, String(ports.floor), String(ports.sandbox)]);
     started.push(floor);
     const gatewayLogFile = path.join(workDir, 'gateway.log');
-    // e.g. BENCH_GATEWAY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the gateway under load
-    const nodeArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
-    const gateway = await startNode('gateway', [...nodeArgs, entry, 'serve', '--config', configFile], { stdoutFile: gatewayLogFile });
+    const gateway = await startNode('gateway', [...gatewayNodeArgs(), entry, 'serve', '--config', configFile], { stdoutFile: gatewayLogFile });
     started.push(gateway);
     const broken = Promise.race([sandbox.died, floor.died, gateway.died, interrupted]);
     broken.catch(() => {});
@@ -107,6 +106,14 @@ export async function startTargets(workDir: string, interrupted: Promise<never>,
     await stop();
     throw error;
   }
+}
+
+/**
+ * What the gateway's node is given: the flags it ships with (npm start, the image), then
+ * BENCH_GATEWAY_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it under load.
+ */
+export function gatewayNodeArgs(env: NodeJS.ProcessEnv = process.env): string[] {
+  return [...GATEWAY_NODE_FLAGS, ...(env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean)];
 }
 
 function withChannelConnections(catalogue: ReturnType<typeof sandboxCatalogue>, connections: number | undefined) {

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=64
 // The command line: serve | sandbox | migrate | accounts … | keys … | channels … | prices … | reload
 // (first, before any other module loads: see the file)
 import './tick-object-shape.js';

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { GATEWAY_NODE_FLAGS } from '../../src/cli/node-flags.js';
 import { freePort } from '../helpers/processes.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -61,6 +62,11 @@ describe('npm start', { skip: !built && 'not built (npm run build)' }, () => {
     const lines = stdout.split('\n').filter(Boolean);
     assert.ok(lines.length > 0, 'the gateway logged something');
     for (const line of lines) assert.doesNotThrow(() => JSON.parse(line), line);
+  });
+
+  test("the gateway's node runs with the gateway node flags", () => {
+    const args = readFileSync(`/proc/${scriptChild(npm)}/cmdline`, 'utf8').split('\0');
+    assert.deepEqual(args.slice(1, 1 + GATEWAY_NODE_FLAGS.length + 1), [...GATEWAY_NODE_FLAGS, 'dist/main.js']);
   });
 
   test('a SIGTERM to npm stops the gateway: its port closes and no process is left', async () => {

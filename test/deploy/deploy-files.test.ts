@@ -5,6 +5,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { parse } from 'yaml';
+import { GATEWAY_NODE_FLAGS } from '../../src/cli/node-flags.js';
 import { cliProgram } from '../../src/cli/program.js';
 import { ConfigSchema } from '../../src/config/schema.js';
 
@@ -41,9 +42,12 @@ type Service = { command?: string[]; environment?: Record<string, string>; ports
 const compose = parse(read('compose.yaml'), { merge: true }) as { services: Record<string, Service> };
 const ownServices = Object.entries(compose.services).filter(([, service]) => service.image?.startsWith('tollroute'));
 
+/** `node dist/main.js <subcommand>`, and for `serve` the gateway's node flags (src/cli/node-flags.ts) before dist/main.js. */
 function assertGatewayCommand(words: string[]): void {
-  assert.deepEqual(words.slice(0, 2), ['node', 'dist/main.js'], `expected node dist/main.js …, got ${words.join(' ')}`);
-  assert.ok(subcommands.has(words[2] ?? ''), `${words[2]} is not a command of the tollroute command line (${[...subcommands].join(', ')})`);
+  const subcommand = words.at(-1) ?? '';
+  const flags = subcommand === 'serve' ? GATEWAY_NODE_FLAGS : [];
+  assert.deepEqual(words, ['node', ...flags, 'dist/main.js', subcommand], `expected node ${[...flags, ''].join(' ')}dist/main.js ${subcommand}`);
+  assert.ok(subcommands.has(subcommand), `${subcommand} is not a command of the tollroute command line (${[...subcommands].join(', ')})`);
 }
 
 function assertEnvironmentVariableRead(name: string): void {
@@ -96,7 +100,7 @@ describe('compose.yaml', () => {
   });
 
   test('runs two gateways', () => {
-    const gateways = ownServices.filter(([, service]) => service.command?.[2] === 'serve');
+    const gateways = ownServices.filter(([, service]) => service.command?.at(-1) === 'serve');
     assert.equal(gateways.length, 2);
   });
 
