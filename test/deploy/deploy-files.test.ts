@@ -46,7 +46,7 @@ const ownServices = Object.entries(compose.services).filter(([, service]) => ser
 function assertGatewayCommand(words: string[]): void {
   const subcommand = words.at(-1) ?? '';
   const flags = subcommand === 'serve' ? GATEWAY_NODE_FLAGS : [];
-  assert.deepEqual(words, ['node', ...flags, 'dist/main.js', subcommand], `expected node ${[...flags, ''].join(' ')}dist/main.js ${subcommand}`);
+  assert.deepEqual(words, ['node', ...flags, 'dist/main.js', subcommand], `expected ${['node', ...flags, 'dist/main.js', subcommand].join(' ')}`);
   assert.ok(subcommands.has(subcommand), `${subcommand} is not a command of the tollroute command line (${[...subcommands].join(', ')})`);
 }
 
