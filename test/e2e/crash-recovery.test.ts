@@ -156,6 +156,46 @@ describe('crash recovery', () => {
     assert.deepEqual([check.consistent, check.heldMicros, check.balanceMicros], [true, 0, 100_000 - 5_000]);
   });
 
+  test("after kill -9 while a stream's hold is only in the settle journal, the restart ends it before serving: held, released, nothing charged", async () => {
+    const sandbox = await startSandbox({ port: 0 });
+    cleanups.push(() => sandbox.close());
+    const dir = mkdtempSync(path.join(tmpdir(), 'tollroute-kill-stream-journal-'));
+    const storeUrl = `sqlite:${path.join(dir, 'tollroute.db')}`;
+    // Nothing writes the stream's hold into the store during the call: no poll, heartbeat, progress
+    // record or sweep within the test (the hold's age timer comes at 250 ms; the kill well before).
+    const quiet = {
+      limits: { default_rpm: 100_000 },
+      webhooks: { poll_interval_ms: 60_000 },
+      prices: { refresh_ms: 60_000 },
+      low_balance: { sweep_ms: 60_000 },
+      recovery: { heartbeat_ms: 60_000, dead_after_ms: 600_000, sweep_ms: 60_000, progress_interval_ms: 60_000 },
+    };
+    const configFile = writeServeConfig(dir, sandbox.url, storeUrl, quiet);
+    const first = await serveOnFreePort(configFile, dir);
+    const account = (await callJson(first.base, ADMIN_TOKEN, 'POST', '/admin/accounts', { name: 'stream', credit_micros: 10_000_000 })).body;
+    const key = (await callJson(first.base, ADMIN_TOKEN, 'POST', `/admin/accounts/${account.id}/keys`, {})).body.key as string;
+    await callJson(sandbox.url, '', 'POST', '/__sandbox/faults', { kind: 'chat', chunk_delay_ms: 20 });
+    await streamUntil(first.base, key, 2);
+    first.process.child.kill('SIGKILL');
+    await first.process.exited;
+    const journal = readFileSync(path.join(dir, 'answered-settles.jsonl'), 'utf8');
+    assert.ok(journal.includes(account.id), "the stream's hold was journaled");
+
+    const second = await serveOnFreePort(configFile, dir);
+    cleanups.push(stop(second));
+    const store = await openStore(storeUrl);
+    cleanups.push(() => store.close());
+    const holds = await store.db.selectFrom('holds').select(['state', 'charged_micros']).where('account_id', '=', account.id).execute();
+    assert.deepEqual(holds, [{ state: 'released', charged_micros: null }], 'ended by the restart, not left to a sweep');
+    const ledger = await store.db.selectFrom('ledger').select('kind').where('account_id', '=', account.id).orderBy('id').execute();
+    assert.deepEqual(
+      ledger.map((row) => row.kind),
+      ['credit', 'hold', 'release'],
+    );
+    const check = await checkAccountBalance(store, account.id);
+    assert.deepEqual([check.consistent, check.heldMicros, check.balanceMicros], [true, 0, 10_000_000]);
+  });
+
   test('after kill -9 and a restart, a capped key’s spend counter equals what its cut-off calls were billed', async () => {
     const sandbox = await startSandbox({ port: 0 });
     cleanups.push(() => sandbox.close());

@@ -1,5 +1,5 @@
-// On SQLite a call's hold is decided in memory and written with its settle (one step, one commit),
-// or alone before a stream's first byte. The settle of a call answered in one piece is journaled and
+// On SQLite a call's hold is decided in memory and written with its settle (one step, one commit);
+// a stream's is put in the settle journal before its first byte. The settle of a call answered in one piece is journaled and
 // answered before the store has it; the store writes it in the shadow of a later call.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -57,7 +57,7 @@ describe('a hold decided in memory', () => {
     assert.deepEqual(await gw.balance(accountId), { ...(await gw.balance(accountId)), balance_micros: 100_000 - SEARCH_PRICE, held_micros: 0 });
   });
 
-  test("of a stream is written before the stream's first byte reaches the caller", async () => {
+  test("of a stream is made durable before the stream's first byte reaches the caller", async () => {
     const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
     let committed = false;
     await withLedgerMethod(
@@ -75,11 +75,30 @@ describe('a hold decided in memory', () => {
           body: JSON.stringify(streamBody),
         });
         assert.equal(res.statusCode, 200);
-        assert.equal(committed, true, 'the answer began before its hold was committed');
+        assert.equal(committed, true, 'the answer began before its hold was durable');
         assert.match(await res.body.text(), /\[DONE\]/);
       },
     );
     await gw.settled(accountId);
+    assert.deepEqual(await ledgerKinds(gw, accountId), ['credit', 'hold', 'settle']);
+  });
+
+  test("of a stream goes into the gateway's settle journal while the upstream works, and its settle after it", async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 1_000_000 });
+    const res = await request(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(streamBody),
+    });
+    assert.match(await res.body.text(), /\[DONE\]/);
+    await gw.settled(accountId);
+    const journal = readFileSync(path.join(gw.dataDir, 'answered-settles.jsonl'), 'utf8').split('\n').filter(Boolean);
+    const lines = journal.map((line) => JSON.parse(line) as unknown[]).filter((fields) => fields.includes(accountId));
+    assert.deepEqual(
+      lines.map((fields) => fields[0]),
+      [2, 1],
+      'its hold alone, then its settle with the hold',
+    );
     assert.deepEqual(await ledgerKinds(gw, accountId), ['credit', 'hold', 'settle']);
   });
 

@@ -5,21 +5,29 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { answeredSettles, BULK_BATCH, SHADOW_BATCH } from '../../src/store/hot-ledger/answered-settles.js';
 import type { DeferredHold } from '../../src/store/hot-ledger/deferred-holds.js';
-import type { AnsweredSettle, SettleJournal } from '../../src/store/hot-ledger/settle-journal.js';
+import type { JournalRecord, SettleJournal } from '../../src/store/hot-ledger/settle-journal.js';
 import { hotHold, settleOf } from './hot-ledger-sqlite-fixture.js';
 
 const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
 
 /** answeredSettles over a journal that keeps its writes and a store that keeps its transactions; no timer within the test. */
 function recorded({ inFlight = 1, journalTakes = true } = {}) {
-  const journalWrites: AnsweredSettle[][] = [];
+  const journalWrites: JournalRecord[][] = [];
+  const file = { full: false, emptied: 0, journaledHoldsWritten: true, journaledHoldWrites: 0 };
   const transactions: string[][] = [];
   let open: string[] | undefined;
   const given: string[] = [];
   const journal: SettleJournal = {
     appendAll: (records) => (journalTakes ? journalWrites.push(records) > 0 : false),
     records: () => [],
-    written: () => {},
+    get full() {
+      return file.full;
+    },
+    written: () => {
+      if (!file.full) return;
+      file.emptied += 1;
+      file.full = false;
+    },
     clear: () => {},
     close: () => {},
   };
@@ -35,14 +43,16 @@ function recorded({ inFlight = 1, journalTakes = true } = {}) {
     inForeignTransaction: () => false,
     write: (record) => open!.push(record.hold.holdId),
     giveBack: (held) => given.push(held.entry.holdId),
+    writeJournaledHolds: () => {
+      file.journaledHoldWrites += 1;
+      return file.journaledHoldsWritten;
+    },
     holdsInFlight: () => state.inFlight,
     writeWithinMs: 60_000,
   });
-  const add = (id: string) => {
-    const held: DeferredHold = { entry: hotHold('acct_a', id, 100), decidedAt: 0, returned: false };
-    return settles.add(held, settleOf(id));
-  };
-  return { settles, add, journalWrites, transactions, given, state };
+  const heldOf = (id: string): DeferredHold => ({ entry: hotHold('acct_a', id, 100), decidedAt: 0, returned: false, journaled: false });
+  const add = (id: string) => settles.add(heldOf(id), settleOf(id));
+  return { settles, add, heldOf, journalWrites, transactions, given, state, file };
 }
 
 test("a turn's settles go to the journal in one write, and each is answered once it landed", async () => {
@@ -118,4 +128,58 @@ test('after close, a settle is not taken (it is committed before its answer inst
   const { settles, add } = recorded();
   settles.close();
   assert.equal(add('hold_1'), undefined);
+});
+
+test("a stream's hold goes to the journal with the turn's settles, is marked journaled, and is never queued for the store", async () => {
+  const { settles, add, heldOf, journalWrites, transactions } = recorded();
+  const stream = heldOf('hold_stream');
+  const answers = [settles.journalHold(stream), add('hold_1')];
+  assert.equal(stream.journaled, false, 'not before its line is in the file');
+  assert.deepEqual(await Promise.all(answers), [true, true]);
+  assert.equal(stream.journaled, true);
+  assert.deepEqual(
+    journalWrites.map((records) => records.map((r) => [r.hold.holdId, r.settle !== undefined])),
+    [
+      [
+        ['hold_stream', false],
+        ['hold_1', true],
+      ],
+    ],
+  );
+  settles.writeNow();
+  assert.deepEqual(transactions, [['hold_1']], 'the hold waits for its settle, or the ledger writes it');
+  settles.close();
+});
+
+test("a stream's hold the journal cannot take is answered false and not marked journaled", async () => {
+  const { settles, heldOf } = recorded({ journalTakes: false });
+  const stream = heldOf('hold_stream');
+  assert.equal(await settles.journalHold(stream), false);
+  assert.equal(stream.journaled, false);
+  settles.close();
+});
+
+test('a full journal is emptied only once the store has the journaled holds still unwritten', async () => {
+  const { settles, add, file } = recorded();
+  file.full = true;
+  file.journaledHoldsWritten = false; // the store refused them: the file keeps them
+  await add('hold_1');
+  settles.writeNow();
+  assert.ok(file.journaledHoldWrites >= 1, 'the holds were asked for');
+  assert.equal(file.emptied, 0);
+  file.journaledHoldsWritten = true;
+  await add('hold_2');
+  settles.writeNow();
+  assert.equal(file.emptied, 1);
+  settles.close();
+});
+
+test("a full journal that took only streams' holds is emptied after the turn, the holds written first", async () => {
+  const { settles, heldOf, file, transactions } = recorded();
+  file.full = true;
+  assert.equal(await settles.journalHold(heldOf('hold_stream')), true);
+  await nextTurn();
+  assert.deepEqual([file.journaledHoldWrites, file.emptied], [1, 1]);
+  assert.deepEqual(transactions, [], 'no settle to write');
+  settles.close();
 });

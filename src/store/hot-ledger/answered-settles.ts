@@ -8,10 +8,11 @@
 // turn's few settles paid them. Until a settle is in the store its
 // hold keeps reserving its amount (deferred-holds.ts), so no decision of this process spends it
 // twice (one that the reservations alone would refuse writes them first). A restart writes what
-// the journal still holds before serving.
+// the journal still holds before serving. A stream's hold is journaled the same way before its first
+// byte (journalHold), and written with its settle.
 import type { DeferredHold } from './deferred-holds.js';
-import type { AnsweredSettle, SettleJournal } from './settle-journal.js';
-import type { HotLedgerLog, SettleEntry } from './types.js';
+import type { AnsweredSettle, JournalRecord, SettleJournal } from './settle-journal.js';
+import type { HoldEntry, HotLedgerLog, SettleEntry } from './types.js';
 
 /** The longest an answered settle waits to be written into the store. */
 const WRITE_WITHIN_MS = 20;
@@ -30,8 +31,10 @@ interface Queued {
   record: AnsweredSettle;
 }
 
-/** A settle waiting for the journal's write of its turn, and its caller told whether it landed. */
-interface Waiting extends Queued {
+/** A record waiting for the journal's write of its turn (a settle, or a stream's hold), and its caller told whether it landed. */
+interface Waiting {
+  held: DeferredHold;
+  record: JournalRecord;
   journaled(landed: boolean): void;
 }
 
@@ -43,6 +46,11 @@ export interface AnsweredSettlesDeps {
   inForeignTransaction(): boolean;
   /** Writes one settle (hold and settle rows); throws when the store refuses it. */
   write(record: AnsweredSettle): void;
+  /**
+   * Writes into the store the holds journaled without their settle that are still unwritten (streams
+   * under way), before the journal is emptied: true when the store has them all.
+   */
+  writeJournaledHolds(): boolean;
   /** The hold's reservation is no longer needed: its rows are in the store. */
   giveBack(held: DeferredHold): void;
   /** How many calls hold funds now (a lone call writes the queue in its upstream's shadow). */
@@ -54,7 +62,7 @@ export interface AnsweredSettlesDeps {
 
 export function answeredSettles(deps: AnsweredSettlesDeps) {
   const { journal, log, writeWithinMs = WRITE_WITHIN_MS } = deps;
-  /** Settles of this turn, before the journal's write. */
+  /** Records of this turn, before the journal's write. */
   let waiting: Waiting[] = [];
   /** Settles in the journal, not yet in the store. */
   let queue: Queued[] = [];
@@ -63,19 +71,21 @@ export function answeredSettles(deps: AnsweredSettlesDeps) {
   let failing = false;
   let closed = false;
 
-  /** Appends this turn's settles to the journal in one write and answers them: queued when they landed. */
+  /** Appends this turn's records to the journal in one write and answers them: settles queued when they landed. */
   function journalWaiting() {
     const batch = waiting;
     waiting = [];
     if (batch.length === 0) return;
     const landed = journal.appendAll(batch.map((w) => w.record));
     for (const { held, record, journaled } of batch) {
-      if (landed) queue.push({ held, record });
+      if (landed && record.settle) queue.push({ held, record: record as AnsweredSettle });
+      // Marked now, not when its caller hears: a write of the queue later in this turn may empty the file.
+      else if (landed) held.journaled = true;
       journaled(landed);
     }
     if (!landed) return;
-    timer ??= setTimeout(writeQueued, writeWithinMs).unref();
-    if (queue.length >= BULK_BATCH) writeAfterThisTurn();
+    if (queue.length >= BULK_BATCH || journal.full) writeAfterThisTurn();
+    else if (queue.length > 0) timer ??= setTimeout(writeQueued, writeWithinMs).unref();
   }
 
   function writeAfterThisTurn() {
@@ -89,11 +99,18 @@ export function answeredSettles(deps: AnsweredSettlesDeps) {
     soon = false;
     clearTimeout(timer);
     timer = undefined;
-    if (queue.length === 0) return;
+    if (queue.length === 0 && !journal.full) return;
     if (deps.inForeignTransaction()) {
       timer = setTimeout(writeQueued, 5).unref(); // after Kysely's transaction
       return;
     }
+    if (queue.length > 0 && !writeBatch()) return;
+    // Emptied only once the store has all that the file holds, streams' holds journaled alone included.
+    if (journal.full && deps.writeJournaledHolds()) journal.written();
+  }
+
+  /** Writes the queue into the store in one transaction: false when the store refused it (kept, retried). */
+  function writeBatch(): boolean {
     const batch = queue;
     queue = [];
     try {
@@ -106,11 +123,20 @@ export function answeredSettles(deps: AnsweredSettlesDeps) {
       if (!failing) log?.warn({ err: error, settles: queue.length }, 'answered settles could not be written into the store; retrying');
       failing = true;
       timer = setTimeout(writeQueued, RETRY_MS).unref();
-      return;
+      return false;
     }
     failing = false;
     for (const { held } of batch) deps.giveBack(held);
-    journal.written();
+    return true;
+  }
+
+  /** Queues `record` for this turn's write to the journal: resolves true once it is in the file. */
+  function journalAtTurnEnd(held: DeferredHold, record: JournalRecord): Promise<boolean> | undefined {
+    if (failing || closed) return undefined;
+    return new Promise((journaled) => {
+      waiting.push({ held, record, journaled });
+      if (waiting.length === 1) setImmediate(journalWaiting);
+    });
   }
 
   return {
@@ -123,13 +149,12 @@ export function answeredSettles(deps: AnsweredSettlesDeps) {
      * refuses the queue: a settle is then committed before its answer, and refused with it, so
      * callers hear of the failing store.
      */
-    add(held: DeferredHold, settle: SettleEntry): Promise<boolean> | undefined {
-      if (failing || closed) return undefined;
-      return new Promise((journaled) => {
-        waiting.push({ held, record: { hold: held.entry, settle }, journaled });
-        if (waiting.length === 1) setImmediate(journalWaiting);
-      });
-    },
+    add: (held: DeferredHold, settle: SettleEntry) => journalAtTurnEnd(held, { hold: held.entry, settle }),
+    /**
+     * Journals a stream's hold with the records of this turn, so that it need not be written alone
+     * before the stream's first byte: true once it is in the journal; false or undefined as `add`.
+     */
+    journalHold: (held: DeferredHold) => journalAtTurnEnd(held, { hold: held.entry }),
     /** After what the caller does in this turn (a lone call's upstream request, on its way), once a few are queued. */
     writeSoon() {
       if (queue.length < SHADOW_BATCH || failing || deps.holdsInFlight() > 1) return;
@@ -147,11 +172,26 @@ export function answeredSettles(deps: AnsweredSettlesDeps) {
   };
 }
 
-/** Writes into the store what a previous run answered and had not written (before serving); how many. */
-export function writeJournaled(journal: SettleJournal, writeNow: (run: () => void) => void, write: (record: AnsweredSettle) => void): number {
+/**
+ * Writes into the store what a previous run answered and had not written (before serving), and ends
+ * the holds of its streams that a crash cut off before their settle (`endCutOff`, for those the
+ * store does not have): how many settles and holds.
+ */
+export function writeJournaled(
+  journal: SettleJournal,
+  writeNow: (run: () => void) => void,
+  write: (record: AnsweredSettle) => void,
+  endCutOff: (hold: HoldEntry) => void,
+): { settles: number; cutOff: number } {
   const records = journal.records();
-  if (records.length === 0) return 0;
-  writeNow(() => records.forEach(write));
+  if (records.length === 0) return { settles: 0, cutOff: 0 };
+  const settled = new Set(records.filter((record) => record.settle).map((record) => record.hold.holdId));
+  const settles = records.filter((record): record is AnsweredSettle => record.settle !== undefined);
+  const cutOff = records.filter((record) => !record.settle && !settled.has(record.hold.holdId)).map((record) => record.hold);
+  writeNow(() => {
+    settles.forEach(write);
+    cutOff.forEach(endCutOff);
+  });
   journal.clear();
-  return records.length;
+  return { settles: settles.length, cutOff: cutOff.length };
 }

@@ -5,7 +5,8 @@
 // unwritten keep of it (`reserved`), and written with its settle, or alone when anything else needs
 // it first: a stream before its first byte, any statement of Kysely's, or its age (the timer).
 // A crash loses an unwritten hold with its call, before anything reached the caller: nothing was
-// held and nothing is charged, as when a crash comes before a hold's commit.
+// held and nothing is charged, as when a crash comes before a hold's commit. A stream's hold is in
+// the settle journal before its first byte (`journaled`), and a restart ends it.
 import type { HoldEntry } from './types.js';
 
 export interface DeferredHold {
@@ -14,6 +15,8 @@ export interface DeferredHold {
   decidedAt: number;
   /** Set once what it reserved is given back (it was written, or can no longer be). */
   returned: boolean;
+  /** In the settle journal (a stream's, before its first byte): a write that fails keeps it for its settle. */
+  journaled: boolean;
 }
 
 interface Failure {
@@ -41,7 +44,7 @@ export function deferredHolds() {
 
     /** Keeps the decided hold, and its amount out of what the next decisions see. */
     add(entry: HoldEntry, decidedAt: number) {
-      pending.set(entry.holdId, { entry, decidedAt, returned: false });
+      pending.set(entry.holdId, { entry, decidedAt, returned: false, journaled: false });
       reserved.set(entry.accountId, (reserved.get(entry.accountId) ?? 0) + entry.amountMicros);
     },
 
@@ -50,6 +53,22 @@ export function deferredHolds() {
       const hold = pending.get(holdId);
       if (hold) pending.delete(holdId);
       return hold;
+    },
+
+    /** The hold, left pending (undefined when it is not). */
+    peek: (holdId: string): DeferredHold | undefined => pending.get(holdId),
+
+    /** A hold taken out and not written after all (a journaled one the store refused): pending again, as if decided now (the timer tries it again later). */
+    putBack(hold: DeferredHold) {
+      hold.decidedAt = performance.now(); // the newest: pending stays in decision order
+      pending.set(hold.entry.holdId, hold);
+    },
+
+    /** Takes out the journaled holds. */
+    takeJournaled(): DeferredHold[] {
+      const journaled = [...pending.values()].filter((hold) => hold.journaled);
+      for (const hold of journaled) pending.delete(hold.entry.holdId);
+      return journaled;
     },
 
     /** Takes out the holds decided at or before `decidedBy` (all of them without it). */

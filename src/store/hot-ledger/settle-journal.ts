@@ -1,9 +1,11 @@
 // The file of settles answered before SQLite has them (sqlite.ts): the settles of holds decided in
 // memory are appended here, one write for those of an event-loop turn, before their answers go out,
 // and written into the store later, many to a transaction; a restart writes what the file still
-// holds before serving. A kill of the process loses none of them; a power loss may lose the last
-// ones, as it may the store's own last commits under synchronous=normal,
-// which is the only mode that uses it.
+// holds before serving. A stream's hold decided in memory is appended too, before its first byte,
+// and written into the store with its settle: a restart that finds it without one ends it (the
+// crash cut its stream off before any progress was recorded, which needs the hold's row). A kill of
+// the process loses none of them; a power loss may lose the last ones, as it may the store's own
+// last commits under synchronous=normal, which is the only mode that uses it.
 import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { HoldEntry, SettleEntry } from './types.js';
@@ -13,11 +15,19 @@ export interface AnsweredSettle {
   settle: SettleEntry;
 }
 
+/** A line of the file: a settle answered, or a stream's hold before its first byte (no settle yet). */
+export interface JournalRecord {
+  hold: HoldEntry;
+  settle?: SettleEntry;
+}
+
 export interface SettleJournal {
-  /** Appends the settles in one write; false when they could not be, and nothing of them stays in the file. */
-  appendAll(records: AnsweredSettle[]): boolean;
-  /** What the file holds; a line cut short (a crash mid-write) is skipped. */
-  records(): AnsweredSettle[];
+  /** Appends the records in one write; false when they could not be, and nothing of them stays in the file. */
+  appendAll(records: JournalRecord[]): boolean;
+  /** What the file holds, in order; a line cut short (a crash mid-write) is skipped. */
+  records(): JournalRecord[];
+  /** Whether the next `written()` empties the file. */
+  readonly full: boolean;
   /**
    * The store has every settle in the file: it is emptied, once it has grown past `maxBytes` (each
    * truncation costs the file system a journal transaction; a settle written already is skipped when
@@ -38,7 +48,7 @@ export function settleJournal(path: string, maxBytes = MAX_BYTES): SettleJournal
   let size = fstatSync(fd).size;
   let broken = false;
 
-  const lineOf = (record: AnsweredSettle) => `${JSON.stringify(fieldsOf(record))}\n`;
+  const lineOf = (record: JournalRecord) => `${JSON.stringify(record.settle ? fieldsOf(record as AnsweredSettle) : holdFieldsOf(record.hold))}\n`;
 
   /** Writes the lines in one call; false when they could not all be, and nothing of them stays. */
   function appendLines(lines: string): boolean {
@@ -63,7 +73,7 @@ export function settleJournal(path: string, maxBytes = MAX_BYTES): SettleJournal
   return {
     appendAll: (records) => appendLines(records.map(lineOf).join('')),
     records() {
-      const records: AnsweredSettle[] = [];
+      const records: JournalRecord[] = [];
       if (size === 0) return records;
       for (const line of readFileSync(path, 'utf8').split('\n')) {
         if (line === '') continue;
@@ -74,6 +84,9 @@ export function settleJournal(path: string, maxBytes = MAX_BYTES): SettleJournal
         }
       }
       return records;
+    },
+    get full() {
+      return size >= maxBytes;
     },
     written() {
       if (size >= maxBytes) this.clear();
@@ -103,9 +116,24 @@ const fieldsOf = ({ hold: h, settle: e }: AnsweredSettle): Fields => [
   e.priceId ?? null,
 ];
 
-/** The settle a line holds: positional (a line from before price lists has no priceId), or the named objects an earlier version wrote. */
-function recordOf(parsed: Fields | AnsweredSettle): AnsweredSettle {
+/** A stream's hold, before its settle: the hold's fields of a settle's line, under a version of its own. */
+type StreamHoldFields = [
+  ...[version: 2, holdId: string, accountId: string, keyId: string | null, amountMicros: number, requestId: string, model: string],
+  ...[endpoint: string, instanceId: string | null, clientRequestId: string | null, heldAt: number],
+];
+
+// biome-ignore format: the hold's fields, as a settle's line has them
+const holdFieldsOf = (h: HoldEntry): StreamHoldFields => [
+  2, h.holdId, h.accountId, h.keyId, h.amountMicros, h.requestId, h.model, h.endpoint, h.instanceId, h.clientRequestId, h.now,
+];
+
+/** The record a line holds: positional (a line from before price lists has no priceId), or the named objects an earlier version wrote. */
+function recordOf(parsed: Fields | StreamHoldFields | AnsweredSettle): JournalRecord {
   if (!Array.isArray(parsed)) return parsed;
+  if (parsed[0] === 2) {
+    const [, holdId, accountId, keyId, amountMicros, requestId, model, endpoint, instanceId, clientRequestId, heldAt] = parsed;
+    return { hold: { holdId, accountId, keyId, amountMicros, requestId, model, endpoint, instanceId, clientRequestId, now: heldAt } };
+  }
   // biome-ignore format: the hold's fields, then the settle's
   const [, holdId, accountId, keyId, amountMicros, requestId, model, endpoint, instanceId, clientRequestId, heldAt,
     chargeMicros, units, settleRequestId, flags, usageId, settledAt, upstreamMs, channel, attempts, priceId = null] = parsed;

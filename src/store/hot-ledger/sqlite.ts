@@ -4,17 +4,20 @@
 // A metered call's hold is decided in memory (holdAtOnce: the balance as this connection knows it,
 // known-balances.ts, less what holds not yet written keep of it) and written with its settle, as
 // one step (deferred-holds.ts): a call answered in one piece writes its rows once and commits once.
-// A stream's hold is written before its first byte (writeHold); any hold still unwritten is written
-// before any statement of Kysely's runs, and by a timer once it is a few hundred ms old, so that
-// other readers (the CLI) see it held. With the gateway's settle journal, such a settle is answered
-// once it is in the journal and written into the store later, many to a commit (answered-settles.ts).
+// A stream's hold is made durable before its first byte (writeHold): appended to the gateway's
+// settle journal, or, without one, written alone. Any hold still unwritten is written before any
+// statement of Kysely's runs (a stream's progress is recorded on its hold's row), and by a timer
+// once it is a few hundred ms old, so that other readers (the CLI) see it held. With the journal, a
+// settle is answered once it is in the journal and written into the store later, many to a commit
+// (answered-settles.ts).
 import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { DB } from '../schema.js';
 import { MOVE_USAGE, scheduledUsageMover, type UsageMoveSchedule } from '../usage-recent.js';
 import { answeredSettles, writeJournaled } from './answered-settles.js';
 import { type DeferredHold, deferredHolds } from './deferred-holds.js';
-import { type AnsweredSettle, settleJournal } from './settle-journal.js';
+import { journaledRows } from './journaled-rows.js';
+import { settleJournal } from './settle-journal.js';
 import { sqliteSteps } from './sqlite-steps.js';
 import { sqliteStepWriter } from './sqlite-writer.js';
 import { type HoldEntry, type HotLedger, type HotLedgerLog, type SettleEntry, type SettleResult, UnwrittenHoldError } from './types.js';
@@ -50,27 +53,12 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
   const unwritten = deferredHolds();
   let ageTimer: NodeJS.Timeout | undefined;
 
-  /** A settle answered already: its rows, unless a run before a restart wrote them. */
-  function writeAnswered({ hold: h, settle: e }: AnsweredSettle) {
-    let written: ReturnType<typeof holdAndSettleAnswered>;
-    try {
-      written = holdAndSettleAnswered(h, e);
-    } catch (error) {
-      if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') return; // its hold row is there: written
-      throw error;
-    }
-    usageMover.noteSettle();
-    if (!written.uncovered) return;
-    const { chargedMicros, unbilledMicros } = written;
-    log?.warn(
-      { holdId: h.holdId, model: h.model, chargedMicros, unbilledMicros },
-      'another process spent the balance of a call already answered: charged what was left, the rest recorded unbilled',
-    );
-  }
+  const { writeAnswered, endCutOff } = journaledRows({ holdAndSettleAnswered, holdAndRelease }, usageMover.noteSettle, log);
   const journal = hooks.settleJournal === undefined ? undefined : settleJournal(hooks.settleJournal);
   if (journal) {
-    const written = writeJournaled(journal, writer.writeNow, writeAnswered);
-    if (written > 0) log?.warn({ settles: written }, 'settles answered before a restart written into the store');
+    const { settles, cutOff } = writeJournaled(journal, writer.writeNow, writeAnswered, endCutOff);
+    if (settles > 0) log?.warn({ settles }, 'settles answered before a restart written into the store');
+    if (cutOff > 0) log?.warn({ holds: cutOff }, 'holds of streams a restart cut off, never written, ended');
   }
   const answered =
     journal &&
@@ -80,6 +68,11 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
       inForeignTransaction: writer.inForeignTransaction,
       write: writeAnswered,
       giveBack: (held) => unwritten.giveBack(held),
+      writeJournaledHolds() {
+        const holds = unwritten.takeJournaled();
+        writeUnwrittenNow(holds);
+        return holds.every((held) => held.returned);
+      },
       holdsInFlight: writer.holdsInFlight,
       writeWithinMs: hooks.answeredSettleWriteWithinMs,
       log,
@@ -98,24 +91,34 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
   }
 
   /**
+   * A hold that could not be written: its end hears why (UnwrittenHoldError). A journaled one (its
+   * stream may have begun) stays pending instead, to be written later or with its settle, whose
+   * answer is then capped to what the balance has left (answered-settles.ts).
+   */
+  function notWritten(held: DeferredHold, error: unknown) {
+    if (held.journaled) unwritten.putBack(held);
+    else failUnwritten(held, error);
+  }
+
+  /**
    * Writes unwritten holds alone, now, in a transaction of their own committed before this returns
    * (the open step's is committed first). A hold the balance no longer covers, or any hold when the
-   * store fails, is not written: its end hears why (UnwrittenHoldError).
+   * store fails, is not written (notWritten).
    */
   function writeUnwrittenNow(holds: DeferredHold[]) {
     if (holds.length === 0) return;
     const written: DeferredHold[] = [];
+    const uncovered: DeferredHold[] = [];
     try {
       writer.writeNow(() => {
-        for (const held of holds) {
-          if (hold(held.entry)) written.push(held);
-          else failUnwritten(held, undefined);
-        }
+        for (const held of holds) (hold(held.entry) ? written : uncovered).push(held);
       });
-      for (const held of written) unwritten.giveBack(held);
     } catch (error) {
-      for (const held of holds) if (!held.returned) failUnwritten(held, error); // (those not covered are already)
+      for (const held of holds) notWritten(held, error);
+      return;
     }
+    for (const held of written) unwritten.giveBack(held);
+    for (const held of uncovered) notWritten(held, undefined);
   }
 
   /** Writes the holds older than maxUnwrittenMs (the younger ones too, past half of it), then waits for the next. */
@@ -148,10 +151,14 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
     });
   }
 
-  /** The hold never written and its settle, committed before the promise resolves. */
+  /**
+   * The hold never written and its settle, committed before the promise resolves. A journaled hold's
+   * stream has gone out: a balance spent meanwhile caps its charge, and a store that refuses keeps
+   * it pending for the settlements' retry.
+   */
   function writeHoldAndSettle(held: DeferredHold, entry: SettleEntry): Promise<SettleResult> {
     const run = () => {
-      const result = holdAndSettle(held.entry, entry);
+      const result = held.journaled ? holdAndSettleAnswered(held.entry, entry) : holdAndSettle(held.entry, entry);
       if (result.kind === 'applied') {
         unwritten.giveBack(held);
         usageMover.noteSettle();
@@ -165,6 +172,10 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
         throw new UnwrittenHoldError(held.entry.holdId);
       },
       (error) => {
+        if (held.journaled) {
+          unwritten.putBack(held);
+          throw error;
+        }
         unwritten.giveBack(held);
         throw new UnwrittenHoldError(held.entry.holdId, error);
       },
@@ -204,6 +215,32 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
     return failed;
   }
 
+  /** Writes a hold decided at once now, alone, in the next batch: resolves at its commit (a stream's, without the journal, or when the journal could not take it). */
+  function writeHoldAlone(holdId: string): Promise<void> {
+    const held = unwritten.take(holdId);
+    if (!held) {
+      const failed = endFailed(holdId);
+      return failed ? Promise.reject(new UnwrittenHoldError(holdId, failed.error)) : Promise.resolve(); // written already
+    }
+    const written = (wrote: boolean) => {
+      unwritten.giveBack(held);
+      if (!wrote) throw new UnwrittenHoldError(holdId);
+    };
+    const failed = (error: unknown) => {
+      unwritten.giveBack(held);
+      writer.countHold(-1); // its call is dropped
+      const unwrittenError = error instanceof UnwrittenHoldError ? error : new UnwrittenHoldError(holdId, error);
+      unwritten.fail(held, { error: unwrittenError.cause, inFlight: false }); // an end that races the drop hears it
+      throw unwrittenError;
+    };
+    const write = step(() => hold(held.entry), { batched: true })
+      .then(written)
+      .catch(failed)
+      .finally(() => writing.delete(holdId));
+    writing.set(holdId, write);
+    return write;
+  }
+
   return {
     hold: (entry) => step(() => hold(entry, unwritten.reservedFor(entry.accountId)), { takesHold: true }),
     holdAtOnce(entry) {
@@ -222,28 +259,13 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
       return true;
     },
     writeHold(holdId) {
-      const held = unwritten.take(holdId);
-      if (!held) {
-        const failed = endFailed(holdId);
-        return failed ? Promise.reject(new UnwrittenHoldError(holdId, failed.error)) : Promise.resolve(); // written already
-      }
-      const written = (wrote: boolean) => {
-        unwritten.giveBack(held);
-        if (!wrote) throw new UnwrittenHoldError(holdId);
-      };
-      const failed = (error: unknown) => {
-        unwritten.giveBack(held);
-        writer.countHold(-1); // its call is dropped
-        const unwrittenError = error instanceof UnwrittenHoldError ? error : new UnwrittenHoldError(holdId, error);
-        unwritten.fail(held, { error: unwrittenError.cause, inFlight: false }); // an end that races the drop hears it
-        throw unwrittenError;
-      };
-      const write = step(() => hold(held.entry), { batched: true })
-        .then(written)
-        .catch(failed)
-        .finally(() => writing.delete(holdId));
-      writing.set(holdId, write);
-      return write;
+      const pending = unwritten.peek(holdId);
+      if (pending?.journaled) return Promise.resolve();
+      const journaling = pending && answered?.journalHold(pending);
+      if (!journaling) return writeHoldAlone(holdId);
+      // Landed and still pending: journaled (answered-settles.ts marks it). Else written alone, or
+      // written or refused meanwhile (writeHoldAlone says which).
+      return journaling.then((landed) => (landed && unwritten.peek(holdId) === pending ? undefined : writeHoldAlone(holdId)));
     },
     settle(entry) {
       const held = unwritten.take(entry.holdId);
