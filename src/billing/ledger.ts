@@ -71,7 +71,7 @@ export function holdFundsAtOnce(store: Store, request: HoldRequest): HeldAtOnce 
 export interface HeldAtOnce {
   holdId: string;
   amountMicros: number;
-  /** A hold decided at once, not yet written: writes it now (otherwise its settle or release does). */
+  /** A hold decided at once, not yet written: makes it durable now (HotLedger.writeHold; otherwise its settle or release writes it). */
   write?: () => Promise<void>;
   /** Tells the ledger the call's upstream request is on its way: its put-off writes may go (HotLedger.upstreamRequestSent). */
   upstreamRequestSent?: () => void;

@@ -78,9 +78,9 @@ function sendStream(answer: StreamAnswer, raw: ServerResponse, log: FastifyBaseL
  * A completed stream's last data leaves with the response's end, in one write: the socket is corked
  * from the first data after the end marker was read (the events the tap lets out while the settle is
  * written, then the end marker once it landed) until `end`, which uncorks it fully, and for one turn
- * at most should the end not follow. Each write to a socket is a system call that wakes the reader;
- * a speech stream that came in one burst made four writes to its caller, now two. A stream's first
- * data is never held.
+ * at most should the end not follow; data after such a turn corks it again for one more. Each write
+ * to a socket is a system call that wakes the reader; a speech stream that came in one burst made
+ * four writes to its caller, now two. A stream's first data is never held.
  *
  * The socket is corked, not the response: from Node 22 a corked response keeps chunked writes in a
  * buffer of its own, and its `end` writes the body's terminator before flushing that buffer, so the
@@ -88,13 +88,15 @@ function sendStream(answer: StreamAnswer, raw: ServerResponse, log: FastifyBaseL
  */
 export function holdLastDataForEnd(source: Readable, raw: ServerResponse, meter: StreamAnswer['meter']) {
   let dataSeen = false;
+  let corked = false;
   const corkIfLast = () => {
-    if (dataSeen && meter.completed) {
-      source.off('data', corkIfLast);
+    if (dataSeen && meter.completed && !corked) {
       const socket = raw.socket;
       if (socket === null) return;
+      corked = true;
       socket.cork();
       setImmediate(() => {
+        corked = false;
         if (!raw.writableEnded) socket.uncork();
       });
     }

@@ -217,7 +217,7 @@ export function createPipeline(deps: PipelineDeps): Pipeline {
           tried = view;
           begun = undefined;
           const calling = endpoint.call({ body, model: view, estimate, signal: request.signal });
-          // A stream's hold is written while the upstream works (after its request is on its way), and
+          // A stream's hold is made durable while the upstream works (after its request is on its way), and
           // so are earlier calls' settles answered already.
           if (streams) writeStreamHold();
           hold.upstreamRequestSent?.();

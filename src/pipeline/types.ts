@@ -110,8 +110,9 @@ export interface MeteredEndpoint<Body> {
    */
   admitsBeforeBody?: boolean;
   /**
-   * Whether this request answers with a stream: its hold is then written while the upstream works,
-   * not with its settle (and streams are never replayed by Idempotency-Key).
+   * Whether this request answers with a stream: its hold is then made durable while the upstream
+   * works (the settle journal, or a write of its own), before its first byte goes out (and streams
+   * are never replayed by Idempotency-Key).
    */
   streams?(body: Body): boolean;
   /**

@@ -67,29 +67,6 @@ describe('a store that refuses writes', () => {
     }
   }
 
-  /**
-   * Makes the disk fill between a hold's decision and its commit (which comes after the call has
-   * gone upstream), runs `call`, and checks that it was answered 503 with nothing held, charged or
-   * written but the credit, though the upstream had been called.
-   */
-  async function commitFailsDuring(call: (key: string) => Promise<{ status: number; body: unknown }>) {
-    const { accountId, key } = await gw.account({ creditMicros: 100_000 });
-    const before = (await gw.sandboxControl('GET', '/__sandbox/requests')).data.length;
-    const answer = await diskFullAfterDecision(() => call(key));
-    assert.deepEqual(answer, { status: 503, body: { error: 'the gateway cannot record charges right now; retry shortly', type: 'server_error' } });
-    // The call had gone upstream (the sandbox records it once it has read it).
-    await eventually(async () => (await gw.sandboxControl('GET', '/__sandbox/requests')).data.length === before + 1);
-    await eventually(async () => (await health(gw)).status === 200);
-    const settled = await gw.settled(accountId);
-    assert.deepEqual([settled.balance_micros, settled.held_micros], [100_000, 0]);
-    const ledger = (await gw.admin('GET', `/admin/accounts/${accountId}/ledger`)).body.data as { kind: string }[];
-    assert.deepEqual(
-      ledger.map((row) => row.kind),
-      ['credit'],
-    );
-    assert.equal((await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data.length, 0);
-  }
-
   test('a call answered in one piece whose store fails at its settle is answered, and charged once the store takes writes', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 100_000 });
     // The disk fills at the settle: whether a statement of the store's wrote the hold alone before
@@ -113,14 +90,25 @@ describe('a store that refuses writes', () => {
     assert.equal((await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data.length, 1);
   });
 
-  test('a stream whose hold cannot be written after its call went upstream answers 503: none of it reaches the caller, nothing is held or charged', () =>
-    commitFailsDuring((key) =>
-      gw.call(key, 'POST', '/v1/chat/completions', {
-        model: 'sandbox-chat',
-        stream: true,
-        messages: [{ role: 'user', content: 'tell me a story [[words:50]]' }],
-      }),
-    ));
+  test('a stream whose store fails after its hold was decided is answered, its hold in the settle journal, and charged once the store takes writes', async () => {
+    const { accountId, key } = await gw.account({ creditMicros: 100_000 });
+    const text = await diskFullAfterDecision(async () => {
+      const res = await request(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'sandbox-chat', stream: true, messages: [{ role: 'user', content: 'tell me a story [[words:50]]' }] }),
+      });
+      assert.equal(res.statusCode, 200, 'its hold is in the journal (a full disk would refuse it there too: a 503)');
+      return res.body.text();
+    });
+    assert.match(text, /data: \[DONE\]/);
+    const settled = await gw.settled(accountId);
+    assert.equal(settled.held_micros, 0);
+    assert.ok(settled.balance_micros < 100_000, 'charged');
+    const ledger = (await gw.admin('GET', `/admin/accounts/${accountId}/ledger`)).body.data as { kind: string }[];
+    assert.deepEqual(ledger.map((row) => row.kind).reverse(), ['credit', 'hold', 'settle']);
+    assert.equal((await gw.admin('GET', `/admin/accounts/${accountId}/usage`)).body.data.length, 1);
+  });
 
   test('a settle refused after the answer was made is kept and retried: the caller gets the answer and pays once', async () => {
     const { accountId, key } = await gw.account({ creditMicros: 100_000 });

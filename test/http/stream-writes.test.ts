@@ -13,27 +13,29 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
 const TERMINATOR = '0\r\n\r\n'; // the end of a chunked body
 
+/** The bytes of each write made on `socket` from now on: one _write or _writev is one system call's worth. */
+function recordWrites(socket: Socket): string[] {
+  const seen: string[] = [];
+  const plain = socket._write.bind(socket);
+  const vectored = socket._writev?.bind(socket);
+  socket._write = (chunk, encoding, callback) => {
+    seen.push(Buffer.from(chunk, encoding).toString());
+    plain(chunk, encoding, callback);
+  };
+  socket._writev = (chunks, callback) => {
+    seen.push(chunks.map(({ chunk, encoding }) => Buffer.from(chunk, encoding as BufferEncoding).toString()).join(''));
+    vectored!(chunks, callback);
+  };
+  return seen;
+}
+
 describe("a stream's writes to its caller", () => {
   let gw: TestGateway;
   /** The bytes of each write the gateway made on each connection it accepted, in order. */
   const writes: string[][] = [];
   before(async () => {
     gw = await startTestGateway();
-    gw.gateway.app.server.on('connection', (socket: Socket) => {
-      const seen: string[] = [];
-      writes.push(seen);
-      // One _write or _writev is one system call's worth of bytes.
-      const plain = socket._write.bind(socket);
-      const vectored = socket._writev?.bind(socket);
-      socket._write = (chunk, encoding, callback) => {
-        seen.push(Buffer.from(chunk, encoding).toString());
-        plain(chunk, encoding, callback);
-      };
-      socket._writev = (chunks, callback) => {
-        seen.push(chunks.map(({ chunk, encoding }) => Buffer.from(chunk, encoding as BufferEncoding).toString()).join(''));
-        vectored!(chunks, callback);
-      };
-    });
+    gw.gateway.app.server.on('connection', (socket: Socket) => writes.push(recordWrites(socket)));
   });
   after(() => gw.close());
 
@@ -145,6 +147,30 @@ test('data after the end marker is held one turn at most when the response does 
     const late = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), 2_000).unref());
     assert.notEqual(await Promise.race([arrived, late]), 'late', `received only ${JSON.stringify(text)}`);
     response.destroy();
+  } finally {
+    served.close();
+  }
+});
+
+test('data a turn or more after held data is held again, and leaves in one write with the end', async () => {
+  let made: string[] = [];
+  const served = await serveHeldStream((source, meter, response) => {
+    made = recordWrites(response.socket as Socket);
+    source.once('end', () => response.end());
+    source.write('first\n');
+    setTimeout(() => {
+      meter.completed = true;
+      source.write('before the marker\n'); // let out one turn later: the settle is still being written
+      setTimeout(() => source.end('the end marker\n'), 10);
+    }, 20);
+  });
+  try {
+    const [response] = (await once(get(served.url), 'response')) as [IncomingMessage];
+    let text = '';
+    for await (const chunk of response) text += chunk.toString();
+    assert.equal(text, 'first\nbefore the marker\nthe end marker\n');
+    const last = made.at(-1)!;
+    assert.ok(last.includes('the end marker') && last.endsWith(TERMINATOR), `the last write: ${JSON.stringify(last)}`);
   } finally {
     served.close();
   }

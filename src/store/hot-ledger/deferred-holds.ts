@@ -3,10 +3,10 @@
 // in a second step, costs about twice the one step that writes the hold already settled
 // (`npm run bench -- --ledger`). So a hold is decided from the balance read less what the holds still
 // unwritten keep of it (`reserved`), and written with its settle, or alone when anything else needs
-// it first: a stream before its first byte, any statement of Kysely's, or its age (the timer).
-// A crash loses an unwritten hold with its call, before anything reached the caller: nothing was
-// held and nothing is charged, as when a crash comes before a hold's commit. A stream's hold is in
-// the settle journal before its first byte (`journaled`), and a restart ends it.
+// it first: any statement of Kysely's, its age (the timer), or a stream whose settle journal cannot
+// take it. A crash loses an unwritten hold with its call, before anything reached the caller:
+// nothing was held and nothing is charged, as when a crash comes before a hold's commit. A stream's
+// hold is in the settle journal before its first byte (`journaled`), and a restart ends it.
 import type { HoldEntry } from './types.js';
 
 export interface DeferredHold {

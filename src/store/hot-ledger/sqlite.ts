@@ -182,7 +182,7 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
     );
   }
 
-  /** Holds being written alone (a stream's, before its first byte): their end waits for that write. */
+  /** Holds being written alone (a stream's the journal could not take, before its first byte): their end waits for that write. */
   const writing = new Map<string, Promise<void>>();
 
   /**

@@ -61,7 +61,11 @@ export interface HotLedger {
    * Undefined: use hold().
    */
   holdAtOnce?(entry: HoldEntry): boolean | undefined;
-  /** Writes a hold decided at once now, in the next batch (a stream's, before anything reaches its caller); resolves at its commit. */
+  /**
+   * Makes a hold decided at once durable now (a stream's, before anything reaches its caller):
+   * appended to the settle journal at the end of this turn, and written later with its settle; or,
+   * without a journal (or when it cannot take it), written alone in the next batch. Resolves once it is.
+   */
   writeHold?(holdId: string): Promise<void>;
   /** Called before any statement of another user of the connection runs: writes what is pending first. */
   beforeForeignStatement?(): void;
