@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { checkAccountBalance, createAccount } from '../../src/billing/accounts.js';
+import { UnwrittenHoldError } from '../../src/store/hot-ledger/types.js';
 import { openStore, type Store } from '../../src/store/open.js';
 import { freshStore, hotHold, moveBalanceElsewhere, otherConnectionBalance, readCommitted, settleOf, storeFile } from './hot-ledger-sqlite-fixture.js';
 
@@ -86,6 +87,21 @@ describe("a stream's hold decided in memory, with a settle journal", () => {
       store.hotLedger!.close!();
       assert.deepEqual(committedHold('hold_s'), { state: 'settled', charged_micros: 1_000 });
       assert.equal(otherConnectionBalance(accountId), 9_000);
+    }));
+
+  test('whose settle a failing store refuses stays pending: the settle rejects with the store error, to be retried, and lands once the store takes writes', () =>
+    withJournaledStreamHold(async ({ store, accountId }) => {
+      // Past the hold: not answered from the journal, so committed before its answer.
+      const beyond = { ...settleOf('hold_s'), chargeMicros: 5_000 };
+      store.failWrites!('SQLITE_FULL');
+      const refused = await store.hotLedger!.settle(beyond).catch((error) => error);
+      store.failWrites!(null);
+      assert.ok(!(refused instanceof UnwrittenHoldError), 'not "never held": its stream went out');
+      assert.equal((refused as { code?: string }).code, 'SQLITE_FULL');
+      assert.equal(store.hotLedger!.holdAtOnce!(hotHold(accountId, 'hold_b', 6_001)), false, 'still reserved');
+      assert.equal((await store.hotLedger!.settle(beyond)).kind, 'applied');
+      assert.equal(committedHold('hold_s')?.state, 'settled');
+      assert.equal((await checkAccountBalance(store, accountId)).consistent, true);
     }));
 
   test('whose balance another process spends is still settled, charged what the balance has left', () =>

@@ -174,6 +174,7 @@ export function sqliteHotLedger(db: Kysely<DB>, sqlite: Database.Database, hooks
       (error) => {
         if (held.journaled) {
           unwritten.putBack(held);
+          writer.countHold(1); // still in flight: the settlements try its settle again
           throw error;
         }
         unwritten.giveBack(held);
