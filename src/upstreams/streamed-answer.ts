@@ -103,6 +103,7 @@ export class StreamedAnswer extends TimedAnswer<UpstreamResponse> implements Dis
     if (this.body.push(chunk)) return true;
     // The reader is behind: undici stops reading until it asks for more, and the quiet is not timed.
     this.paused = true;
+    this.heard = false;
     this.deadline = Number.POSITIVE_INFINITY;
     return false;
   }

@@ -20,6 +20,7 @@ export interface AnswerTimeouts {
  */
 export abstract class TimedAnswer<T> implements WatchedAnswer {
   deadline = Number.POSITIVE_INFINITY;
+  heard = false;
   previous: WatchedAnswer | undefined = undefined;
   next: WatchedAnswer | undefined = undefined;
   watched = false;
@@ -60,8 +61,13 @@ export abstract class TimedAnswer<T> implements WatchedAnswer {
     this.deadline = deadlineIn(this.timeouts.bodyMs);
   }
 
+  get quietMs(): number {
+    return this.timeouts.bodyMs;
+  }
+
+  /** A part of the body came: the watch's next sweep times the answer again from then. */
   protected dataArrived() {
-    this.deadline = deadlineIn(this.timeouts.bodyMs);
+    this.heard = true;
   }
 
   /** The answer completed or failed: no longer timed, nor listening to its caller. */

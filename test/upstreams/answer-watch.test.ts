@@ -1,12 +1,15 @@
-// The answer watch (answer-watch.ts): answers past their deadline expire, once, and an answer
-// taken out of the list is forgotten wherever it stood in it.
+// The answer watch (answer-watch.ts): answers past their deadline expire, once; one that heard data
+// since the last sweep is timed again from that sweep; an answer taken out of the list is forgotten
+// wherever it stood in it.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { AnswerWatch, type WatchedAnswer } from '../../src/upstreams/answer-watch.js';
 
 describe('the answer watch', () => {
-  const answer = (deadline: number, expired: string[], name: string): WatchedAnswer => ({
+  const answer = (deadline: number, expired: string[], name: string, quietMs = 0): WatchedAnswer => ({
     deadline,
+    heard: false,
+    quietMs,
     expire: () => expired.push(name),
     previous: undefined,
     next: undefined,
@@ -28,6 +31,31 @@ describe('the answer watch', () => {
     assert.equal(watch.size, 1);
     watch.unwatch(never);
     watch.sweep(3_000);
+  });
+
+  test('an answer that heard data since the last sweep is timed again from that sweep, not expired by it', () => {
+    const watch = new AnswerWatch(60_000);
+    const expired: string[] = [];
+    const streaming = answer(100, expired, 'streaming', 500);
+    watch.watch(streaming);
+    streaming.heard = true; // a part of its body came, after its deadline had passed but before the sweep
+    watch.sweep(150);
+    assert.deepEqual([expired, streaming.deadline, streaming.heard], [[], 650, false]);
+    watch.sweep(649);
+    assert.deepEqual(expired, []);
+    watch.sweep(650);
+    assert.deepEqual(expired, ['streaming']);
+  });
+
+  test('an answer whose body is not timed (0) stays untimed when it hears data', () => {
+    const watch = new AnswerWatch(60_000);
+    const expired: string[] = [];
+    const untimed = answer(Number.POSITIVE_INFINITY, expired, 'untimed', 0);
+    watch.watch(untimed);
+    untimed.heard = true;
+    watch.sweep(1_000);
+    watch.sweep(1_000_000);
+    assert.deepEqual([expired, untimed.deadline], [[], Number.POSITIVE_INFINITY]);
   });
 
   test('forgets an answer unwatched from anywhere in its list', () => {
