@@ -83,6 +83,9 @@ async function assertRecovered(store: Store, accountId: string, openedAt: { stre
   assert.deepEqual([check.consistent, check.heldMicros, check.balanceMicros], [true, 0, 10_000_000 - recorded.charge_micros]);
 }
 
+const ledgerKinds = async (store: Store, accountId: string) =>
+  (await store.db.selectFrom('ledger').select('kind').where('account_id', '=', accountId).orderBy('id').execute()).map((row) => row.kind);
+
 describe('crash recovery', () => {
   const cleanups: (() => Promise<unknown>)[] = [];
   after(async () => {
@@ -92,6 +95,30 @@ describe('crash recovery', () => {
     serving.process.child.kill('SIGTERM');
     await serving.process.exited;
   };
+
+  /**
+   * A gateway on SQLite with nothing of its own writing into the store during a call (the outbox's
+   * poll, the price refresh, the low-balance sweep; `recovery` as given): such a statement would
+   * write a call's hold alone first. An account of `creditMicros` and its key.
+   */
+  async function quietGateway(name: string, creditMicros: number, recovery?: Record<string, number>) {
+    const sandbox = await startSandbox({ port: 0 });
+    cleanups.push(() => sandbox.close());
+    const dir = mkdtempSync(path.join(tmpdir(), `tollroute-kill-${name}-`));
+    const storeUrl = `sqlite:${path.join(dir, 'tollroute.db')}`;
+    const quiet = {
+      limits: { default_rpm: 100_000 },
+      webhooks: { poll_interval_ms: 60_000 },
+      prices: { refresh_ms: 60_000 },
+      low_balance: { sweep_ms: 60_000 },
+      ...(recovery && { recovery }),
+    };
+    const configFile = writeServeConfig(dir, sandbox.url, storeUrl, quiet);
+    const first = await serveOnFreePort(configFile, dir);
+    const account = (await callJson(first.base, ADMIN_TOKEN, 'POST', '/admin/accounts', { name, credit_micros: creditMicros })).body;
+    const key = (await callJson(first.base, ADMIN_TOKEN, 'POST', `/admin/accounts/${account.id}/keys`, {})).body.key as string;
+    return { sandbox, dir, storeUrl, configFile, first, accountId: account.id as string, key };
+  }
 
   test('after kill -9 and a restart, a stream is billed what it recorded as delivered, a plain call released, its key retryable', async () => {
     const sandbox = await startSandbox({ port: 0 });
@@ -121,66 +148,33 @@ describe('crash recovery', () => {
   });
 
   test('after kill -9 just after a plain call was answered from the settle journal, the restart charges it exactly once', async () => {
-    const sandbox = await startSandbox({ port: 0 });
-    cleanups.push(() => sandbox.close());
-    const dir = mkdtempSync(path.join(tmpdir(), 'tollroute-kill-journal-'));
-    const storeUrl = `sqlite:${path.join(dir, 'tollroute.db')}`;
-    // No statement of the store's during the call (the outbox's poll, a fast heartbeat): one would
-    // write its hold alone first, and the settle would be committed before its answer instead.
-    const quiet = {
-      limits: { default_rpm: 100_000 },
-      webhooks: { poll_interval_ms: 60_000 },
-      prices: { refresh_ms: 60_000 },
-      low_balance: { sweep_ms: 60_000 },
-    };
-    const configFile = writeServeConfig(dir, sandbox.url, storeUrl, quiet);
-    const first = await serveOnFreePort(configFile, dir);
-    const account = (await callJson(first.base, ADMIN_TOKEN, 'POST', '/admin/accounts', { name: 'journal', credit_micros: 100_000 })).body;
-    const key = (await callJson(first.base, ADMIN_TOKEN, 'POST', `/admin/accounts/${account.id}/keys`, {})).body.key as string;
+    const { dir, storeUrl, configFile, first, accountId, key } = await quietGateway('journal', 100_000);
     const answered = await callJson(first.base, key, 'POST', '/v1/search', { Type: 'web', Query: 'answered, then killed' });
     first.process.child.kill('SIGKILL'); // the store writes it within 20 ms, or after the next call's upstream request: usually not yet
     await first.process.exited;
     assert.equal(answered.status, 200);
-    assert.ok(readFileSync(path.join(dir, 'answered-settles.jsonl'), 'utf8').includes(account.id), 'answered from the journal');
+    assert.ok(readFileSync(path.join(dir, 'answered-settles.jsonl'), 'utf8').includes(accountId), 'answered from the journal');
 
     const second = await serveOnFreePort(configFile, dir);
     cleanups.push(stop(second));
     const store = await openStore(storeUrl);
     cleanups.push(() => store.close());
-    const ledger = await store.db.selectFrom('ledger').select('kind').where('account_id', '=', account.id).orderBy('id').execute();
-    assert.deepEqual(
-      ledger.map((row) => row.kind),
-      ['credit', 'hold', 'settle'],
-    );
-    const check = await checkAccountBalance(store, account.id);
+    assert.deepEqual(await ledgerKinds(store, accountId), ['credit', 'hold', 'settle']);
+    const check = await checkAccountBalance(store, accountId);
     assert.deepEqual([check.consistent, check.heldMicros, check.balanceMicros], [true, 0, 100_000 - 5_000]);
   });
 
   test("after kill -9 while a stream's hold is only in the settle journal, the restart ends it before serving: held, released, nothing charged", async () => {
-    const sandbox = await startSandbox({ port: 0 });
-    cleanups.push(() => sandbox.close());
-    const dir = mkdtempSync(path.join(tmpdir(), 'tollroute-kill-stream-journal-'));
-    const storeUrl = `sqlite:${path.join(dir, 'tollroute.db')}`;
-    // Nothing writes the stream's hold into the store during the call: no poll, heartbeat, progress
-    // record or sweep within the test (the hold's age timer comes at 250 ms; the kill well before).
-    const quiet = {
-      limits: { default_rpm: 100_000 },
-      webhooks: { poll_interval_ms: 60_000 },
-      prices: { refresh_ms: 60_000 },
-      low_balance: { sweep_ms: 60_000 },
-      recovery: { heartbeat_ms: 60_000, dead_after_ms: 600_000, sweep_ms: 60_000, progress_interval_ms: 60_000 },
-    };
-    const configFile = writeServeConfig(dir, sandbox.url, storeUrl, quiet);
-    const first = await serveOnFreePort(configFile, dir);
-    const account = (await callJson(first.base, ADMIN_TOKEN, 'POST', '/admin/accounts', { name: 'stream', credit_micros: 10_000_000 })).body;
-    const key = (await callJson(first.base, ADMIN_TOKEN, 'POST', `/admin/accounts/${account.id}/keys`, {})).body.key as string;
+    // Nor heartbeat, progress record or sweep within the test (the hold's age timer comes at 250 ms; the kill well before).
+    const recovery = { heartbeat_ms: 60_000, dead_after_ms: 600_000, sweep_ms: 60_000, progress_interval_ms: 60_000 };
+    const { sandbox, dir, storeUrl, configFile, first, accountId, key } = await quietGateway('stream-journal', 10_000_000, recovery);
     await callJson(sandbox.url, '', 'POST', '/__sandbox/faults', { kind: 'chat', chunk_delay_ms: 20 });
     await streamUntil(first.base, key, 1);
     first.process.child.kill('SIGKILL');
     await first.process.exited;
     const journal = readFileSync(path.join(dir, 'answered-settles.jsonl'), 'utf8');
-    assert.ok(journal.includes(account.id), "the stream's hold was journaled");
-    const holdsOf = (store: Store) => store.db.selectFrom('holds').select(['state', 'charged_micros']).where('account_id', '=', account.id).execute();
+    assert.ok(journal.includes(accountId), "the stream's hold was journaled");
+    const holdsOf = (store: Store) => store.db.selectFrom('holds').select(['state', 'charged_micros']).where('account_id', '=', accountId).execute();
     // On a machine slow enough that the kill came past the hold's 250 ms, its age wrote it, open.
     const beforeRestart = await openStore(storeUrl);
     const writtenByAge = (await holdsOf(beforeRestart)).length > 0;
@@ -195,12 +189,8 @@ describe('crash recovery', () => {
       return;
     }
     assert.deepEqual(await holdsOf(store), [{ state: 'released', charged_micros: null }], 'ended by the restart, not left to a sweep');
-    const ledger = await store.db.selectFrom('ledger').select('kind').where('account_id', '=', account.id).orderBy('id').execute();
-    assert.deepEqual(
-      ledger.map((row) => row.kind),
-      ['credit', 'hold', 'release'],
-    );
-    const check = await checkAccountBalance(store, account.id);
+    assert.deepEqual(await ledgerKinds(store, accountId), ['credit', 'hold', 'release']);
+    const check = await checkAccountBalance(store, accountId);
     assert.deepEqual([check.consistent, check.heldMicros, check.balanceMicros], [true, 0, 10_000_000]);
   });
 

@@ -107,6 +107,14 @@ async function serveHeldStream(feed: (source: PassThrough, meter: { completed: b
   };
 }
 
+/** The whole body of a GET of `url`. */
+async function bodyOf(url: string): Promise<string> {
+  const [response] = (await once(get(url), 'response')) as [IncomingMessage];
+  let text = '';
+  for await (const chunk of response) text += chunk.toString();
+  return text;
+}
+
 test('data held after the end marker arrives inside the body when the response ends', async () => {
   const served = await serveHeldStream((source, meter, response) => {
     source.once('end', () => response.end());
@@ -118,9 +126,7 @@ test('data held after the end marker arrives inside the body when the response e
     }, 20);
   });
   try {
-    const [response] = (await once(get(served.url), 'response')) as [IncomingMessage];
-    let text = '';
-    for await (const chunk of response) text += chunk.toString();
+    const text = await bodyOf(served.url);
     assert.equal(text, 'first\nafter the marker\nthe end marker\n');
   } finally {
     served.close();
@@ -165,9 +171,7 @@ test('data a turn or more after held data is held again, and leaves in one write
     }, 20);
   });
   try {
-    const [response] = (await once(get(served.url), 'response')) as [IncomingMessage];
-    let text = '';
-    for await (const chunk of response) text += chunk.toString();
+    const text = await bodyOf(served.url);
     assert.equal(text, 'first\nbefore the marker\nthe end marker\n');
     const last = made.at(-1)!;
     assert.ok(last.includes('the end marker') && last.endsWith(TERMINATOR), `the last write: ${JSON.stringify(last)}`);

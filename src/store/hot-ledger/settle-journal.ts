@@ -101,13 +101,23 @@ export function settleJournal(path: string, maxBytes = MAX_BYTES): SettleJournal
   };
 }
 
-/** A line's fields, in order. Positional: JSON of an array costs about half that of the named objects. */
-type Fields = [
-  ...[version: 1, holdId: string, accountId: string, keyId: string | null, amountMicros: number, requestId: string, model: string],
-  ...[endpoint: string, instanceId: string | null, clientRequestId: string | null, heldAt: number, chargeMicros: number, units: string],
-  ...[settleRequestId: string | null, flags: string[], usageId: string, settledAt: number, upstreamMs: number | null],
-  ...[channel: string | null, attempts: number | null, priceId?: string | null],
+/** A hold's fields in a line, after its version. */
+type HoldFields = [
+  ...[holdId: string, accountId: string, keyId: string | null, amountMicros: number, requestId: string, model: string],
+  ...[endpoint: string, instanceId: string | null, clientRequestId: string | null, heldAt: number],
 ];
+/** A settle's fields in a line, after its hold's (a line from before price lists has no priceId). */
+type SettleFields = [
+  ...[chargeMicros: number, units: string, settleRequestId: string | null, flags: string[], usageId: string, settledAt: number],
+  ...[upstreamMs: number | null, channel: string | null, attempts: number | null, priceId?: string | null],
+];
+/** Where a settle's fields begin in a line: after the version and the hold's ten. */
+const SETTLE_AT = 11;
+
+/** A line's fields, in order. Positional: JSON of an array costs about half that of the named objects. */
+type Fields = [version: 1, ...HoldFields, ...SettleFields];
+/** A stream's hold, before its settle: the hold's fields of a settle's line, under a version of its own. */
+type StreamHoldFields = [version: 2, ...HoldFields];
 
 // biome-ignore format: the hold's fields, then the settle's
 const fieldsOf = ({ hold: h, settle: e }: AnsweredSettle): Fields => [
@@ -116,29 +126,19 @@ const fieldsOf = ({ hold: h, settle: e }: AnsweredSettle): Fields => [
   e.priceId ?? null,
 ];
 
-/** A stream's hold, before its settle: the hold's fields of a settle's line, under a version of its own. */
-type StreamHoldFields = [
-  ...[version: 2, holdId: string, accountId: string, keyId: string | null, amountMicros: number, requestId: string, model: string],
-  ...[endpoint: string, instanceId: string | null, clientRequestId: string | null, heldAt: number],
-];
-
 // biome-ignore format: the hold's fields, as a settle's line has them
 const holdFieldsOf = (h: HoldEntry): StreamHoldFields => [
   2, h.holdId, h.accountId, h.keyId, h.amountMicros, h.requestId, h.model, h.endpoint, h.instanceId, h.clientRequestId, h.now,
 ];
 
-/** The record a line holds: positional (a line from before price lists has no priceId), or the named objects an earlier version wrote. */
+/** The record a line holds: positional, or the named objects an earlier version wrote. */
 function recordOf(parsed: Fields | StreamHoldFields | AnsweredSettle): JournalRecord {
   if (!Array.isArray(parsed)) return parsed;
-  if (parsed[0] === 2) {
-    const [, holdId, accountId, keyId, amountMicros, requestId, model, endpoint, instanceId, clientRequestId, heldAt] = parsed;
-    return { hold: { holdId, accountId, keyId, amountMicros, requestId, model, endpoint, instanceId, clientRequestId, now: heldAt } };
-  }
-  // biome-ignore format: the hold's fields, then the settle's
-  const [, holdId, accountId, keyId, amountMicros, requestId, model, endpoint, instanceId, clientRequestId, heldAt,
-    chargeMicros, units, settleRequestId, flags, usageId, settledAt, upstreamMs, channel, attempts, priceId = null] = parsed;
-  return {
-    hold: { holdId, accountId, keyId, amountMicros, requestId, model, endpoint, instanceId, clientRequestId, now: heldAt },
-    settle: { holdId, chargeMicros, units, requestId: settleRequestId, flags, usageId, now: settledAt, upstreamMs, channel, attempts, priceId },
-  };
+  const [holdId, accountId, keyId, amountMicros, requestId, model, endpoint, instanceId, clientRequestId, heldAt] = parsed.slice(1, SETTLE_AT) as HoldFields;
+  const hold = { holdId, accountId, keyId, amountMicros, requestId, model, endpoint, instanceId, clientRequestId, now: heldAt };
+  if (parsed[0] === 2) return { hold };
+  const [chargeMicros, units, settleRequestId, flags, usageId, settledAt, upstreamMs, channel, attempts, priceId = null] = parsed.slice(
+    SETTLE_AT,
+  ) as SettleFields;
+  return { hold, settle: { holdId, chargeMicros, units, requestId: settleRequestId, flags, usageId, now: settledAt, upstreamMs, channel, attempts, priceId } };
 }
