@@ -89,7 +89,7 @@ export async function runCompareBench(options: BenchOptions, interrupted: Promis
       mkdirSync(dir, { recursive: true });
       const configFile = path.join(dir, 'tollroute.json');
       writeFileSync(configFile, JSON.stringify({ ...base, port: ports[build], data_dir: dir, store: `sqlite:${path.join(dir, 'tollroute.db')}` }));
-      const child = await startNode(`gateway ${build}`, [...gatewayNodeArgs(), entries[build], 'serve', '--config', configFile], {
+      const child = await startNode(`gateway ${build}`, [...compareNodeArgs(build), entries[build], 'serve', '--config', configFile], {
         stdoutFile: path.join(dir, 'gateway.log'),
       });
       started.push(child);
@@ -150,6 +150,15 @@ export async function runCompareBench(options: BenchOptions, interrupted: Promis
     await Promise.allSettled(started.reverse().map((child) => child.stop()));
     removeWorkDir(workDir);
   }
+}
+
+/**
+ * One build's node flags: the gateway's own, then BENCH_AFTER_NODE_ARGS for the working tree's
+ * build only, so that a node flag can be compared on one build (`--compare HEAD`).
+ */
+export function compareNodeArgs(build: Build, env: NodeJS.ProcessEnv = process.env): string[] {
+  const extra = build === 'after' ? (env.BENCH_AFTER_NODE_ARGS ?? '').split(' ').filter(Boolean) : [];
+  return [...gatewayNodeArgs(env), ...extra];
 }
 
 /** Per scenario, each build's medians, after ÷ before, and in how many rounds after used less CPU a call. */

@@ -63,6 +63,7 @@ environment (the defaults are what the published figures use):
   BENCH_ROUNDS (3), BENCH_SECONDS (8), BENCH_WARMUP_SECONDS (2), BENCH_PROCESS_WARMUP_SECONDS (2),
   BENCH_TTFB_SECONDS (2), BENCH_WRK_THREADS (1), BENCH_WRK (path of wrk, or "none" for the undici fallback),
   BENCH_SKIP_BUILD=1, BENCH_KEEP_WORKDIR=1, BENCH_SWEEP=1, BENCH_GATEWAY_NODE_ARGS (e.g. "--cpu-prof"),
+  BENCH_AFTER_NODE_ARGS (--compare: node flags for the working tree's gateway only),
   BENCH_LEDGER_SECONDS (5), BENCH_LEDGER_WORKERS (64), BENCH_LEDGER_ACCOUNTS (1000),
   BENCH_SLOW_STREAMS (10000, or what the open-files limit allows), BENCH_SLOW_STREAM_WORDS (150),
   TOLLROUTE_TEST_POSTGRES_URL (postgres://postgres@127.0.0.1:5432/test)`;

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
+import { compareNodeArgs } from '../../bench/compare.js';
 import { gatewayNodeArgs } from '../../bench/targets.js';
 import { GATEWAY_NODE_FLAGS } from '../../src/cli/node-flags.js';
 
@@ -32,5 +33,11 @@ describe('the gateway node flags', () => {
       '--cpu-prof-dir=/tmp/p',
     ]);
     assert.deepEqual(gatewayNodeArgs({}), [...GATEWAY_NODE_FLAGS]);
+  });
+
+  test('a comparison gives BENCH_AFTER_NODE_ARGS to the gateway built from the working tree only', () => {
+    const env = { BENCH_GATEWAY_NODE_ARGS: '--trace-gc', BENCH_AFTER_NODE_ARGS: '--use-largepages=on' };
+    assert.deepEqual(compareNodeArgs('after', env), [...GATEWAY_NODE_FLAGS, '--trace-gc', '--use-largepages=on']);
+    assert.deepEqual(compareNodeArgs('before', env), [...GATEWAY_NODE_FLAGS, '--trace-gc']);
   });
 });
