@@ -49,6 +49,13 @@ export interface CompareResults {
 /** Round `round` (from 1) runs the builds in this order: before first in odd rounds, after first in even ones. */
 export const roundOrder = (round: number): readonly Build[] => (round % 2 === 1 ? BUILDS : [...BUILDS].reverse());
 
+/**
+ * The loads of round `round`, each a group of builds loaded at once: one build at a time in the
+ * round's order, or with --paired both together, so that a machine whose speed swings between
+ * minutes slows both alike (each then has about half the cores; their CPU a call is compared).
+ */
+export const roundLoads = (round: number, paired: boolean): readonly (readonly Build[])[] => (paired ? [BUILDS] : roundOrder(round).map((build) => [build]));
+
 /** The commit `ref` names, built into `dir/dist` from a worktree of it (the working tree's node_modules lent). */
 function buildCommit(ref: string, dir: string): string {
   const commit = execFileSync('git', ['rev-parse', '--verify', `${ref}^{commit}`], { cwd: ROOT, encoding: 'utf8' }).trim();
@@ -115,30 +122,36 @@ export async function runCompareBench(options: BenchOptions, interrupted: Promis
     const settings = { rounds: options.rounds, seconds: options.seconds, warmupSeconds: options.warmupSeconds, ttfbSeconds: options.ttfbSeconds };
     const results: CompareResults = { environment: runEnvironment(), before: `${options.compare} (${beforeCommit.slice(0, 12)})`, settings, scenarios: {} };
     out(
-      `tollroute bench (compare): ${describeMachine(results.environment)}; before = ${results.before}, after = the working tree; ${settings.rounds} rounds of ${settings.seconds} s`,
+      `tollroute bench (compare): ${describeMachine(results.environment)}; before = ${results.before}, after = the working tree; ${settings.rounds} rounds of ${settings.seconds} s${options.paired ? ', both builds loaded at once' : ''}`,
     );
     for (const name of names) {
       const runs: Record<Build, CompareRun[]> = { before: [], after: [] };
       for (const build of BUILDS) await load(build, name, options.warmupSeconds);
       for (let round = 1; round <= options.rounds; round++) {
-        for (const build of roundOrder(round)) {
-          const cpu = cpuMeter(gateways[build].child.pid);
-          const run = await load(build, name, options.seconds);
-          const cpuMsPerRequest = cpu.perRequest(run.requests); // before the first-byte run, whose calls it does not count
-          const ttfb = await measureTtfb(gateways[build].url, defaultScenario(gateways[build].key, name).gateway, { seconds: options.ttfbSeconds, broken });
-          const figures = {
-            round,
-            requestsPerSecond: run.requestsPerSecond,
-            cpuMsPerRequest,
-            p50Ms: run.latencyMs.p50,
-            p99Ms: run.latencyMs.p99,
-            ttfbMs: ttfb.firstByteMs.p50,
-            errors: run.errors + ttfb.errors,
-          };
-          runs[build].push(figures);
-          out(
-            `  ${name} round ${round}/${options.rounds} ${build.padEnd(6)} ${figures.requestsPerSecond.toFixed(0).padStart(6)} req/s  cpu ${figures.cpuMsPerRequest?.toFixed(3) ?? '?'} ms/req  p50 ${figures.p50Ms.toFixed(2)}  p99 ${figures.p99Ms.toFixed(2)} ms  ttfb ${figures.ttfbMs.toFixed(3)} ms`,
+        for (const together of roundLoads(round, options.paired)) {
+          const loaded = await Promise.all(
+            together.map(async (build) => {
+              const cpu = cpuMeter(gateways[build].child.pid);
+              const run = await load(build, name, options.seconds);
+              return { build, run, cpuMsPerRequest: cpu.perRequest(run.requests) }; // before the first-byte run, whose calls it does not count
+            }),
           );
+          for (const { build, run, cpuMsPerRequest } of loaded) {
+            const ttfb = await measureTtfb(gateways[build].url, defaultScenario(gateways[build].key, name).gateway, { seconds: options.ttfbSeconds, broken });
+            const figures = {
+              round,
+              requestsPerSecond: run.requestsPerSecond,
+              cpuMsPerRequest,
+              p50Ms: run.latencyMs.p50,
+              p99Ms: run.latencyMs.p99,
+              ttfbMs: ttfb.firstByteMs.p50,
+              errors: run.errors + ttfb.errors,
+            };
+            runs[build].push(figures);
+            out(
+              `  ${name} round ${round}/${options.rounds} ${build.padEnd(6)} ${figures.requestsPerSecond.toFixed(0).padStart(6)} req/s  cpu ${figures.cpuMsPerRequest?.toFixed(3) ?? '?'} ms/req  p50 ${figures.p50Ms.toFixed(2)}  p99 ${figures.p99Ms.toFixed(2)} ms  ttfb ${figures.ttfbMs.toFixed(3)} ms`,
+            );
+          }
         }
       }
       results.scenarios[name] = runs;

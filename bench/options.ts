@@ -12,6 +12,8 @@ export interface BenchOptions {
   hotAccount: boolean;
   /** --compare <git ref>: the working tree's gateway against the one built from that commit, side by side. */
   compare: string | undefined;
+  /** --paired (with --compare): both builds loaded at once in every round, instead of in turn. */
+  paired: boolean;
   /** --write-docs: the mode's results section of docs/benchmarks.md replaced in place. */
   writeDocs: boolean;
   /** --help: the usage, nothing run. */
@@ -55,6 +57,8 @@ modes (one at a time; see docs/benchmarks.md):
                     (plain chat at 1 and 50 connections, or the --only scenarios; needs wrk)
 
 options:
+  --paired          with --compare: both builds loaded at once in every round, on a machine whose
+                    speed swings between minutes
   --write-docs      replace this mode's results section of docs/benchmarks.md in place
   --only a,b        run only these scenarios (while developing; not with --write-docs)
   --help, -h        this text
@@ -78,7 +82,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     else if (arg.startsWith('--compare=')) compare = arg.slice('--compare='.length) || undefined;
     else if (arg === '--only') only = (argv[++i] ?? '').split(',').filter(Boolean);
     else if (arg.startsWith('--only=')) only = arg.slice('--only='.length).split(',').filter(Boolean);
-    else if (['--sweep', '--ledger', '--slow-streams', '--hot-account', '--write-docs', '--help', '-h'].includes(arg)) flags.add(arg);
+    else if (['--sweep', '--ledger', '--slow-streams', '--hot-account', '--paired', '--write-docs', '--help', '-h'].includes(arg)) flags.add(arg);
     else throw new Error(`unknown argument ${arg}\n${USAGE}`);
   }
   const options: BenchOptions = {
@@ -87,6 +91,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     slowStreams: flags.has('--slow-streams'),
     hotAccount: flags.has('--hot-account'),
     compare,
+    paired: flags.has('--paired'),
     writeDocs: flags.has('--write-docs'),
     help: flags.has('--help') || flags.has('-h'),
     only,
@@ -104,6 +109,7 @@ export function parseOptions(argv: string[]): BenchOptions {
   };
   if (options.writeDocs && only.length > 0) throw new Error('--only runs a part of the bench: it cannot --write-docs');
   if (argv.some((arg) => arg === '--compare' || arg.startsWith('--compare=')) && !compare) throw new Error(`--compare needs a git ref\n${USAGE}`);
+  if (options.paired && !compare) throw new Error('--paired loads two builds at once: it needs --compare');
   if (compare && options.writeDocs) throw new Error('--compare writes nothing to the docs: it cannot --write-docs');
   return options;
 }

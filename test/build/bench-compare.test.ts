@@ -2,7 +2,7 @@
 // always first, and reported as medians and ratios.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { BUILDS, type CompareResults, type CompareRun, compareTable, roundOrder } from '../../bench/compare.js';
+import { BUILDS, type CompareResults, type CompareRun, compareTable, roundLoads, roundOrder } from '../../bench/compare.js';
 import { parseOptions } from '../../bench/options.js';
 
 test('the builds take turns at going first, round by round', () => {
@@ -46,4 +46,21 @@ test('--compare takes the ref that follows it, and refuses to go without one or 
   assert.equal(parseOptions([]).compare, undefined);
   assert.throws(() => parseOptions(['--compare']), /--compare needs a git ref/);
   assert.throws(() => parseOptions(['--compare', 'HEAD', '--write-docs']), /cannot --write-docs/);
+});
+
+test('with --paired both builds are loaded at once in every round; without it, one at a time in the round order', () => {
+  for (const round of [1, 2, 3]) {
+    assert.deepEqual(roundLoads(round, true), [BUILDS]);
+    assert.deepEqual(
+      roundLoads(round, false),
+      roundOrder(round).map((build) => [build]),
+    );
+  }
+  assert.deepEqual(roundLoads(2, false), [['after'], ['before']]);
+});
+
+test('--paired goes only with --compare', () => {
+  assert.equal(parseOptions(['--compare', 'HEAD', '--paired']).paired, true);
+  assert.equal(parseOptions(['--compare', 'HEAD']).paired, false);
+  assert.throws(() => parseOptions(['--paired']), /needs --compare/);
 });
