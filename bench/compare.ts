@@ -17,7 +17,7 @@ import { type BenchChild, ROOT, startNode } from './processes.js';
 import { defaultScenario } from './scenarios.js';
 import { median } from './stats.js';
 import { ratio, textTable } from './table.js';
-import { buildDist, gatewayNodeArgs, issueKey, prepareTargets } from './targets.js';
+import { argsOf, buildDist, gatewayNodeArgs, issueKey, prepareTargets } from './targets.js';
 import { measureTtfb } from './ttfb.js';
 import { makeWorkDir, removeWorkDir } from './work-dir.js';
 import { requireWrk, runWrk } from './wrk.js';
@@ -127,16 +127,15 @@ export async function runCompareBench(options: BenchOptions, interrupted: Promis
     for (const name of names) {
       const runs: Record<Build, CompareRun[]> = { before: [], after: [] };
       for (const build of BUILDS) await load(build, name, options.warmupSeconds);
+      /** One build under load, with its CPU a call (counted before the first-byte run, whose calls it leaves out). */
+      const meteredLoad = async (build: Build) => {
+        const cpu = cpuMeter(gateways[build].child.pid);
+        const run = await load(build, name, options.seconds);
+        return { build, run, cpuMsPerRequest: cpu.perRequest(run.requests) };
+      };
       for (let round = 1; round <= options.rounds; round++) {
         for (const together of roundLoads(round, options.paired)) {
-          const loaded = await Promise.all(
-            together.map(async (build) => {
-              const cpu = cpuMeter(gateways[build].child.pid);
-              const run = await load(build, name, options.seconds);
-              return { build, run, cpuMsPerRequest: cpu.perRequest(run.requests) }; // before the first-byte run, whose calls it does not count
-            }),
-          );
-          for (const { build, run, cpuMsPerRequest } of loaded) {
+          for (const { build, run, cpuMsPerRequest } of await Promise.all(together.map(meteredLoad))) {
             const ttfb = await measureTtfb(gateways[build].url, defaultScenario(gateways[build].key, name).gateway, { seconds: options.ttfbSeconds, broken });
             const figures = {
               round,
@@ -170,8 +169,7 @@ export async function runCompareBench(options: BenchOptions, interrupted: Promis
  * build only, so that a node flag can be compared on one build (`--compare HEAD`).
  */
 export function compareNodeArgs(build: Build, env: NodeJS.ProcessEnv = process.env): string[] {
-  const extra = build === 'after' ? (env.BENCH_AFTER_NODE_ARGS ?? '').split(' ').filter(Boolean) : [];
-  return [...gatewayNodeArgs(env), ...extra];
+  return [...gatewayNodeArgs(env), ...(build === 'after' ? argsOf(env.BENCH_AFTER_NODE_ARGS) : [])];
 }
 
 /** Per scenario, each build's medians, after ÷ before, and in how many rounds after used less CPU a call. */

@@ -113,8 +113,11 @@ export async function startTargets(workDir: string, interrupted: Promise<never>,
  * BENCH_GATEWAY_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile it under load.
  */
 export function gatewayNodeArgs(env: NodeJS.ProcessEnv = process.env): string[] {
-  return [...GATEWAY_NODE_FLAGS, ...(env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean)];
+  return [...GATEWAY_NODE_FLAGS, ...argsOf(env.BENCH_GATEWAY_NODE_ARGS)];
 }
+
+/** The arguments a variable of the environment lists, split at spaces (none when it is unset). */
+export const argsOf = (value: string | undefined): string[] => (value ?? '').split(' ').filter(Boolean);
 
 function withChannelConnections(catalogue: ReturnType<typeof sandboxCatalogue>, connections: number | undefined) {
   if (connections === undefined) return catalogue;
