@@ -18,9 +18,10 @@ import type { HoldEntry, HotLedgerLog, SettleEntry } from './types.js';
 const WRITE_WITHIN_MS = 20;
 /**
  * How many settles a lone call's upstream request waits for before it writes them: one commit for
- * several, few enough to be written while that upstream works.
+ * several, few enough to be written while that upstream works. A commit writes about ten pages of
+ * the log however few settles it holds: 32 a commit take a lone call 0.93x the CPU of 8 (benchmarks.md).
  */
-export const SHADOW_BATCH = 8;
+export const SHADOW_BATCH = 32;
 /** Under load, how many settles are written at once without waiting for the timer: enough to share a commit, few enough not to stall the event loop (about 20 µs each). */
 export const BULK_BATCH = 256;
 /** After the store refused a batch: when to try it again. */
