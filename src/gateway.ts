@@ -22,6 +22,7 @@ import { createKeyResolver } from './http/key-resolver.js';
 import { createKeyUseRecorder, type KeyUseRecorder } from './http/key-use.js';
 import { createMetrics, metricsAccess } from './http/metrics.js';
 import { startMetricsServer } from './http/metrics-server.js';
+import { quietConnectionCloser } from './http/quiet-connections.js';
 import { buildServer } from './http/server.js';
 import { uploadSpoolDir } from './http/uploads.js';
 import { createAuthFailureLimit, createRateLimiter } from './limits/index.js';
@@ -230,6 +231,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
     log: logger,
   });
   const app = await buildServer({ config, store, pipeline, tasks, keys, metrics, logger, health, channels, reload, batches });
+  const closeQuietConnections = quietConnectionCloser(app.server);
 
   // Ends a previous run left waiting first, then the holds of instances that died.
   await settlements.replayJournal();
@@ -275,8 +277,9 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
         }, config.limits.shutdown_grace_ms);
       });
       // A keep-alive connection whose last response ends after close began would stay open until
-      // the grace period: it is closed as soon as it is idle, so a finished stream lets the process go.
-      const idleCloser = setInterval(() => app.server.closeIdleConnections(), IDLE_CLOSE_EVERY_MS);
+      // the grace period: it is closed as soon as it carries no request, so a finished stream lets
+      // the process go (quiet-connections.ts).
+      const idleCloser = setInterval(closeQuietConnections, IDLE_CLOSE_EVERY_MS);
       await Promise.race([app.close(), grace]);
       clearTimeout(timer);
       clearInterval(idleCloser);
