@@ -11,7 +11,9 @@ const WINDOW_SECONDS = 2;
 const redemption = { wrong_codes_per_window: 2, wrong_code_window_seconds: WINDOW_SECONDS };
 const WRONG = { code: 'trc-ZZZZZZZZZZZZZZZZZZZZZZZZZZ' };
 
-describe('the wrong-code limit', () => {
+// Each test tries on an account of its own, and the limit is counted per account: the tests wait for
+// their windows side by side.
+describe('the wrong-code limit', { concurrency: true }, () => {
   let gw: TestGateway;
   let second: TestGateway;
   before(async () => {

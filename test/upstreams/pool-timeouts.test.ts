@@ -104,7 +104,9 @@ async function assertHeadersTimedOut(pool: WaitBoundedPool, path: string, read: 
   assert.ok(closedSockets.includes(path));
 }
 
-describe('a channel pool’s timeouts', () => {
+// Side by side: each test has a pool of its own and its own paths, and a pool's own requests keep
+// their timeouts in undici, not in the process-wide answer watch the later suites count.
+describe('a channel pool’s timeouts', { concurrency: true }, () => {
   test('a call whose answer’s headers do not come within the headers timeout fails with undici’s headers timeout, and its connection is closed', () =>
     withPool(300, 60_000, (pool) => assertHeadersTimedOut(pool, '/hang', readStreamed)));
 
