@@ -38,7 +38,7 @@ import { minutesHandler } from './tasks/kinds/minutes.js';
 import { videoHandler } from './tasks/kinds/video.js';
 import { createWebhookDeliverer } from './webhooks/deliverer.js';
 
-/** How often a closing gateway closes the keep-alive connections that have gone idle. */
+/** How often a closing gateway closes the connections that carry no request (quiet-connections.ts). */
 const IDLE_CLOSE_EVERY_MS = 50;
 
 export interface Gateway {

@@ -1,8 +1,8 @@
 // A closing server's connections that carry no request, closed at once. Node's own
 // closeIdleConnections() passes over a connection that has sent nothing yet (its request timeout
-// already runs from the moment it opened), so a client that opens a connection ahead of its next
-// call, as undici does after one it lost and a browser's preconnect does, held a closing gateway
-// for the whole of its shutdown grace.
+// runs from the moment it opened), so a client that opens a connection ahead of its next call, as
+// undici does after a call it abandoned and a browser's preconnect does, would hold a closing
+// gateway for the whole of its shutdown grace.
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 
@@ -16,8 +16,8 @@ export function quietConnectionCloser(server: Server): () => void {
     open.add(socket);
     socket.once('close', () => open.delete(socket));
   });
+  // (a kept-alive connection between two requests carries none either: no closeIdleConnections() beside it)
   return () => {
-    server.closeIdleConnections();
     for (const socket of open) if (!respondingOn(socket)) socket.destroy();
   };
 }

@@ -76,12 +76,12 @@ describe('the quiet-connection closer', () => {
 });
 
 test('a closing gateway does not wait out its shutdown grace for a connection that has sent nothing', async () => {
-  const gw = await startTestGateway({ limits: { shutdown_grace_ms: 5_000 } });
+  const gw = await startTestGateway({ limits: { shutdown_grace_ms: 20_000 } });
   const { port } = new URL(gw.url);
   const socket = await openSocket(Number(port));
   const startedAt = performance.now();
   await gw.close();
   const tookMs = performance.now() - startedAt;
-  assert.ok(tookMs < 2_000, `the close took ${Math.round(tookMs)} ms`);
+  assert.ok(tookMs < 5_000, `the close took ${Math.round(tookMs)} ms, against a grace of 20 s`);
   assert.equal(socket.destroyed || (await closesWithin(socket, 1_000)), true, 'the idle connection was closed');
 });
