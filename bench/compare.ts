@@ -56,6 +56,10 @@ export const roundOrder = (round: number): readonly Build[] => (round % 2 === 1 
  */
 export const roundLoads = (round: number, paired: boolean): readonly (readonly Build[])[] => (paired ? [BUILDS] : roundOrder(round).map((build) => [build]));
 
+/** A round's figures as the progress line prints them. */
+const roundLine = (f: CompareRun) =>
+  `${f.requestsPerSecond.toFixed(0).padStart(6)} req/s  cpu ${f.cpuMsPerRequest?.toFixed(3) ?? '?'} ms/req  p50 ${f.p50Ms.toFixed(2)}  p99 ${f.p99Ms.toFixed(2)} ms  ttfb ${f.ttfbMs.toFixed(3)} ms`;
+
 /** The commit `ref` names, built into `dir/dist` from a worktree of it (the working tree's node_modules lent). */
 function buildCommit(ref: string, dir: string): string {
   const commit = execFileSync('git', ['rev-parse', '--verify', `${ref}^{commit}`], { cwd: ROOT, encoding: 'utf8' }).trim();
@@ -133,23 +137,25 @@ export async function runCompareBench(options: BenchOptions, interrupted: Promis
         const run = await load(build, name, options.seconds);
         return { build, run, cpuMsPerRequest: cpu.perRequest(run.requests) };
       };
+      /** A loaded build's figures of the round, its first byte timed alone once the round's loads are over. */
+      const roundFigures = async (round: number, { build, run, cpuMsPerRequest }: Awaited<ReturnType<typeof meteredLoad>>): Promise<CompareRun> => {
+        const ttfb = await measureTtfb(gateways[build].url, defaultScenario(gateways[build].key, name).gateway, { seconds: options.ttfbSeconds, broken });
+        return {
+          round,
+          requestsPerSecond: run.requestsPerSecond,
+          cpuMsPerRequest,
+          p50Ms: run.latencyMs.p50,
+          p99Ms: run.latencyMs.p99,
+          ttfbMs: ttfb.firstByteMs.p50,
+          errors: run.errors + ttfb.errors,
+        };
+      };
       for (let round = 1; round <= options.rounds; round++) {
         for (const together of roundLoads(round, options.paired)) {
-          for (const { build, run, cpuMsPerRequest } of await Promise.all(together.map(meteredLoad))) {
-            const ttfb = await measureTtfb(gateways[build].url, defaultScenario(gateways[build].key, name).gateway, { seconds: options.ttfbSeconds, broken });
-            const figures = {
-              round,
-              requestsPerSecond: run.requestsPerSecond,
-              cpuMsPerRequest,
-              p50Ms: run.latencyMs.p50,
-              p99Ms: run.latencyMs.p99,
-              ttfbMs: ttfb.firstByteMs.p50,
-              errors: run.errors + ttfb.errors,
-            };
-            runs[build].push(figures);
-            out(
-              `  ${name} round ${round}/${options.rounds} ${build.padEnd(6)} ${figures.requestsPerSecond.toFixed(0).padStart(6)} req/s  cpu ${figures.cpuMsPerRequest?.toFixed(3) ?? '?'} ms/req  p50 ${figures.p50Ms.toFixed(2)}  p99 ${figures.p99Ms.toFixed(2)} ms  ttfb ${figures.ttfbMs.toFixed(3)} ms`,
-            );
+          for (const loaded of await Promise.all(together.map(meteredLoad))) {
+            const figures = await roundFigures(round, loaded);
+            runs[loaded.build].push(figures);
+            out(`  ${name} round ${round}/${options.rounds} ${loaded.build.padEnd(6)} ${roundLine(figures)}`);
           }
         }
       }

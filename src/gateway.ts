@@ -39,7 +39,7 @@ import { videoHandler } from './tasks/kinds/video.js';
 import { createWebhookDeliverer } from './webhooks/deliverer.js';
 
 /** How often a closing gateway closes the connections that carry no request (quiet-connections.ts). */
-const IDLE_CLOSE_EVERY_MS = 50;
+const QUIET_CLOSE_EVERY_MS = 50;
 
 export interface Gateway {
   app: FastifyInstance;
@@ -279,10 +279,10 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
       // A keep-alive connection whose last response ends after close began would stay open until
       // the grace period: it is closed as soon as it carries no request, so a finished stream lets
       // the process go (quiet-connections.ts).
-      const idleCloser = setInterval(closeQuietConnections, IDLE_CLOSE_EVERY_MS);
+      const quietCloser = setInterval(closeQuietConnections, QUIET_CLOSE_EVERY_MS);
       await Promise.race([app.close(), grace]);
       clearTimeout(timer);
-      clearInterval(idleCloser);
+      clearInterval(quietCloser);
       await pipeline.settled();
       await progress.flush();
       progress.stop();

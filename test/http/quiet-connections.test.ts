@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { after, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { quietConnectionCloser } from '../../src/http/quiet-connections.js';
 import { startTestGateway } from '../helpers/gateway.js';
@@ -47,7 +48,7 @@ describe('the quiet-connection closer', () => {
     const { server, port, closeQuiet } = await serverWithCloser();
     servers.push(server);
     const socket = await openSocket(port);
-    await new Promise((resolve) => setTimeout(resolve, 20)); // the server has accepted it
+    await sleep(20); // the server has accepted it
     const closing = closesWithin(socket, 1_000);
     closeQuiet();
     assert.equal(await closing, true);
@@ -69,7 +70,7 @@ describe('the quiet-connection closer', () => {
     const { server, port, closeQuiet } = await serverWithCloser(300);
     servers.push(server);
     const answer = request(`http://127.0.0.1:${port}/slow`).then((res) => res.body.text());
-    await new Promise((resolve) => setTimeout(resolve, 100)); // the request is in, its answer not yet
+    await sleep(100); // the request is in, its answer not yet
     closeQuiet();
     assert.equal(await answer, 'slow');
   });
