@@ -6,7 +6,7 @@
 // has not seen. A full collection at a moment when no tick object is alive (between two turns of the
 // loop, say) frees those classes, the next tick makes new ones, and from then on V8's runtime builds
 // every tick object: about 400 ns a tick instead of 100, and some 30 ticks a stream
-// (docs/benchmarks.md). A tick object held here holds its classes, so they are never made again.
+// (docs/performance.md). A tick object held here holds its classes, so they are never made again.
 // It runs when imported, first thing in the entry, before the loading of everything else can
 // trigger a full collection.
 import { createHook } from 'node:async_hooks';

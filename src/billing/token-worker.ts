@@ -1,6 +1,6 @@
 // Long prompt texts counted in a worker thread, off the event loop. The byte-pair encoding of a
 // megabyte of prompt takes the tokenizer 50 to 100 ms of CPU: on the event loop, every other call
-// in flight would wait that long for a hold it did not need (docs/benchmarks.md, "What limits each
+// in flight would wait that long for a hold it did not need (docs/performance.md, "What limits each
 // figure"). The call whose prompt it is waits for its count either way; the others do not.
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';

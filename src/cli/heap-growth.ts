@@ -7,7 +7,7 @@
 // near 535 MB. But 30 % of a busy gateway's heap (60 MB, most of it the tokenizer's tables and the
 // code) is less than Node.js 24's young generation holds: under short streams it ran a full
 // collection, marking the whole old generation, every 0.3 s instead of scavenging, and the 64-word
-// stream cost a third more CPU than with the room of 64 MiB (docs/benchmarks.md). The room is
+// stream cost a third more CPU than with the room of 64 MiB (docs/performance.md). The room is
 // only for a heap that holds steady: the growth set after one collection applies at the next, and
 // a heap filling with streams would be given room for its size of a collection before.
 //

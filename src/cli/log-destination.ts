@@ -10,7 +10,7 @@
 // is encoded once, into a buffer kept for it, and written here (writeWholeSync), not by sonic-boom,
 // which encoded a string block three times (the write, its byte length, and a copy to cut what was
 // written off it). A write costs about the same at 4 and at 32 KiB, and on a host whose system
-// calls are dear the log's writes were about 3 % of the gateway's CPU at 4 KiB (benchmarks.md).
+// calls are dear the log's writes were about 3 % of the gateway's CPU at 4 KiB (docs/performance.md).
 import fs from 'node:fs';
 import type { pino } from 'pino';
 

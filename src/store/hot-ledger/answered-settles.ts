@@ -19,7 +19,7 @@ const WRITE_WITHIN_MS = 20;
 /**
  * How many settles a lone call's upstream request waits for before it writes them: one commit for
  * several, few enough to be written while that upstream works. A commit writes about ten pages of
- * the log however few settles it holds: 32 a commit take a lone call 0.93x the CPU of 8 (benchmarks.md).
+ * the log however few settles it holds: 32 a commit take a lone call 0.93x the CPU of 8 (docs/performance.md).
  */
 export const SHADOW_BATCH = 32;
 /** Under load, how many settles are written at once without waiting for the timer: enough to share a commit, few enough not to stall the event loop (about 20 µs each). */
