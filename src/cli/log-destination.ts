@@ -9,9 +9,8 @@
 // whole block on every line (measured: about 5.6 KB of garbage per call at 4 KiB blocks). The block
 // is encoded once, into a buffer kept for it, and written here (writeWholeSync), not by sonic-boom,
 // which encoded a string block three times (the write, its byte length, and a copy to cut what was
-// written off it). A write of 32 KiB costs less than two of 4 KiB (9 µs against 5 each, in a loop),
-// and on a host whose system calls are dear the log's writes took about 3 % of the gateway's CPU
-// at 4 KiB (docs/performance.md).
+// written off it). Blocks of 32 KiB: a write of them costs less than two of 4 KiB, and where system
+// calls are dear the log's writes were a measurable part of the gateway's CPU (docs/performance.md).
 import fs from 'node:fs';
 import type { pino } from 'pino';
 
