@@ -1,7 +1,7 @@
 // The report: every scenario's figures per target, the gateway against the floor, and the
 // gateway's targets checked against the floor and direct runs of the same bench run (never
 // against absolute times, which depend on the machine).
-import type { ScenarioResult, TargetRun } from './measure.js';
+import { LATENCY_OF_RUN, type ScenarioResult, type TargetRun } from './measure.js';
 import { type SweepGroup, TARGETS, type TargetName } from './scenarios.js';
 import { count, fixed, markdownTable, megabytes, ratio, signed, textTable } from './table.js';
 
@@ -172,13 +172,6 @@ function roundsMeeting(result: ScenarioResult, meets: (round: Record<TargetName,
   return rounds.length === 0 ? undefined : { met: rounds.filter(meets).length, of: rounds.length };
 }
 
-/** What a target of time added over direct reads of one run. */
-const ADDED_FIGURE: Record<'p50Ms' | 'p99Ms' | 'ttfbMs', (run: TargetRun) => number> = {
-  p50Ms: (run) => run.load.latencyMs.p50,
-  p99Ms: (run) => run.load.latencyMs.p99,
-  ttfbMs: (run) => run.ttfb.firstByteMs.p50,
-};
-
 export function checkTargets(results: ScenarioResult[]): TargetCheck[] {
   const byName = new Map(results.map((r) => [r.name, r]));
   const checks: TargetCheck[] = [];
@@ -215,7 +208,7 @@ export function checkTargets(results: ScenarioResult[]): TargetCheck[] {
     if (!r) return;
     const added = r.added.gateway[figure];
     const floorAdded = r.added.floor[figure];
-    const of = ADDED_FIGURE[figure];
+    const of = LATENCY_OF_RUN[figure];
     checks.push({
       scenario,
       goal: `gateway added ${label} ≤ ${limitMs} ms over direct`,
