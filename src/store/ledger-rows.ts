@@ -1,7 +1,8 @@
 // Queries on `ledger`: append-only movements of money, one or more per money step.
-// An account's rows are found by its index on PostgreSQL, by their chain on SQLite (migration
-// 015_sqlite_ledger_chain: each row names the account's previous one, the account its latest).
+// An account's rows are found by its index on PostgreSQL, by their chain on SQLite (ledger-chain.ts:
+// each row names the account's previous one, the account its latest).
 import { type Insertable, type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
+import { chainLedgerRowIn, isSqlite, lastLedgerRowOf } from './ledger-chain.js';
 import type { Dialect } from './migrations.js';
 import type { DB, LedgerTable } from './schema.js';
 
@@ -15,8 +16,14 @@ export interface LedgerReader {
   dialect: Dialect;
 }
 
+/** Appends a row; on SQLite it joins its account's chain, in a transaction of its own unless `db` is one. */
 export async function insertLedgerRow(db: Kysely<DB>, row: Insertable<LedgerTable>): Promise<LedgerRow> {
-  return db.insertInto('ledger').values(row).returning(COLUMNS).executeTakeFirstOrThrow();
+  if (!isSqlite(db)) return db.insertInto('ledger').values(row).returning(COLUMNS).executeTakeFirstOrThrow();
+  if (!db.isTransaction) return db.transaction().execute((trx) => insertLedgerRow(trx, row));
+  const chained = { ...row, prev_id: lastLedgerRowOf(row.account_id) } as Insertable<LedgerTable>; // prev_id: SQLite's column alone
+  const inserted = await db.insertInto('ledger').values(chained).returning(COLUMNS).executeTakeFirstOrThrow();
+  await chainLedgerRowIn(db, row.account_id, inserted.id);
+  return inserted;
 }
 
 /** SQLite: the ids of an account's rows, newest first, by following the chain from the account row.

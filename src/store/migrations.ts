@@ -1,6 +1,7 @@
 // Schema changes, in order, inline so the built package needs no migration folder on disk.
 import { type DatabaseIntrospector, type Kysely, type Migration, Migrator, sql } from 'kysely';
 import { addBatches } from './batch-tables.js';
+import { chainLedgerByAccount, chainOnlyUnchainedRows, dropLedgerChainTrigger } from './ledger-chain.js';
 import { addLowBalance } from './low-balance-tables.js';
 import type { MigrationDb } from './migration-db.js';
 import { addCardPayments } from './payment-tables.js';
@@ -45,6 +46,7 @@ function migrations(dialect: Dialect): Record<string, Migration> {
     '027_card_payments': { up: (db) => addCardPayments(db) },
     '028_low_balance': { up: (db) => addLowBalance(db) },
     '029_usage_price_lists': { up: (db) => addPriceLists(db) },
+    '030_sqlite_chain_by_writers': { up: (db) => (dialect === 'sqlite' ? dropLedgerChainTrigger(db) : Promise.resolve()) },
   };
 }
 
@@ -52,44 +54,6 @@ function migrations(dialect: Dialect): Record<string, Migration> {
 // until it is resumed. Null while the account may call.
 async function addAccountSuspension(db: MigrationDb): Promise<void> {
   await db.schema.alterTable('accounts').addColumn('suspended_at', 'bigint').execute();
-}
-
-// SQLite only: an account's ledger rows are found by a chain instead of an index by account. The
-// index put each new row on its account's own page, so a batch of steps on many accounts wrote a
-// page per account to the log, the largest cost of the ledger bench on 1 000 accounts
-// (`npm run bench -- --ledger`). Now a row names the account's previous row (prev_id) and the account row,
-// which every money step writes anyway, names its latest (last_ledger_id): both set by a trigger,
-// so every writer keeps the chain, and an insert is an append. PostgreSQL keeps its index: there a
-// write to the account row per ledger row would undo the hot account's reserved slices.
-async function chainLedgerByAccount(db: MigrationDb): Promise<void> {
-  await db.schema.alterTable('ledger').addColumn('prev_id', 'integer').execute();
-  await db.schema.alterTable('accounts').addColumn('last_ledger_id', 'integer').execute();
-  // Rows written before: chained through the index, which goes only once they are.
-  await sql`update ledger set prev_id = (select max(p.id) from ledger p where p.account_id = ledger.account_id and p.id < ledger.id)`.execute(db);
-  await sql`update accounts set last_ledger_id = (select max(id) from ledger where ledger.account_id = accounts.id)`.execute(db);
-  await sql`
-    create trigger ledger_account_chain after insert on ledger begin
-      update ledger set prev_id = (select last_ledger_id from accounts where id = new.account_id) where id = new.id;
-      update accounts set last_ledger_id = new.id where id = new.account_id;
-    end`.execute(db);
-  await db.schema.dropIndex('ledger_account_id').execute();
-}
-
-// SQLite only: the hot ledger (hot-ledger/sqlite-steps.ts) chains the rows it writes itself, a
-// row's prev_id in its insert and the account's last_ledger_id in the update of the account that
-// the step makes anyway. The trigger, run for every row, wrote the row and the account row a
-// second time (about an eighth of the ledger bench's time): now it runs only for a row inserted
-// without prev_id, as every other writer inserts. An account's first row has none either way: for
-// it the trigger finds no previous row and points the account at it, as the hot ledger then does.
-async function chainOnlyUnchainedRows(db: MigrationDb): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await sql`drop trigger ledger_account_chain`.execute(trx);
-    await sql`
-    create trigger ledger_account_chain after insert on ledger when new.prev_id is null begin
-      update ledger set prev_id = (select last_ledger_id from accounts where id = new.account_id) where id = new.id;
-      update accounts set last_ledger_id = new.id where id = new.account_id;
-    end`.execute(trx);
-  });
 }
 
 // Test mode (docs/api.md "Test mode"): an account's test money lives on a second accounts row, its

@@ -1,6 +1,6 @@
-// Migration 018: the SQLite hot ledger chains the ledger rows it writes by itself (the trigger runs
-// only for rows inserted without prev_id), and a hold that reads the balance before it writes
-// takes the write lock first, so another process's write in between is waited for, never misread.
+// The SQLite hot ledger chains the ledger rows it writes by itself (store/ledger-chain.ts), and a
+// hold that reads the balance before it writes takes the write lock first, so another process's
+// write in between is waited for, never misread.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,11 +22,10 @@ let n = 0;
 const newFile = () => join(dir, `s${++n}.db`);
 const call = (accountId: string, amountMicros: number, requestId: string) => ({ accountId, amountMicros, requestId, model: 'm', endpoint: 'chat' });
 
-test("the hot ledger's holds, settles and releases chain their rows without the trigger", async () => {
+test("the hot ledger's holds, settles and releases chain their rows", async () => {
   const store = await openStore(`sqlite:${newFile()}`);
   try {
     const { id } = await createAccount(store, { name: 'a', creditMicros: 1_000_000 });
-    await sql`drop trigger ledger_account_chain`.execute(store.db); // only the hot ledger's own statements chain from here
     for (let i = 0; i < 3; i++) {
       const settled = await holdFunds(store, call(id, 1_000, `req_s${i}`));
       const released = await holdFunds(store, call(id, 500, `req_r${i}`));
@@ -53,8 +52,8 @@ function spendElsewhere(file: string, accountId: string, ms: number): { locked: 
     const db = new Database(file);
     db.prepare('begin immediate').run();
     const { balance_micros: balance } = db.prepare('select balance_micros from accounts where id = ?').get(accountId);
-    db.prepare("insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, created_at) values (?, 'debit', ?, 0, 1)").run(accountId, -balance);
-    db.prepare('update accounts set balance_micros = 0 where id = ?').run(accountId);
+    const row = db.prepare("insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, created_at, prev_id) values (?, 'debit', ?, 0, 1, (select last_ledger_id from accounts where id = ?))").run(accountId, -balance, accountId);
+    db.prepare('update accounts set balance_micros = 0, last_ledger_id = ? where id = ?').run(row.lastInsertRowid, accountId);
     process.stdout.write('locked\\n');
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Number(ms));
     db.prepare('commit').run();`;

@@ -51,15 +51,18 @@ export function readCommitted<T>(read: (other: BetterSqlite3.Database) => T): T 
 export const otherConnectionBalance = (accountId: string): number =>
   readCommitted((other) => (other.prepare('select balance_micros from accounts where id = ?').get(accountId) as { balance_micros: number }).balance_micros);
 
-/** Another process moves the account's balance by `delta`, with its ledger row of `kind`, committed at once. */
+/** Another process moves the account's balance by `delta`, with its ledger row of `kind` in the account's chain, committed at once. */
 export function moveBalanceElsewhere(accountId: string, delta: number, kind = 'adjust') {
   const other = new Database(currentFile);
   try {
     other.transaction(() => {
-      other
-        .prepare(`insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, created_at) values (?, ?, ?, 0, 1)`)
-        .run(accountId, kind, delta);
-      other.prepare('update accounts set balance_micros = balance_micros + ? where id = ?').run(delta, accountId);
+      const row = other
+        .prepare(
+          `insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, created_at, prev_id)
+             values (?, ?, ?, 0, 1, (select last_ledger_id from accounts where id = ?))`,
+        )
+        .run(accountId, kind, delta, accountId);
+      other.prepare('update accounts set balance_micros = balance_micros + ?, last_ledger_id = ? where id = ?').run(delta, row.lastInsertRowid, accountId);
     })();
   } finally {
     other.close();

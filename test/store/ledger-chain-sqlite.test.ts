@@ -1,6 +1,6 @@
-// On SQLite an account's ledger rows are found by their chain (migration 015_sqlite_ledger_chain),
-// not by an index by account: whatever writes a row, the chain must find exactly the rows a scan
-// of the whole ledger finds, and a store made before the chain must get its rows chained.
+// On SQLite an account's ledger rows are found by their chain (store/ledger-chain.ts), not by an
+// index by account: whatever writes a row, the chain must find exactly the rows a scan of the whole
+// ledger finds, and a store made before the chain must get its rows chained.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -119,15 +119,17 @@ describe('the ledger chain on SQLite', () => {
     // Back to the schema of migration 014, as a gateway of that version left it, then rows written as it wrote them.
     await dropTempObjects(old.db);
     for (const statement of [
-      'drop trigger ledger_account_chain',
       'create index ledger_account_id on ledger (account_id, id)',
       'alter table ledger drop column prev_id',
       'alter table accounts drop column last_ledger_id',
-      "delete from kysely_migration where name = '015_sqlite_ledger_chain'",
+      "delete from kysely_migration where name in ('015_sqlite_ledger_chain', '018_sqlite_chain_by_hot_ledger', '030_sqlite_chain_by_writers')",
     ]) {
       await sql.raw(statement).execute(old.db);
     }
-    await creditAccount(old, { accountId: accounts[1]!, amountMicros: 3 });
+    await sql`insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, created_at) values (${accounts[1]!}, 'credit', 3, 0, 2)`.execute(
+      old.db,
+    );
+    await sql`update accounts set balance_micros = balance_micros + 3 where id = ${accounts[1]!}`.execute(old.db);
     await old.close();
 
     const migrated = await openStore(`sqlite:${file}`);

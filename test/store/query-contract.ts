@@ -44,6 +44,7 @@ const EVERY_MIGRATION = [
   '027_card_payments',
   '028_low_balance',
   '029_usage_price_lists',
+  '030_sqlite_chain_by_writers',
 ].map((name) => ({ name }));
 
 const appliedMigrations = (store: Store) =>

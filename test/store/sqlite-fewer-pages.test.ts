@@ -77,7 +77,7 @@ test('a store from before 017 keeps every ledger and usage row, with its id, and
       added.map((row) => row.id),
       [lastBefore + 1, lastBefore + 2],
     );
-    // the chain's trigger came through: each new row names the account's previous one
+    // the chain came through: each new row names the account's previous one
     assert.deepEqual(
       added.map((row) => row.prev_id),
       [lastBefore, lastBefore + 1],

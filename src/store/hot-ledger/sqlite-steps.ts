@@ -2,7 +2,7 @@
 // with its settle or release) as prepared statements of better-sqlite3, run synchronously by the
 // caller inside its transaction (sqlite.ts batches them). Same rules and same rows as
 // billing/ledger.ts's transaction steps; the contract tests run both. Each step chains its ledger
-// row itself (migration 018; the SQL is in sqlite-step-triggers.ts): the row's prev_id is the
+// row itself (ledger-chain.ts; the SQL is in sqlite-step-triggers.ts): the row's prev_id is the
 // account's last_ledger_id, read in the insert, and the account's one update points it at the new
 // row, so the account row and the ledger row are each written once.
 import type Database from 'better-sqlite3';
