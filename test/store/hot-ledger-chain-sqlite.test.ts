@@ -15,6 +15,7 @@ import { findAccount } from '../../src/store/accounts.js';
 import { listLedger } from '../../src/store/ledger-rows.js';
 import { openStore } from '../../src/store/open.js';
 import { sqliteDriverPath } from '../../src/store/sqlite-driver.js';
+import { CHAINED_LEDGER_ROW, MOVE_BALANCE_TO_ROW } from './hot-ledger-sqlite-fixture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'tollroute-hot-chain-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -52,8 +53,8 @@ function spendElsewhere(file: string, accountId: string, ms: number): { locked: 
     const db = new Database(file);
     db.prepare('begin immediate').run();
     const { balance_micros: balance } = db.prepare('select balance_micros from accounts where id = ?').get(accountId);
-    const row = db.prepare("insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, created_at, prev_id) values (?, 'debit', ?, 0, 1, (select last_ledger_id from accounts where id = ?))").run(accountId, -balance, accountId);
-    db.prepare('update accounts set balance_micros = 0, last_ledger_id = ? where id = ?').run(row.lastInsertRowid, accountId);
+    const row = db.prepare(${JSON.stringify(CHAINED_LEDGER_ROW)}).run(accountId, 'debit', -balance, accountId);
+    db.prepare(${JSON.stringify(MOVE_BALANCE_TO_ROW)}).run(-balance, row.lastInsertRowid, accountId);
     process.stdout.write('locked\\n');
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Number(ms));
     db.prepare('commit').run();`;

@@ -51,18 +51,20 @@ export function readCommitted<T>(read: (other: BetterSqlite3.Database) => T): T 
 export const otherConnectionBalance = (accountId: string): number =>
   readCommitted((other) => (other.prepare('select balance_micros from accounts where id = ?').get(accountId) as { balance_micros: number }).balance_micros);
 
+// What another writer (the CLI, a second process) runs to move a balance with its ledger row, the
+// row joined to the account's chain as every writer must (store/ledger-chain.ts). Bound: the
+// account, kind, delta and the account again; then the delta, the new row's id and the account.
+export const CHAINED_LEDGER_ROW = `insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, created_at, prev_id)
+  values (?, ?, ?, 0, 1, (select last_ledger_id from accounts where id = ?))`;
+export const MOVE_BALANCE_TO_ROW = 'update accounts set balance_micros = balance_micros + ?, last_ledger_id = ? where id = ?';
+
 /** Another process moves the account's balance by `delta`, with its ledger row of `kind` in the account's chain, committed at once. */
 export function moveBalanceElsewhere(accountId: string, delta: number, kind = 'adjust') {
   const other = new Database(currentFile);
   try {
     other.transaction(() => {
-      const row = other
-        .prepare(
-          `insert into ledger (account_id, kind, balance_delta_micros, held_delta_micros, created_at, prev_id)
-             values (?, ?, ?, 0, 1, (select last_ledger_id from accounts where id = ?))`,
-        )
-        .run(accountId, kind, delta, accountId);
-      other.prepare('update accounts set balance_micros = balance_micros + ?, last_ledger_id = ? where id = ?').run(delta, row.lastInsertRowid, accountId);
+      const row = other.prepare(CHAINED_LEDGER_ROW).run(accountId, kind, delta, accountId);
+      other.prepare(MOVE_BALANCE_TO_ROW).run(delta, row.lastInsertRowid, accountId);
     })();
   } finally {
     other.close();
