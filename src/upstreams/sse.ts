@@ -43,7 +43,24 @@ const TAB = 9;
  * regular expression.
  */
 export function findEventEnd(bytes: Buffer, from: number): number {
+  return scanEvent(bytes, from, { firstNewline: -1, lines: 0 });
+}
+
+/** What scanEvent saw of an event's newlines before its blank line. */
+interface EventLines {
+  /** The first newline from the event's start: its closing one when the event is a single line. */
+  firstNewline: number;
+  /** How many lines the event holds (newlines before its blank line, plus one). */
+  lines: number;
+}
+
+/** findEventEnd, noting in `seen` the event's first newline and its count of lines (for dataLine, without another search). */
+function scanEvent(bytes: Buffer, from: number, seen: EventLines): number {
+  seen.firstNewline = -1;
+  seen.lines = 0;
   for (let newline = bytes.indexOf(LF, from); newline !== -1; newline = bytes.indexOf(LF, newline + 1)) {
+    if (seen.firstNewline === -1) seen.firstNewline = newline;
+    seen.lines++;
     const next = bytes[newline + 1];
     if (next !== LF && !(next === CR && bytes[newline + 2] === LF)) continue;
     return newline > from && bytes[newline - 1] === CR ? newline - 1 : newline;
@@ -77,6 +94,8 @@ export class SseFramer {
   close = 0;
   /** Where the next event begins: once `next()` answers false, the start of the partial event held. */
   private at = 0;
+  /** The current event's first newline and count of lines. */
+  private readonly seen: EventLines = { firstNewline: -1, lines: 0 };
 
   /** The next chunk; undefined when the body ended (a last event without its closing blank line is still an event). */
   load(chunk: Buffer | undefined): void {
@@ -89,7 +108,7 @@ export class SseFramer {
 
   /** Moves to the next complete event (blank ones skipped); false when none is left. */
   next(): boolean {
-    for (let found = findEventEnd(this.bytes, this.at); found !== -1; found = findEventEnd(this.bytes, this.at)) {
+    for (let found = scanEvent(this.bytes, this.at, this.seen); found !== -1; found = scanEvent(this.bytes, this.at, this.seen)) {
       this.start = this.at;
       this.end = found;
       this.close = found + blankLineLength(this.bytes, found);
@@ -110,17 +129,14 @@ export class SseFramer {
    * skimming reader (observeSseJson) reads the data alone, as Anthropic's streams name every event.
    */
   dataLine(): number {
-    const { bytes, end } = this;
+    const { bytes, end, seen } = this;
     let start = this.start;
-    if (bytesMatchAt(bytes, start, end, EVENT_FIELD)) {
-      const newline = bytes.indexOf(LF, start);
-      if (newline === -1 || newline >= end) return -1;
-      start = newline + 1;
-    }
+    // The lines were counted when the event was found: one, or two when the first names the event.
+    const named = bytesMatchAt(bytes, start, end, EVENT_FIELD);
+    if (seen.lines !== (named ? 2 : 1)) return -1;
+    if (named) start = seen.firstNewline + 1;
     if (!bytesMatchAt(bytes, start, end, DATA_FIELD)) return -1;
-    const data = bytes[start + DATA_FIELD.length] === SPACE ? start + DATA_FIELD.length + 1 : start + DATA_FIELD.length;
-    const newline = bytes.indexOf(LF, data);
-    return newline === -1 || newline >= end ? data : -1;
+    return bytes[start + DATA_FIELD.length] === SPACE ? start + DATA_FIELD.length + 1 : start + DATA_FIELD.length;
   }
 
   /** How far the complete events go: the bytes after it (a partial event) are held for the next chunk. */

@@ -109,28 +109,34 @@ test('a stream translated to Messages events from skimmed chunks is the one tran
   assert.deepEqual(translate(stream), translate(spaced));
 });
 
-test("a stream's skimmer answers for every chunk what a fresh check would, as the chunks around the text change", () => {
+/** A stream whose chunks around the text change: finishing, usage, an error, a new id, a repeated key, one cut short. */
+function streamOfChangingSurroundings(): string[] {
   const choice = (delta: unknown, finish: string | null = null) => [{ index: 0, delta, logprobs: null, finish_reason: finish }];
   const usage = { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 };
-  const stream = [
+  return [
     chunk(choice({ role: 'assistant', content: '' })),
     ...TEXTS.map(text),
     chunk(choice({ content: 'same head, finishing' }, 'stop')),
     chunk(choice({ content: 'same length, finishing' }, 'st')), // "st" is as long as null
     chunk(choice({ content: 'same head, usage after' }), { usage }),
     chunk(choice({ content: 'same head, error after' }), { usage: null, error: { message: 'x' } }),
+    chunk(choice({ content: 'same length, error before' })).replace('"created":1', '"error":123'), // as long as the head it replaces
     chunk(choice({ content: 'a new id' }), { id: 'chatcmpl-2' }),
     text('and back'),
     chunk(choice({ content: 'x' })).replace('"usage":null', '"usage":null,"usage":{"prompt_tokens":1}'),
     chunk(choice({ content: 'unterminated' })).slice(0, -40),
   ];
+}
+
+test("a stream's skimmer answers for every chunk what a fresh check would, as the chunks around the text change", () => {
+  const stream = streamOfChangingSurroundings();
   const skimmer = new TextChunkSkimmer();
   const answers = stream.map((data) => skimmer.read(data));
   assert.deepEqual(
     answers,
     stream.map((data) => plainTextDelta(data)),
   );
-  assert.deepEqual(answers.slice(-8), [undefined, undefined, undefined, undefined, 'a new id', 'and back', undefined, undefined]);
+  assert.deepEqual(answers.slice(-9), [undefined, undefined, undefined, undefined, undefined, 'a new id', 'and back', undefined, undefined]);
   assert.deepEqual(answers.slice(1, 1 + TEXTS.length), TEXTS);
 });
 
@@ -156,6 +162,23 @@ test("a stream's skimmer reads from a chunk's bytes what it reads from its text"
     stream.map((data) => fromText.read(data)),
   );
   assert.deepEqual(answers.slice(1, -1), [...TEXTS, 'and back']);
+});
+
+test("a stream's skimmer reads from bytes what it reads from text, as the chunks around the text change", () => {
+  const stream = streamOfChangingSurroundings();
+  const fromText = new TextChunkSkimmer();
+  const fromBytes = new TextChunkSkimmer();
+  const answers = stream.map((data) => {
+    const { bytes, from, to } = asDataLine(data);
+    const read: string[] = [];
+    const sink = { add: (t: string) => read.push(t), addBytes: (b: Buffer, start: number, end: number) => read.push(b.toString('utf8', start, end)) };
+    return fromBytes.readBytes(bytes, from, to, sink) ? read.join('') : undefined;
+  });
+  assert.deepEqual(
+    answers,
+    stream.map((data) => fromText.read(data)),
+  );
+  assert.deepEqual(answers.slice(-9), [undefined, undefined, undefined, undefined, undefined, 'a new id', 'and back', undefined, undefined]);
 });
 
 test('the chat stream decoder reads the same events from text chunks on one data line as from chunks it parses', () => {
