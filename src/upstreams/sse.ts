@@ -50,7 +50,7 @@ export function findEventEnd(bytes: Buffer, from: number): number {
 interface EventLines {
   /** The first newline from the event's start: its closing one when the event is a single line. */
   firstNewline: number;
-  /** How many lines the event holds (newlines before its blank line, plus one). */
+  /** How many lines the event holds: the newlines seen, its closing one included. */
   lines: number;
 }
 
