@@ -147,37 +147,30 @@ function asDataLine(data: string): { bytes: Buffer; from: number; to: number } {
   return { bytes: Buffer.concat([before, json, Buffer.from('\n\ndata: [DONE]\n\n')]), from: before.length, to: before.length + json.length };
 }
 
-test("a stream's skimmer reads from a chunk's bytes what it reads from its text", () => {
-  const stream = [chunk([{ index: 0, delta: { role: 'assistant', content: '' } }]), ...TEXTS.map(text), text('and back'), chunk([])];
-  const fromText = new TextChunkSkimmer();
-  const fromBytes = new TextChunkSkimmer();
+/** What one skimmer reads from each chunk's bytes (undefined: left to the parse), and what another reads from its text. */
+function readFromBytesAndText(stream: string[]): { answers: (string | undefined)[]; fromText: (string | undefined)[] } {
+  const bytesSkimmer = new TextChunkSkimmer();
+  const textSkimmer = new TextChunkSkimmer();
   const answers = stream.map((data) => {
     const { bytes, from, to } = asDataLine(data);
     const read: string[] = [];
     const sink = { add: (t: string) => read.push(t), addBytes: (b: Buffer, start: number, end: number) => read.push(b.toString('utf8', start, end)) };
-    return fromBytes.readBytes(bytes, from, to, sink) ? read.join('') : undefined;
+    return bytesSkimmer.readBytes(bytes, from, to, sink) ? read.join('') : undefined;
   });
-  assert.deepEqual(
-    answers,
-    stream.map((data) => fromText.read(data)),
-  );
+  return { answers, fromText: stream.map((data) => textSkimmer.read(data)) };
+}
+
+test("a stream's skimmer reads from a chunk's bytes what it reads from its text", () => {
+  const stream = [chunk([{ index: 0, delta: { role: 'assistant', content: '' } }]), ...TEXTS.map(text), text('and back'), chunk([])];
+  const { answers, fromText } = readFromBytesAndText(stream);
+  assert.deepEqual(answers, fromText);
   assert.deepEqual(answers.slice(1, -1), [...TEXTS, 'and back']);
 });
 
 test("a stream's skimmer reads from bytes what it reads from text, as the chunks around the text change", () => {
   const stream = streamOfChangingSurroundings();
-  const fromText = new TextChunkSkimmer();
-  const fromBytes = new TextChunkSkimmer();
-  const answers = stream.map((data) => {
-    const { bytes, from, to } = asDataLine(data);
-    const read: string[] = [];
-    const sink = { add: (t: string) => read.push(t), addBytes: (b: Buffer, start: number, end: number) => read.push(b.toString('utf8', start, end)) };
-    return fromBytes.readBytes(bytes, from, to, sink) ? read.join('') : undefined;
-  });
-  assert.deepEqual(
-    answers,
-    stream.map((data) => fromText.read(data)),
-  );
+  const { answers, fromText } = readFromBytesAndText(stream);
+  assert.deepEqual(answers, fromText);
   assert.deepEqual(answers.slice(-9), [undefined, undefined, undefined, undefined, undefined, 'a new id', 'and back', undefined, undefined]);
 });
 
