@@ -160,7 +160,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
   });
   await app.register(fileServeRoutes, fileDeps);
   // Card top-ups: Stripe's webhook is public (its signature is the credential), outside /v1.
-  const cards = cardPaymentsOf(config.stripe);
+  const cards = await cardPaymentsOf(config.stripe);
   await app.register(stripeWebhookRoutes, { store, cards });
   // The console's pages are public files; what they show comes from the account API below.
   await app.register(consoleRoutes);

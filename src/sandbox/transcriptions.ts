@@ -1,4 +1,3 @@
-import { parseBuffer } from 'music-metadata';
 import { azureRoute } from './azure.js';
 import { hasBearer, openAiError, openAiErrorForStatus, readMultipartForm, refuseInvalid, UNAUTHORIZED } from './openai-common.js';
 import { mapChunks, midStreamErrorMessage, SSE_HEADERS, sseData } from './reply.js';
@@ -43,6 +42,8 @@ export async function audioMs(bytes: Buffer): Promise<number | undefined> {
     return undefined;
   }
   try {
+    // Loaded on the first recording that is not a plain WAV: it takes a tenth of a second to load.
+    const { parseBuffer } = await import('music-metadata');
     const seconds = (await parseBuffer(bytes, undefined, { duration: true, skipCovers: true })).format.duration;
     return seconds && Number.isFinite(seconds) ? Math.round(seconds * 1000) : undefined;
   } catch {
