@@ -46,6 +46,7 @@ describe('a gateway process partitioned from PostgreSQL', { skip: !baseUrl }, ()
     proxied.searchParams.set('query_timeout_ms', '500');
     proxied.searchParams.set('connect_timeout_ms', '500');
 
+    const logs: Record<string, () => string> = {};
     const settings = { limits: { default_rpm: 100_000, shutdown_grace_ms: 1_000 }, recovery: RECOVERY };
     // Each process its own data directory: its journal of settles waiting for the store is its own.
     const serve = async (store: string) => {
@@ -55,6 +56,7 @@ describe('a gateway process partitioned from PostgreSQL', { skip: !baseUrl }, ()
         served.process.child.kill('SIGTERM');
         await served.process.exited;
       });
+      logs[served.base] = served.process.stdout;
       return served.base;
     };
     const stable = await serve(storeUrl);
@@ -84,7 +86,7 @@ describe('a gateway process partitioned from PostgreSQL', { skip: !baseUrl }, ()
         if (res.statusCode === 200) answered[base]! += 1;
         else {
           if (res.statusCode === 503) refused += 1;
-          else unexpected.push(`${res.statusCode} ${text}`);
+          else unexpected.push(`${base === cutOff ? 'cut-off' : 'stable'} instance: ${res.statusCode} ${text}`);
           await sleep(50);
         }
       }
@@ -124,7 +126,13 @@ describe('a gateway process partitioned from PostgreSQL', { skip: !baseUrl }, ()
     const late = usage.filter((u) => u.flags?.split(',').includes('late'));
     assert.ok(late.length > 0, 'some of its answered calls were settled after the sweep');
     assert.ok(answeredBeforeThaw > 0 && refused > 0);
-    assert.deepEqual(unexpected, [], 'a call the cut-off instance cannot record is refused as unavailable (503)');
+    const errorLogs = () =>
+      Object.values(logs).flatMap((log) =>
+        log()
+          .split('\n')
+          .filter((line) => line.includes('"level":50')),
+      );
+    assert.deepEqual(unexpected, [], `a call the cut-off instance cannot record is refused as unavailable (503); errors logged:\n${errorLogs().join('\n')}`);
     assert.equal(usage.length, total, 'one usage row per answered call');
     assert.equal(new Set(usage.map((u) => u.hold_id)).size, total, 'no hold billed twice');
     const price = usage[0]!.amount_micros;
