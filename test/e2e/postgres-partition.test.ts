@@ -47,6 +47,12 @@ describe('a gateway process partitioned from PostgreSQL', { skip: !baseUrl }, ()
     proxied.searchParams.set('connect_timeout_ms', '500');
 
     const logs: Record<string, () => string> = {};
+    const errorLogs = () =>
+      Object.values(logs).flatMap((log) =>
+        log()
+          .split('\n')
+          .filter((line) => line.includes('"level":50')),
+      );
     const settings = { limits: { default_rpm: 100_000, shutdown_grace_ms: 1_000 }, recovery: RECOVERY };
     // Each process its own data directory: its journal of settles waiting for the store is its own.
     const serve = async (store: string) => {
@@ -122,16 +128,15 @@ describe('a gateway process partitioned from PostgreSQL', { skip: !baseUrl }, ()
     const usage = await eventually(async () => {
       const rows = await usageRows();
       return (await holdsIn('open')) === 0 && rows.length >= total && rows;
-    }, 15_000);
+    }, 15_000).catch(async (error: Error) => {
+      const rows = (await usageRows()).length;
+      throw new Error(
+        `${error.message}: ${await holdsIn('open')} holds open, ${rows} usage rows for ${total} answered calls; errors logged:\n${errorLogs().join('\n')}`,
+      );
+    });
     const late = usage.filter((u) => u.flags?.split(',').includes('late'));
     assert.ok(late.length > 0, 'some of its answered calls were settled after the sweep');
     assert.ok(answeredBeforeThaw > 0 && refused > 0);
-    const errorLogs = () =>
-      Object.values(logs).flatMap((log) =>
-        log()
-          .split('\n')
-          .filter((line) => line.includes('"level":50')),
-      );
     assert.deepEqual(unexpected, [], `a call the cut-off instance cannot record is refused as unavailable (503); errors logged:\n${errorLogs().join('\n')}`);
     assert.equal(usage.length, total, 'one usage row per answered call');
     assert.equal(new Set(usage.map((u) => u.hold_id)).size, total, 'no hold billed twice');
