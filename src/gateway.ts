@@ -71,7 +71,7 @@ export async function createGateway(config: Config, logger: FastifyBaseLogger, o
   // Settles answered before SQLite has them are journaled here (store/hot-ledger/answered-settles.ts).
   const store = await openStore(config.store, { log: logger, settleJournal: path.join(config.data_dir, 'answered-settles.jsonl') });
   const metrics = createMetrics();
-  const limiter = createRateLimiter({
+  const limiter = await createRateLimiter({
     redisUrl: config.limits.redis,
     redisTimeoutMs: config.limits.redis_timeout_ms,
     redisProbeMs: config.limits.redis_probe_ms,

@@ -1,6 +1,7 @@
 // A gateway loads the packages of an optional part only where that part is used: Stripe's SDK where
-// card top-ups are configured, the media library on the first recording it reads. Each costs a
-// tenth of a second or more at every start (of the gateway, the CLI and every test process).
+// card top-ups are configured, the Redis client where limits are shared through Redis, the media
+// library on the first recording it reads. Each costs a tenth of a second or more at every start
+// (of the gateway and of every test process that starts one).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import module from 'node:module';
@@ -36,16 +37,20 @@ function packagesLoadedBy(overrides: object): string[] {
   return JSON.parse(out.trim().split('\n').at(-1)!);
 }
 
-const STRIPE = { stripe: { secret_key: 'sk_test_startup', webhook_secret: 'whsec_startup' } };
+// Redis on a closed port: the client is made, and only its takes would fail.
+const STRIPE_AND_REDIS = { stripe: { secret_key: 'sk_test_startup', webhook_secret: 'whsec_startup' }, limits: { redis: 'redis://127.0.0.1:1' } };
 const skip = typeof module.registerHooks !== 'function' && 'module.registerHooks is Node 22.15+';
 
-test('a gateway without card top-ups starts without loading Stripe’s SDK or the media library', { skip }, () => {
+test('a gateway without card top-ups or Redis starts without loading Stripe’s SDK, the Redis client or the media library', { skip }, () => {
   const loaded = packagesLoadedBy({});
   assert.ok(loaded.includes('fastify'), `the child reports what it loaded: ${loaded}`);
   assert.ok(!loaded.includes('stripe'), 'stripe is loaded');
+  assert.ok(!loaded.includes('ioredis'), 'ioredis is loaded');
   assert.ok(!loaded.includes('music-metadata'), 'music-metadata is loaded');
 });
 
-test('a gateway with card top-ups loads Stripe’s SDK as it starts', { skip }, () => {
-  assert.ok(packagesLoadedBy(STRIPE).includes('stripe'));
+test('a gateway with card top-ups and Redis loads Stripe’s SDK and the Redis client as it starts', { skip }, () => {
+  const loaded = packagesLoadedBy(STRIPE_AND_REDIS);
+  assert.ok(loaded.includes('stripe'), 'stripe is not loaded');
+  assert.ok(loaded.includes('ioredis'), 'ioredis is not loaded');
 });

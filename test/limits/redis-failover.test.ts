@@ -34,7 +34,7 @@ async function timedTakes(limiter: { take(key: string, rpm: number): Promise<{ a
 // port 1 refuses connections on any machine running these tests
 test('with Redis on a closed port, rpm 5 still admits 5 of 15, no take waits for a timeout, logged once', async () => {
   const { lines, log } = logRecorder();
-  const limiter = createRateLimiter({ redisUrl: 'redis://127.0.0.1:1', redisTimeoutMs: 200, redisProbeMs: 100, log });
+  const limiter = await createRateLimiter({ redisUrl: 'redis://127.0.0.1:1', redisTimeoutMs: 200, redisProbeMs: 100, log });
   try {
     const { allowed, ms } = await timedTakes(limiter, 'key-a', 5, 15);
     assert.equal(allowed.filter(Boolean).length, 5);
@@ -57,7 +57,7 @@ describe('a Redis that stops answering', { skip }, () => {
   test('trips the breaker within the timeout, limits per instance while frozen, and recovers when it answers', async () => {
     const proxy = await startTcpProxy({ host: '127.0.0.1', port: 6379 });
     const { lines, log } = logRecorder();
-    const limiter = createRateLimiter({ redisUrl: `redis://127.0.0.1:${proxy.port}`, redisTimeoutMs: 200, redisProbeMs: 100, log });
+    const limiter = await createRateLimiter({ redisUrl: `redis://127.0.0.1:${proxy.port}`, redisTimeoutMs: 200, redisProbeMs: 100, log });
     const admin = new Redis(REDIS_URL);
     const key = `failover-${randomUUID()}`;
     try {
