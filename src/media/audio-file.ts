@@ -1,6 +1,7 @@
 // What an uploaded recording is, read from its own bytes (never its name): its format, and how long
 // it lasts by its header. Transcriptions take only the formats OpenAI's endpoint takes, and hold
 // funds for the length the header states; a file the media library cannot read is not audio.
+import { loadMediaLibrary } from './media-library.js';
 
 export const TRANSCRIPTION_FORMATS = ['flac', 'm4a', 'mp3', 'mp4', 'mpeg', 'mpga', 'ogg', 'wav', 'webm'] as const;
 
@@ -46,8 +47,7 @@ const validSeconds = (seconds: number | undefined): seconds is number => typeof 
 
 async function parse(path: string, measure: boolean) {
   try {
-    // Loaded on the first recording: most processes never read one, and the library takes a tenth of a second to load.
-    const { parseFile } = await import('music-metadata');
+    const { parseFile } = await loadMediaLibrary();
     const { format } = await parseFile(path, { duration: measure, skipCovers: true, skipPostHeaders: !measure });
     return { container: format.container, codec: format.codec, duration: format.duration };
   } catch {

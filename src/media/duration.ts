@@ -6,9 +6,7 @@ import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import type { IAudioMetadata } from 'music-metadata';
 import { safeRequest } from '../net/safe-request.js';
-
-// Loaded on the first file measured: most processes never measure one, and the library takes a tenth of a second to load.
-const musicMetadata = () => import('music-metadata');
+import { loadMediaLibrary } from './media-library.js';
 
 export interface DurationBudget {
   /** For the whole read: resolution, connection, the head's bytes and the parse. */
@@ -60,7 +58,7 @@ interface HeadRead {
 }
 
 async function parseDiskFile(path: string): Promise<HeadRead> {
-  const { parseFile } = await musicMetadata();
+  const { parseFile } = await loadMediaLibrary();
   const [metadata, info] = await Promise.all([parseFile(path, PARSE_OPTIONS), stat(path)]);
   return { metadata, bytes: info.size };
 }
@@ -79,7 +77,7 @@ async function parseHead(url: string, budget: DurationBudget): Promise<HeadRead 
   const mimeType = response.headers['content-type']?.split(';')[0]?.trim();
   const fileInfo = { ...(mimeType && { mimeType }), ...(Number.isSafeInteger(size) && size > 0 && { size }) };
   // A stream, not a buffer: a buffer's parser takes its length for the file's size.
-  const { parseStream } = await musicMetadata();
+  const { parseStream } = await loadMediaLibrary();
   const metadata = await parseStream(Readable.from([response.body], { objectMode: false }), fileInfo, PARSE_OPTIONS);
   return { metadata, bytes: fileInfo.size };
 }

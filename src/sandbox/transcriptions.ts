@@ -1,3 +1,4 @@
+import { loadMediaLibrary } from '../media/media-library.js';
 import { azureRoute } from './azure.js';
 import { hasBearer, openAiError, openAiErrorForStatus, readMultipartForm, refuseInvalid, UNAUTHORIZED } from './openai-common.js';
 import { mapChunks, midStreamErrorMessage, SSE_HEADERS, sseData } from './reply.js';
@@ -42,8 +43,7 @@ export async function audioMs(bytes: Buffer): Promise<number | undefined> {
     return undefined;
   }
   try {
-    // Loaded on the first recording that is not a plain WAV: it takes a tenth of a second to load.
-    const { parseBuffer } = await import('music-metadata');
+    const { parseBuffer } = await loadMediaLibrary();
     const seconds = (await parseBuffer(bytes, undefined, { duration: true, skipCovers: true })).format.duration;
     return seconds && Number.isFinite(seconds) ? Math.round(seconds * 1000) : undefined;
   } catch {

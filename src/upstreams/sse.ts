@@ -37,25 +37,21 @@ const CR = 13;
 const SPACE = 32;
 const TAB = 9;
 
-/**
- * Where the first event in `bytes` from `from` ends: the start of the blank line that closes it
- * (`\r?\n\r?\n`, the first such), or -1. Found by its first newline, which is faster than a
- * regular expression.
- */
-export function findEventEnd(bytes: Buffer, from: number): number {
-  return scanEvent(bytes, from, { firstNewline: -1, lines: 0 });
-}
-
-/** What scanEvent saw of an event's newlines before its blank line. */
-interface EventLines {
+/** What findEventEnd saw of an event's newlines before its blank line. */
+export interface EventLines {
   /** The first newline from the event's start: its closing one when the event is a single line. */
   firstNewline: number;
   /** How many lines the event holds: the newlines seen, its closing one included. */
   lines: number;
 }
 
-/** findEventEnd, noting in `seen` the event's first newline and its count of lines (for dataLine, without another search). */
-function scanEvent(bytes: Buffer, from: number, seen: EventLines): number {
+/**
+ * Where the first event in `bytes` from `from` ends: the start of the blank line that closes it
+ * (`\r?\n\r?\n`, the first such), or -1. Found by its first newline, which is faster than a
+ * regular expression. Notes in `seen` the event's first newline and its count of lines, so that
+ * dataLine needs no second search.
+ */
+export function findEventEnd(bytes: Buffer, from: number, seen: EventLines): number {
   seen.firstNewline = -1;
   seen.lines = 0;
   for (let newline = bytes.indexOf(LF, from); newline !== -1; newline = bytes.indexOf(LF, newline + 1)) {
@@ -108,7 +104,7 @@ export class SseFramer {
 
   /** Moves to the next complete event (blank ones skipped); false when none is left. */
   next(): boolean {
-    for (let found = scanEvent(this.bytes, this.at, this.seen); found !== -1; found = scanEvent(this.bytes, this.at, this.seen)) {
+    for (let found = findEventEnd(this.bytes, this.at, this.seen); found !== -1; found = findEventEnd(this.bytes, this.at, this.seen)) {
       this.start = this.at;
       this.end = found;
       this.close = found + blankLineLength(this.bytes, found);

@@ -89,7 +89,7 @@ test('an event ends at the first blank line, whatever mix of CR LF and LF makes 
     for (const t of texts) {
       const expected = /\r?\n\r?\n/.exec(t);
       const bytes = Buffer.from(t); // one byte a character here: the offsets are the same
-      const at = findEventEnd(bytes, 0);
+      const at = findEventEnd(bytes, 0, { firstNewline: -1, lines: 0 });
       const found = at === -1 ? undefined : { at, length: blankLineLength(bytes, at) };
       assert.deepEqual(found, expected ? { at: expected.index, length: expected[0].length } : undefined, JSON.stringify(t));
     }
