@@ -15,12 +15,12 @@ import {
 import { claimFinishing, finishBatch, insertBatch, listAccountBatches, markCancelling, markExpiring } from '../../src/store/batches.js';
 import { registerInstance } from '../../src/store/instances.js';
 import { openStore, type Store } from '../../src/store/open.js';
-import { storePerTest } from '../store/store-context.js';
+import { type StoreUrls, storePerTest } from '../store/store-context.js';
 
 const T0 = 1_700_000_000_000;
 const charged = (requestId: string) => `charged as ${requestId}`;
 
-export function runBatchStoreContract(label: string, makeUrl: () => string): void {
+export function runBatchStoreContract(label: string, makeUrl: StoreUrls): void {
   describe(`batch store on ${label}`, () => {
     const ctx = storePerTest(makeUrl);
     const db = () => ctx.store().db;

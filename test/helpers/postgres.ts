@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { after, test } from 'node:test';
 import pg from 'pg';
+import { openStore } from '../../src/store/open.js';
 
 // trust auth on the CI/dev box; the user is explicit because $USER may be unset in containers.
 export const DEFAULT_TEST_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -71,8 +72,94 @@ export function freshSchemas(baseUrl: string): () => { url: string; schema: stri
   };
 }
 
-/** Store URLs on fresh schemas, one per call, every one dropped after the file's tests (for the store contracts). */
-export function freshSchemaUrls(baseUrl: string): () => string {
+/**
+ * Store URLs for the store contracts: a fresh schema on every call, and `reused()`, a migrated schema
+ * a finished test gave back (`giveBack`), emptied, or a fresh one when none is. Migrating a fresh
+ * schema takes about 0.3 s; emptying one about 20 ms. Every schema is dropped after the file's tests.
+ */
+export interface SchemaUrls {
+  (): string;
+  reused(): string;
+  /** The store on `url` is closed: its schema is emptied for the next `reused()`, unless a test changed its tables. */
+  giveBack(url: string): Promise<void>;
+}
+
+export function freshSchemaUrls(baseUrl: string): SchemaUrls {
   const nextSchema = freshSchemas(baseUrl);
-  return () => nextSchema().url;
+  const emptied: string[] = [];
+  const urls = new Map<string, string>(); // url → its schema
+  let client: pg.Client | undefined;
+  /** The tables' definitions of a schema just migrated, the first time one is given back. */
+  let migratedShape: string | undefined;
+  after(() => client?.end());
+
+  const fresh = () => {
+    const { url, schema } = nextSchema();
+    urls.set(url, schema);
+    return url;
+  };
+  async function giveBack(url: string) {
+    const schema = urls.get(url);
+    if (schema === undefined) return;
+    client ??= await connected(baseUrl);
+    if (migratedShape === undefined) {
+      // Measured on a schema no test has used: a fresh one, migrated, which then joins the emptied.
+      const template = fresh();
+      await (await openStore(template)).close();
+      migratedShape = await shapeOf(client, urls.get(template)!);
+      emptied.push(template);
+    }
+    // A schema a test altered stays out of use (and is dropped with the rest).
+    if ((await shapeOf(client, schema)) !== migratedShape) return;
+    if (await emptySchema(client, schema)) emptied.push(url);
+  }
+  return Object.assign(fresh, { reused: () => emptied.pop() ?? fresh(), giveBack });
+}
+
+async function connected(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  return client;
+}
+
+/** The schema's tables, columns, indexes, constraints and views as text, its own name left out. */
+async function shapeOf(client: pg.Client, schema: string): Promise<string> {
+  const { rows } = await client.query<{ shape: string }>(
+    `select string_agg(line, E'\n' order by line) as shape from (
+       select concat_ws(' ', c.relname, c.relkind, a.attname, format_type(a.atttypid, a.atttypmod), a.attnotnull, pg_get_expr(d.adbin, d.adrelid)) as line
+         from pg_class c join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+         left join pg_attrdef d on d.adrelid = c.oid and d.adnum = a.attnum
+        where c.relnamespace = $1::regnamespace
+       union all select pg_get_indexdef(i.indexrelid) from pg_index i join pg_class c on c.oid = i.indrelid where c.relnamespace = $1::regnamespace
+       union all select concat_ws(' ', conname, pg_get_constraintdef(oid)) from pg_constraint where connamespace = $1::regnamespace
+       union all select pg_get_triggerdef(t.oid) from pg_trigger t join pg_class c on c.oid = t.tgrelid
+        where c.relnamespace = $1::regnamespace and not t.tgisinternal
+       union all select concat_ws(' ', c.relname, pg_get_viewdef(c.oid)) from pg_class c where c.relnamespace = $1::regnamespace and c.relkind = 'v'
+     ) lines`,
+    [schema],
+  );
+  return (rows[0]?.shape ?? '').replaceAll(`${schema}.`, '');
+}
+
+/**
+ * Deletes every row but the migrations' own and restarts the sequences, as a fresh schema has them;
+ * false when it cannot (a lock still held, or no right to skip the foreign keys' checks).
+ */
+async function emptySchema(client: pg.Client, schema: string): Promise<boolean> {
+  const { rows } = await client.query<{ statements: string }>(
+    `select string_agg(statement, '; ') as statements from (
+       select format('delete from %I.%I', schemaname, tablename) as statement from pg_tables
+        where schemaname = $1 and tablename not like 'kysely_migration%'
+       union all select format('alter sequence %I.%I restart', schemaname, sequencename) from pg_sequences where schemaname = $1
+     ) statements`,
+    [schema],
+  );
+  try {
+    // Replica mode skips the foreign keys' triggers, so the tables empty in any order.
+    await client.query(`begin; set local lock_timeout = '1s'; set local session_replication_role = replica; ${rows[0]!.statements}; commit`);
+    return true;
+  } catch {
+    await client.query('rollback').catch(() => {});
+    return false;
+  }
 }

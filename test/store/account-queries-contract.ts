@@ -9,12 +9,12 @@ import { findAccountTask, insertTask, listAccountTasks } from '../../src/store/t
 import { insertUsage, listUsage, MS_PER_DAY, spendByDay, spendByModel } from '../../src/store/usage.js';
 import { enqueueWebhook, listAccountWebhooks } from '../../src/store/webhook-outbox.js';
 import { taskRow, usageRow } from '../helpers/account-rows.js';
-import { storePerTest } from './store-context.js';
+import { type StoreUrls, storePerTest } from './store-context.js';
 
 const DAY = 20_000; // 2024-10-04, as days since 1970-01-01
 const T0 = DAY * MS_PER_DAY;
 
-export function runAccountQueriesContract(label: string, makeUrl: () => string): void {
+export function runAccountQueriesContract(label: string, makeUrl: StoreUrls): void {
   describe(`account queries on ${label}`, () => {
     const ctx = storePerTest(makeUrl);
     const db = () => ctx.store().db;

@@ -11,7 +11,7 @@ import { findAccount } from '../../src/store/accounts.js';
 import { revokeApiKey } from '../../src/store/api-keys.js';
 import { findLoginLinkByHash, insertLoginLink, redeemLoginLink } from '../../src/store/login-links.js';
 import { endSession, findSession, insertSession } from '../../src/store/sessions.js';
-import { storePerTest } from './store-context.js';
+import { type StoreUrls, storePerTest } from './store-context.js';
 
 // The limits of a key without any, as a session reads them with its key.
 const NO_KEY_LIMITS = { key_allowed_models: null, key_daily_cap_micros: null, key_monthly_cap_micros: null, key_expires_at: null };
@@ -35,7 +35,7 @@ const session = (accountId: string, id: string, made: { link_id?: string; key_id
   key_id: made.key_id ?? null,
 });
 
-export function runConsoleSignInsContract(label: string, makeUrl: () => string): void {
+export function runConsoleSignInsContract(label: string, makeUrl: StoreUrls): void {
   describe(`console sign-in queries on ${label}`, () => {
     const ctx = storePerTest(makeUrl);
     const db = () => ctx.store().db;

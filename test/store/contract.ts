@@ -6,11 +6,11 @@ import { ledgerContract } from '../billing/ledger-contract.js';
 import { concurrencyContract } from './concurrency-contract.js';
 import { filesContract } from './files-contract.js';
 import { queryContract } from './query-contract.js';
-import { storePerTest } from './store-context.js';
+import { type StoreUrls, storePerTest } from './store-context.js';
 import { testModeContract } from './test-mode-contract.js';
 
 // makeUrl must return the URL of a new, empty database (or schema) on every call.
-export function runStoreContract(label: string, makeUrl: () => string, { crossProcess = true } = {}): void {
+export function runStoreContract(label: string, makeUrl: StoreUrls, { crossProcess = true } = {}): void {
   describe(`store contract on ${label}`, () => {
     const ctx = storePerTest(makeUrl);
     queryContract(ctx);

@@ -11,15 +11,25 @@ export interface StoreContext {
   makeUrl(): string;
 }
 
-export function storePerTest(makeUrl: () => string): StoreContext {
+/**
+ * Store URLs: a new, empty database or schema on every call. Where `reused` and `giveBack` are given
+ * (PostgreSQL's schemas: helpers/postgres.ts), each test's store is on a migrated one a finished test
+ * gave back, emptied, instead.
+ */
+export type StoreUrls = (() => string) & { reused?(): string; giveBack?(url: string): Promise<void> };
+
+export function storePerTest(makeUrl: StoreUrls): StoreContext {
   let current: { store: Store; url: string } | undefined;
   beforeEach(async () => {
-    const url = makeUrl();
+    const url = makeUrl.reused?.() ?? makeUrl();
     current = { store: await openStore(url), url };
   });
   afterEach(async () => {
-    await current?.store.close();
+    const ended = current;
     current = undefined;
+    if (!ended) return;
+    await ended.store.close();
+    await makeUrl.giveBack?.(ended.url);
   });
   const opened = () => {
     if (!current) throw new Error('no store: used outside a test');

@@ -15,12 +15,12 @@ import {
   recordDeliveryAttempt,
   type WebhookRow,
 } from '../../src/store/webhook-outbox.js';
-import { storePerTest } from '../store/store-context.js';
+import { type StoreUrls, storePerTest } from '../store/store-context.js';
 
 const T0 = 1_700_000_000_000;
 const LEASE = 60_000;
 
-export function runOutboxContract(label: string, makeUrl: () => string): void {
+export function runOutboxContract(label: string, makeUrl: StoreUrls): void {
   describe(`webhook outbox on ${label}`, () => {
     const ctx = storePerTest(makeUrl);
     const db = () => ctx.store().db;
