@@ -1,6 +1,7 @@
 // Assembles the HTTP server: one plugin per job, the /v1 scope behind API-key authentication, and
 // the account API beside it, which takes the console's session cookie as well.
 
+import { AjvCompiler } from '@fastify/ajv-compiler';
 import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
@@ -74,6 +75,11 @@ export interface ServerDeps {
   batches?: Pick<BatchRunner, 'wake'>;
 }
 
+// One pool of validators for every server the process builds (each gateway a test starts): Ajv keeps
+// each compiled schema by the schema object, and the route schemas are module constants. (With a
+// compiler of its own, Fastify compiles header schemas as written: the gateway validates none.)
+const sharedValidators = AjvCompiler();
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
@@ -109,6 +115,7 @@ export async function buildServer(deps: ServerDeps): Promise<FastifyInstance> {
     // Wrong types are refused, never silently coerced; unknown fields pass through to upstreams.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     schemaErrorFormatter: describeSchemaError,
+    schemaController: { compilersFactory: { buildValidator: sharedValidators } },
   });
   app.decorateRequest('caller', null);
   app.decorateRequest('clientRequestId', null);
