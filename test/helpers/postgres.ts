@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, test } from 'node:test';
 import pg from 'pg';
 import { openStore } from '../../src/store/open.js';
+import type { StoreUrls } from '../store/store-context.js';
 
 // trust auth on the CI/dev box; the user is explicit because $USER may be unset in containers.
 export const DEFAULT_TEST_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -77,37 +78,29 @@ export function freshSchemas(baseUrl: string): () => { url: string; schema: stri
  * a finished test gave back (`giveBack`), emptied, or a fresh one when none is. Migrating a fresh
  * schema takes about 0.3 s; emptying one about 20 ms. Every schema is dropped after the file's tests.
  */
-export interface SchemaUrls {
-  (): string;
+export interface SchemaUrls extends StoreUrls {
   reused(): string;
-  /** The store on `url` is closed: its schema is emptied for the next `reused()`, unless a test changed its tables. */
   giveBack(url: string): Promise<void>;
 }
 
 export function freshSchemaUrls(baseUrl: string): SchemaUrls {
   const nextSchema = freshSchemas(baseUrl);
   const emptied: string[] = [];
-  const urls = new Map<string, string>(); // url → its schema
   let client: pg.Client | undefined;
   /** The tables' definitions of a schema just migrated, the first time one is given back. */
   let migratedShape: string | undefined;
   after(() => client?.end());
 
-  const fresh = () => {
-    const { url, schema } = nextSchema();
-    urls.set(url, schema);
-    return url;
-  };
+  const fresh = () => nextSchema().url;
   async function giveBack(url: string) {
-    const schema = urls.get(url);
-    if (schema === undefined) return;
+    const schema = new URL(url).searchParams.get('schema')!;
     client ??= await connected(baseUrl);
     if (migratedShape === undefined) {
       // Measured on a schema no test has used: a fresh one, migrated, which then joins the emptied.
-      const template = fresh();
-      await (await openStore(template)).close();
-      migratedShape = await shapeOf(client, urls.get(template)!);
-      emptied.push(template);
+      const template = nextSchema();
+      await (await openStore(template.url)).close();
+      migratedShape = await shapeOf(client, template.schema);
+      emptied.push(template.url);
     }
     // A schema a test altered stays out of use (and is dropped with the rest).
     if ((await shapeOf(client, schema)) !== migratedShape) return;

@@ -16,7 +16,12 @@ export interface StoreContext {
  * (PostgreSQL's schemas: helpers/postgres.ts), each test's store is on a migrated one a finished test
  * gave back, emptied, instead.
  */
-export type StoreUrls = (() => string) & { reused?(): string; giveBack?(url: string): Promise<void> };
+export interface StoreUrls {
+  (): string;
+  reused?(): string;
+  /** The store on `url` is closed: its schema is emptied for the next `reused()`, unless a test changed its tables. */
+  giveBack?(url: string): Promise<void>;
+}
 
 export function storePerTest(makeUrl: StoreUrls): StoreContext {
   let current: { store: Store; url: string } | undefined;
